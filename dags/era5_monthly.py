@@ -1,0 +1,32 @@
+"""ERA5 hourly single levels, one calendar month per run: fetch -> stage -> load -> validate -> report.
+
+Wiring only: every task calls one step of the era5etl core through era5etl.airflow.tasks.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from airflow.sdk import DAG, CronDataIntervalTimetable, task
+
+from era5etl.airflow import tasks as steps
+
+with DAG(
+    dag_id="era5_monthly",
+    description="ERA5 hourly single levels from the CDS into a TimescaleDB hypertable, one month per run",
+    # A data-interval timetable: each run's interval is the whole month it loads (plain "@monthly"
+    # in Airflow 3 gives a zero-length interval), and catch-up creates one run per missed month.
+    schedule=CronDataIntervalTimetable("0 0 1 * *", timezone="UTC"),
+    start_date=steps.start_date(),
+    catchup=True,
+    max_active_runs=4,
+    params=steps.default_params(),
+    default_args={"retries": 2, "retry_delay": timedelta(minutes=1)},
+    tags=["era5", "timescaledb"],
+) as dag:
+    fetch = task(task_id="fetch")(steps.fetch)()
+    stage = task(task_id="stage")(steps.stage)()
+    load = task(task_id="load")(steps.load)()
+    validate = task(task_id="validate", retries=0)(steps.validate)()
+    report = task(task_id="report")(steps.report)()
+    fetch >> stage >> load >> validate >> report

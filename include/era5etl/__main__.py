@@ -1,0 +1,5 @@
+import sys
+
+from era5etl.cli import main
+
+sys.exit(main())

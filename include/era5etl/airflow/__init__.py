@@ -1,0 +1,1 @@
+"""The only place the core meets Airflow: task callables, connections, and the DAG's settings."""

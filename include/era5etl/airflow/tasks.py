@@ -1,0 +1,150 @@
+"""Task callables for the monthly DAG: each reads its month from the run and calls one core step.
+
+The run's month is its data interval's start (the DAG uses a monthly data-interval timetable), or
+the ``month`` param when a user triggers one month by hand. Area, grid, variables and table come
+from the run's params, so the trigger form can change them.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from era5etl import db
+from era5etl.cds.fetch import Credentials
+from era5etl.config import DEFAULT_AREA, Settings
+from era5etl.load import ChunkResult
+from era5etl.months import Area, Grid, Month
+from era5etl.variables import DEFAULT_VARIABLES, parse_list
+
+log = logging.getLogger(__name__)
+
+DB_CONN_ID = "era5_timescale"
+CDS_CONN_ID = "era5_cds"
+
+
+def start_date() -> datetime:
+    """First month the schedule catches up from: ERA5_START_MONTH (YYYY-MM), default 2024-01."""
+    return Month.parse(os.environ.get("ERA5_START_MONTH", "2024-01")).start
+
+
+def default_params() -> dict[str, Any]:
+    from airflow.sdk import Param
+
+    settings = Settings.from_env()
+    return {
+        "month": Param("", type="string", pattern=r"^(\d{4}-\d{2})?$",
+                       description="YYYY-MM to load a given month from a manual trigger; empty: the run's "
+                                   "data interval"),
+        "area": Param(str(settings.area) if settings.area else DEFAULT_AREA, type="string",
+                      description="N/W/S/E in degrees"),
+        "grid": Param(str(settings.grid), type="string", description="grid step in degrees (multiple of 0.25)"),
+        "variables": Param(list(settings.variables), type="array",
+                           items={"type": "string", "enum": list(DEFAULT_VARIABLES)},
+                           description="CDS variable names"),
+        "table": Param(settings.table, type="string", description="hypertable to load"),
+    }
+
+
+def database_url() -> str:
+    """The Airflow connection ``era5_timescale`` when defined, else ERA5_DATABASE_URL or the local server."""
+    from airflow.sdk import BaseHook
+    from airflow.sdk.exceptions import AirflowNotFoundException
+
+    try:
+        conn = BaseHook.get_connection(DB_CONN_ID)
+    except AirflowNotFoundException:
+        return db.database_url()
+    return conn.get_uri().replace("postgres://", "postgresql://", 1)
+
+
+def cds_credentials() -> Credentials:
+    """The Airflow connection ``era5_cds`` (host: API URL, password: key) when defined, else the environment."""
+    from airflow.sdk import BaseHook
+    from airflow.sdk.exceptions import AirflowNotFoundException
+
+    try:
+        conn = BaseHook.get_connection(CDS_CONN_ID)
+    except AirflowNotFoundException:
+        return Credentials.from_env()
+    return Credentials(url=conn.host, key=conn.password)
+
+
+def job(context: Any) -> Any:
+    from era5etl.pipeline import MonthJob
+
+    params = context["params"]
+    interval_start = context.get("data_interval_start") or context["logical_date"]
+    month = Month.parse(params["month"]) if params.get("month") else Month.of(interval_start.astimezone(UTC))
+    settings = Settings.from_env()
+    return MonthJob(
+        month=month,
+        area=Area.parse(params.get("area") or DEFAULT_AREA),
+        grid=Grid.parse(params.get("grid") or "0.25"),
+        variables=tuple(parse_list(params.get("variables") or list(DEFAULT_VARIABLES))),
+        table=params.get("table") or settings.table,
+        run_id=context["run_id"],
+        staging_dir=Path(settings.staging_dir),
+        chunk_interval=settings.chunk_interval,
+    )
+
+
+def fetch(**context: Any) -> dict[str, Any]:
+    from era5etl.pipeline import fetch_step, prepare
+
+    j, url = job(context), database_url()
+    prepare(url, j)
+    log.info("fetching %s, area %s, grid %s, request %s", j.month, j.area, j.grid, j.request.hash)
+    download = fetch_step(url, j, cds_credentials())
+    return {"month": str(j.month), "file": str(download.path), "bytes": download.bytes,
+            "reused": download.reused, "request_hash": download.request_hash}
+
+
+def stage(**context: Any) -> dict[str, Any]:
+    from era5etl.pipeline import stage_step
+
+    j = job(context)
+    return {"month": str(j.month), **stage_step(database_url(), j)}
+
+
+def load(**context: Any) -> dict[str, Any]:
+    from era5etl.pipeline import load_step
+
+    j = job(context)
+
+    def progress(chunk: ChunkResult) -> None:
+        log.info("%s chunk %s: %s rows in %.2f s (%s rows/s), replaced %s", j.month, chunk.start,
+                 f"{chunk.rows:,}", chunk.seconds, f"{chunk.rows_per_s:,.0f}", f"{chunk.deleted:,}")
+
+    result = load_step(database_url(), j, on_chunk=progress)
+    return {"month": str(j.month), "rows": result.rows, "seconds": round(result.seconds, 3),
+            "rows_per_s": round(result.rows_per_s), "deleted": result.deleted}
+
+
+def validate(**context: Any) -> dict[str, Any]:
+    from era5etl.pipeline import validate_step
+
+    j = job(context)
+    v = validate_step(database_url(), j)
+    return {"month": str(j.month), "success": v.success, "rows": v.observed_rows,
+            "expected_rows": v.expected_rows}
+
+
+def report(**context: Any) -> dict[str, Any]:
+    """Log the month's figures from the metrics table: one place to read a run's throughput."""
+    j = job(context)
+    with db.connect(database_url()) as conn:
+        rows = conn.execute(
+            "SELECT task, rows, bytes, seconds, rows_per_s FROM era5_metrics WHERE run_id = %s"
+            " AND month = %s AND table_name = %s ORDER BY id",
+            (j.run_id, j.month.start.date(), j.table),
+        ).fetchall()
+    figures = [{"task": r[0], "rows": r[1], "bytes": r[2], "seconds": round(r[3], 3),
+                "rows_per_s": round(r[4]) if r[4] else None} for r in rows]
+    for f in figures:
+        log.info("%s %-9s %12s rows %14s bytes %9.2f s %s rows/s", j.month, f["task"], f"{f['rows']:,}",
+                 f"{f['bytes']:,}", f["seconds"], f["rows_per_s"])
+    return {"month": str(j.month), "tasks": figures}

@@ -1,0 +1,278 @@
+"""``python -m era5etl``: the same core the DAG runs, without a scheduler."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import logging
+import os
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from era5etl.cds.fetch import Credentials, FetchError
+from era5etl.config import Settings
+from era5etl.db import DatabaseError, LocalTimescale, database_url, ensure_schema, redact
+from era5etl.months import Area, Grid, InputError, Month
+from era5etl.variables import parse_list
+
+log = logging.getLogger("era5etl")
+
+
+def _emit(obj: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(obj, default=str))
+
+
+def cmd_db(args: argparse.Namespace) -> int:
+    if os.environ.get("ERA5_DATABASE_URL"):
+        url = os.environ["ERA5_DATABASE_URL"]
+        if args.action == "down":
+            print("ERA5_DATABASE_URL is set: the database is not ours to stop", file=sys.stderr)
+            return 2
+        print(redact(url) if not args.json else "")
+        _emit({"url": url, "running": True, "managed": False}, args.json)
+        return 0
+    server = LocalTimescale()
+    if args.action == "up":
+        url = server.up()
+        if not args.json:
+            print(url)
+        _emit({"url": url, "running": True, "managed": True, "home": str(server.home)}, args.json)
+    elif args.action == "down":
+        stopped = server.down()
+        print("stopped" if stopped else "not running")
+        _emit({"stopped": stopped}, args.json)
+    else:
+        state = server.state()
+        running = server.running(state)
+        url = state.url() if state else None
+        if not args.json:
+            print(f"{url or '(not provisioned)'} {'running' if running else 'stopped'}")
+        _emit({"url": url, "running": running, "managed": True, "home": str(server.home)}, args.json)
+    return 0
+
+
+@contextlib.contextmanager
+def _credentials(local: bool) -> Iterator[Credentials]:
+    if not local:
+        creds = Credentials.from_env()
+        if creds.url is None and not Path("~/.cdsapirc").expanduser().exists():
+            raise InputError(
+                "no CDS credentials: set CDSAPI_URL and CDSAPI_KEY (or write ~/.cdsapirc), or pass "
+                "--local-cds to use the local CDS server"
+            )
+        yield creds
+        return
+    from era5etl.cds.server import LocalCDS
+
+    with LocalCDS() as server:
+        yield Credentials(server.url, server.key)
+
+
+def cmd_run_month(args: argparse.Namespace) -> int:
+    from era5etl.pipeline import MonthJob, run_month
+
+    settings = Settings.from_env()
+    job = MonthJob(
+        month=Month.parse(args.month),
+        area=Area.parse(args.area) if args.area else settings.area,
+        grid=Grid.parse(args.grid) if args.grid else settings.grid,
+        variables=tuple(parse_list(args.variables or list(settings.variables))),
+        table=args.table or settings.table,
+        run_id=f"cli__{datetime.now(UTC):%Y%m%dT%H%M%S}",
+        staging_dir=settings.staging_dir,
+        chunk_interval=settings.chunk_interval,
+    )
+    url = database_url()
+    began = time.perf_counter()
+    with _credentials(args.local_cds) as creds:
+        summary = run_month(url, job, creds)
+    summary["seconds"] = round(time.perf_counter() - began, 3)
+    if not args.json:
+        print(f"{job.month} {job.area} -> {job.table}: {summary['rows']:,} rows "
+              f"(expected {summary['expected_rows']:,}), expver {','.join(summary['expver']) or '-'}")
+        for step in summary["steps"]:
+            rate = f", {step['rows_per_s']:,} rows/s" if step.get("rows_per_s") else ""
+            print(f"  {step['task']:<9} {step.get('seconds', 0):8.2f} s{rate}")
+        print(f"validation: {'passed' if summary['success'] else 'FAILED'}")
+    _emit(summary, args.json)
+    return 0 if summary["success"] else 1
+
+
+def cmd_load_file(args: argparse.Namespace) -> int:
+    from era5etl.load import load
+    from era5etl.stage import open_download
+
+    paths = [Path(p) for p in args.paths]
+    for p in paths:
+        if not p.exists():
+            raise InputError(f"{p}: no such file")
+    url = database_url()
+    table = args.table or Settings.from_env().table
+    with open_download(paths) as staged:
+        if staged.missing_columns and not args.json:
+            print(f"columns left NULL (not in the files): {', '.join(staged.missing_columns)}")
+        if staged.ignored and not args.json:
+            print(f"variables ignored (not in the table): {', '.join(staged.ignored)}")
+        ensure_schema(url, table)
+        result = load(url, table, staged)
+        summary = {
+            "rows": result.rows,
+            "deleted": result.deleted,
+            "seconds": round(result.seconds, 3),
+            "rows_per_s": round(result.rows_per_s),
+            "table": table,
+            "variables": [v.cds_name for v in staged.variables],
+            "missing_columns": staged.missing_columns,
+            "ignored": staged.ignored,
+            "expver": staged.expver,
+        }
+    if not args.json:
+        print(f"loaded {result.rows:,} rows into {table} in {result.seconds:.2f} s "
+              f"({result.rows_per_s:,.0f} rows/s; replaced {result.deleted:,})")
+    _emit(summary, args.json)
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from era5etl.validate import validate_month
+
+    settings = Settings.from_env()
+    month = Month.parse(args.month)
+    area = Area.parse(args.area) if args.area else settings.area
+    grid = Grid.parse(args.grid) if args.grid else settings.grid
+    v = validate_month(database_url(), args.table or settings.table, month, area, grid)
+    if not args.json:
+        print(f"{month} {area}: {'passed' if v.success else 'FAILED'} "
+              f"({v.observed_rows} of {v.expected_rows} rows){' failed: ' + ', '.join(v.failed) if v.failed else ''}")
+    _emit({"success": v.success, "failed": v.failed, "expected_rows": v.expected_rows,
+           "observed_rows": v.observed_rows, "seconds": round(v.seconds, 3)}, args.json)
+    return 0 if v.success else 1
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from era5etl import ledger
+
+    rows = ledger.months(database_url(), args.table)
+    if not args.json:
+        for r in rows:
+            print(f"{r['table_name']:<12} {r['month']} {r['area']:<16} {r['state']:<10} "
+                  f"{r['rows'] if r['rows'] is not None else '-':>12} {','.join(r['expver'] or [])} "
+                  f"{r['error'] or ''}")
+    _emit({"months": rows}, args.json)
+    return 0
+
+
+def airflow_environment() -> dict[str, str]:
+    """Airflow's settings for this checkout: home in .local/, metadata in the local server's ``airflow`` db."""
+    from era5etl.db import PROJECT_ROOT, airflow_database_url
+
+    meta = airflow_database_url().replace("postgresql://", "postgresql+psycopg2://", 1)
+    return {
+        "AIRFLOW_HOME": str(PROJECT_ROOT / ".local" / "airflow"),
+        "AIRFLOW__CORE__DAGS_FOLDER": str(PROJECT_ROOT / "dags"),
+        "AIRFLOW__CORE__PLUGINS_FOLDER": str(PROJECT_ROOT / "plugins"),
+        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+        "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
+        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": meta,
+        "GX_ANALYTICS_ENABLED": "False",
+    }
+
+
+def cmd_airflow_env(args: argparse.Namespace) -> int:
+    import shlex
+
+    for key, value in airflow_environment().items():
+        print(f"export {key}={shlex.quote(value)}")
+    return 0
+
+
+def cmd_cds_server(args: argparse.Namespace) -> int:
+    from era5etl.cds.server import serve
+
+    serve(port=args.port, host=args.host)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="era5etl", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+
+    db = sub.add_parser("db", help="the database: start (up), stop (down), or show it (status)")
+    db.add_argument("action", choices=["up", "down", "status"])
+    db.add_argument("--json", action="store_true")
+    db.set_defaults(func=cmd_db)
+
+    rm = sub.add_parser("run-month", help="fetch, stage, load, validate and record one month")
+    rm.add_argument("month", help="YYYY-MM")
+    rm.add_argument("--area", help="N/W/S/E in degrees (default from ERA5_AREA or 50/5/45/10)")
+    rm.add_argument("--grid", help="grid step in degrees, a multiple of 0.25 (default 0.25)")
+    rm.add_argument("--variables", help="comma-separated CDS variable names (default: all six)")
+    rm.add_argument("--table", help="hypertable name (default weather)")
+    rm.add_argument("--local-cds", action="store_true", help="start the local CDS server for this run")
+    rm.add_argument("--json", action="store_true")
+    rm.set_defaults(func=cmd_run_month)
+
+    lf = sub.add_parser("load-file", help="load NetCDF/ZIP files as the CDS delivered them")
+    lf.add_argument("paths", nargs="+")
+    lf.add_argument("--table")
+    lf.add_argument("--json", action="store_true")
+    lf.set_defaults(func=cmd_load_file)
+
+    va = sub.add_parser("validate", help="run the Great Expectations suite on a loaded month")
+    va.add_argument("month")
+    va.add_argument("--area")
+    va.add_argument("--grid")
+    va.add_argument("--table")
+    va.add_argument("--json", action="store_true")
+    va.set_defaults(func=cmd_validate)
+
+    st = sub.add_parser("status", help="the month ledger")
+    st.add_argument("--table")
+    st.add_argument("--json", action="store_true")
+    st.set_defaults(func=cmd_status)
+
+    ae = sub.add_parser("airflow-env", help="print shell exports that point Airflow at this checkout")
+    ae.set_defaults(func=cmd_airflow_env)
+
+    cs = sub.add_parser("cds-server", help="run the local CDS server in the foreground")
+    cs.add_argument("--port", type=int, default=8765)
+    cs.add_argument("--host", default="127.0.0.1")
+    cs.set_defaults(func=cmd_cds_server)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    logging.basicConfig(level=os.environ.get("ERA5_LOG_LEVEL", "WARNING"),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except Exception as exc:
+        code = _exit_code(exc)
+        if code is None:
+            raise
+        print(f"error: {exc}", file=sys.stderr)
+        return code
+
+
+def _exit_code(exc: Exception) -> int | None:
+    """2 for bad input, 1 for a failure the message explains, None for a bug (traceback shown)."""
+    if isinstance(exc, InputError):
+        return 2
+    if isinstance(exc, DatabaseError | FetchError):
+        return 1
+    # Imported here: these modules pull in xarray and Great Expectations, which `db up` never needs.
+    from era5etl.pipeline import PipelineError
+    from era5etl.stage import StageError
+
+    if isinstance(exc, StageError):
+        return 2
+    if isinstance(exc, PipelineError):
+        return 1
+    return None

@@ -1,0 +1,211 @@
+"""Month, area and grid arithmetic: the vocabulary every step shares.
+
+Conventions follow the "trillion rows of weather data" benchmark so that figures compare:
+longitude in (-180, 180], and ``location_id = lat_index * 1440 + lon_index + 1`` on the global
+0.25 degree grid, lat_index counted from -90 and lon_index from -179.75, so a grid point keeps
+its id whatever area or grid was requested.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal, InvalidOperation
+
+import numpy as np
+import numpy.typing as npt
+
+GLOBAL_STEP = 0.25
+GLOBAL_LON_COUNT = 1440
+GLOBAL_LAT_COUNT = 721
+
+
+class InputError(ValueError):
+    """A user-supplied value (month, area, grid, variable) that cannot be used as given."""
+
+
+_MONTH_RE = re.compile(r"^(\d{4})-(\d{2})$")
+
+
+@dataclass(frozen=True, order=True)
+class Month:
+    year: int
+    month: int
+
+    @classmethod
+    def parse(cls, text: str) -> Month:
+        m = _MONTH_RE.match(text.strip())
+        if not m:
+            raise InputError(f"month {text!r} is not of the form YYYY-MM (for example 2024-01)")
+        year, month = int(m.group(1)), int(m.group(2))
+        if not 1 <= month <= 12:
+            raise InputError(f"month {text!r}: month number {month} is not 01..12")
+        if year < 1940:
+            raise InputError(f"month {text!r}: ERA5 starts in January 1940")
+        return cls(year, month)
+
+    @classmethod
+    def of(cls, moment: datetime) -> Month:
+        return cls(moment.year, moment.month)
+
+    def __str__(self) -> str:
+        return f"{self.year:04d}-{self.month:02d}"
+
+    @property
+    def start(self) -> datetime:
+        return datetime(self.year, self.month, 1, tzinfo=UTC)
+
+    @property
+    def end(self) -> datetime:
+        """The first instant of the next month (exclusive bound)."""
+        return self.next().start
+
+    @property
+    def days(self) -> int:
+        return calendar.monthrange(self.year, self.month)[1]
+
+    @property
+    def hours(self) -> int:
+        return self.days * 24
+
+    def next(self) -> Month:
+        return Month(self.year + 1, 1) if self.month == 12 else Month(self.year, self.month + 1)
+
+    def day_starts(self) -> list[datetime]:
+        return [self.start + timedelta(days=d) for d in range(self.days)]
+
+
+def normalize_longitude(lon: npt.ArrayLike) -> npt.NDArray[np.float64]:
+    """Map any longitude onto (-180, 180], the table's convention."""
+    a = np.asarray(lon, dtype=np.float64)
+    out = np.mod(a + 180.0, 360.0) - 180.0
+    # -180 and 180 are the same meridian; the id scheme numbers it as 180.
+    return np.where(out <= -180.0, out + 360.0, out)
+
+
+def location_ids(lat: npt.ArrayLike, lon: npt.ArrayLike) -> npt.NDArray[np.int32]:
+    """Global 0.25 degree grid ids for points (broadcast); points off that grid are an error."""
+    lat_a = np.asarray(lat, dtype=np.float64)
+    lon_a = normalize_longitude(lon)
+    lat_idx_f = (lat_a + 90.0) / GLOBAL_STEP
+    lon_idx_f = (lon_a + 179.75) / GLOBAL_STEP
+    lat_idx = np.rint(lat_idx_f)
+    lon_idx = np.rint(lon_idx_f)
+    if np.any(np.abs(lat_idx_f - lat_idx) > 1e-3) or np.any(np.abs(lon_idx_f - lon_idx) > 1e-3):
+        raise InputError("grid points are not on the global 0.25 degree grid; location_id needs a grid "
+                         "whose step is a multiple of 0.25 and whose points are on that lattice")
+    if np.any((lat_idx < 0) | (lat_idx >= GLOBAL_LAT_COUNT)):
+        raise InputError("latitude outside -90..90")
+    return (lat_idx * GLOBAL_LON_COUNT + lon_idx + 1).astype(np.int32)
+
+
+def _parse_decimal(text: str, what: str, whole: str) -> Decimal:
+    try:
+        value = Decimal(text.strip())
+    except InvalidOperation:
+        raise InputError(f"area {whole!r}: {what} {text!r} is not a number") from None
+    if not value.is_finite():
+        raise InputError(f"area {whole!r}: {what} {text!r} is not a finite number")
+    return value
+
+
+@dataclass(frozen=True)
+class Grid:
+    """Grid step in degrees (the CDS ``grid`` keyword: [step, step])."""
+
+    step: Decimal = Decimal("0.25")
+
+    @classmethod
+    def parse(cls, text: str | float) -> Grid:
+        raw = str(text).split("/")[0]
+        try:
+            step = Decimal(raw.strip())
+        except InvalidOperation:
+            raise InputError(f"grid {text!r} is not a number of degrees (for example 0.25)") from None
+        if not step.is_finite() or step <= 0:
+            raise InputError(f"grid {text!r} must be a positive number of degrees")
+        if (step / Decimal("0.25")) % 1 != 0:
+            raise InputError(f"grid {text!r}: the step must be a multiple of 0.25 degrees (ERA5's native grid)")
+        return cls(step)
+
+    def __str__(self) -> str:
+        return f"{self.step.normalize():f}"
+
+    @property
+    def cds(self) -> list[str]:
+        return [str(self), str(self)]
+
+
+@dataclass(frozen=True)
+class Area:
+    """A box as the CDS takes it: north/west/south/east, degrees, edges inclusive.
+
+    West and east are kept in (-180, 180]; a box across the antimeridian is refused rather than
+    silently split, because the replace-on-reload predicate assumes west <= east.
+    """
+
+    north: Decimal
+    west: Decimal
+    south: Decimal
+    east: Decimal
+
+    @classmethod
+    def parse(cls, text: str) -> Area:
+        parts = text.split("/")
+        if len(parts) != 4:
+            raise InputError(f"area {text!r} is not of the form N/W/S/E (for example 50/5/45/10)")
+        north, west, south, east = (
+            _parse_decimal(p, w, text) for p, w in zip(parts, ("north", "west", "south", "east"), strict=True)
+        )
+        if not (-90 <= south <= north <= 90):
+            raise InputError(f"area {text!r}: need -90 <= south <= north <= 90")
+        if not (-180 <= west <= 360 and -180 <= east <= 360):
+            raise InputError(f"area {text!r}: west and east must be within -180..360")
+        if east - west >= 360:
+            west, east = Decimal("-179.75"), Decimal("180")
+        else:
+            west, east = _norm_lon(west), _norm_lon(east)
+            if west > east:
+                raise InputError(
+                    f"area {text!r} crosses the antimeridian; load it as two areas, one each side of 180"
+                )
+        return cls(north, west, south, east)
+
+    def __str__(self) -> str:
+        return "/".join(f"{v.normalize():f}" for v in (self.north, self.west, self.south, self.east))
+
+    @property
+    def cds(self) -> list[float]:
+        return [float(self.north), float(self.west), float(self.south), float(self.east)]
+
+    def latitudes(self, grid: Grid) -> list[float]:
+        """Grid latitudes inside the box, north first as the CDS delivers them."""
+        return [float(v) for v in _steps(self.south, self.north, grid.step, anchor=Decimal(0))][::-1]
+
+    def longitudes(self, grid: Grid) -> list[float]:
+        return [float(v) for v in _steps(self.west, self.east, grid.step, anchor=Decimal(0))]
+
+    def points(self, grid: Grid) -> int:
+        return len(self.latitudes(grid)) * len(self.longitudes(grid))
+
+
+def _norm_lon(v: Decimal) -> Decimal:
+    v = (v + 180) % 360 - 180 if v > 180 else v
+    return Decimal(180) if v == -180 else v
+
+
+def _steps(low: Decimal, high: Decimal, step: Decimal, anchor: Decimal) -> list[Decimal]:
+    """Lattice points anchor + k*step within [low, high]."""
+    first = anchor + step * ((low - anchor) / step).to_integral_value(rounding="ROUND_CEILING")
+    out = []
+    v = first
+    while v <= high:
+        out.append(v)
+        v += step
+    return out
+
+
+def expected_rows(month: Month, area: Area, grid: Grid) -> int:
+    return month.hours * area.points(grid)

@@ -1,0 +1,204 @@
+"""One month, step by step: fetch, stage, load, validate. Each step is one function (and one Airflow task).
+
+Every step records its figures in the metrics table and moves the month's ledger row, and a step
+that fails marks the month failed with its error before raising, so the ledger never claims more
+than the table holds.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from era5etl import ledger, metrics
+from era5etl.cds.fetch import Credentials, Download, MonthRequest, fetch, staged_download
+from era5etl.db import ensure_schema
+from era5etl.load import ChunkResult, LoadResult, load
+from era5etl.metrics import StepFigures
+from era5etl.months import Area, Grid, Month, expected_rows
+from era5etl.stage import StagedDownload, StageError, open_download
+from era5etl.validate import Validation, validate_month
+from era5etl.variables import Variable
+
+log = logging.getLogger(__name__)
+
+
+class PipelineError(RuntimeError):
+    """A step cannot go on; the message says what is wrong and what to do."""
+
+
+class ValidationFailed(PipelineError):
+    def __init__(self, validation: Validation) -> None:
+        self.validation = validation
+        super().__init__(
+            f"validation failed: {', '.join(validation.failed)} "
+            f"(expected {validation.expected_rows:,} rows, found {validation.observed_rows})"
+        )
+
+
+@dataclass(frozen=True)
+class MonthJob:
+    month: Month
+    area: Area
+    grid: Grid
+    variables: tuple[Variable, ...]
+    table: str
+    run_id: str
+    staging_dir: Path
+    chunk_interval: timedelta = field(default=timedelta(days=1))
+
+    @property
+    def request(self) -> MonthRequest:
+        return MonthRequest(self.month, self.area, self.grid, self.variables)
+
+    @property
+    def expected_rows(self) -> int:
+        return expected_rows(self.month, self.area, self.grid)
+
+
+@contextmanager
+def _step(url: str, job: MonthJob, task: str, state: str) -> Iterator[StepFigures]:
+    """Mark the month ``state``, time the body, record its figures; on error mark the month failed."""
+    ledger.set_state(url, table=job.table, month=job.month, area=str(job.area), grid=str(job.grid),
+                     state=state, run_id=job.run_id, expected_rows=job.expected_rows)
+    try:
+        with metrics.timed(task) as figures:
+            yield figures
+    except Exception as exc:
+        ledger.set_state(url, table=job.table, month=job.month, area=str(job.area), grid=str(job.grid),
+                         state="failed", run_id=job.run_id, error=f"{task}: {exc}")
+        raise
+    metrics.record(url, run_id=job.run_id, month=job.month, table=job.table, area=str(job.area),
+                   figures=figures)
+
+
+def prepare(url: str, job: MonthJob) -> None:
+    ensure_schema(url, job.table, f"{int(job.chunk_interval.total_seconds())} seconds")
+
+
+def fetch_step(url: str, job: MonthJob, credentials: Credentials) -> Download:
+    with _step(url, job, "fetch", "fetching") as fig:
+        download = fetch(job.request, job.staging_dir, credentials)
+        fig.bytes = download.bytes
+        fig.detail = {"request_hash": download.request_hash, "reused": download.reused, "file": str(download.path)}
+    return download
+
+
+def _download_path(job: MonthJob) -> Path:
+    found = staged_download(job.request.folder(job.staging_dir))
+    if found is None:
+        raise PipelineError(
+            f"no complete download for {job.month} (request {job.request.hash}) in {job.staging_dir}; "
+            "run the fetch step first"
+        )
+    return found.path
+
+
+def check_download(staged: StagedDownload, job: MonthJob) -> None:
+    """The download must be exactly the month that was asked for, or nothing is loaded."""
+    have = {v.cds_name for v in staged.variables}
+    missing = [v.cds_name for v in job.variables if v.cds_name not in have]
+    if missing:
+        raise PipelineError(f"requested variable(s) missing from the download {staged.paths[0]}: "
+                            + ", ".join(missing))
+    want = np.arange(np.datetime64(job.month.start.replace(tzinfo=None), "h"),
+                     np.datetime64(job.month.end.replace(tzinfo=None), "h"), dtype="datetime64[h]")
+    got = staged.valid_time.astype("datetime64[h]")
+    if len(got) != len(want) or not np.array_equal(got, want):
+        raise PipelineError(
+            f"the download holds {len(got)} time steps ({got.min() if len(got) else '-'} .. "
+            f"{got.max() if len(got) else '-'}), not the {len(want)} hours of {job.month}"
+        )
+    if staged.points != job.area.points(job.grid):
+        raise PipelineError(
+            f"the download holds {staged.points} grid points, the area {job.area} on grid {job.grid} "
+            f"has {job.area.points(job.grid)}"
+        )
+
+
+def stage_step(url: str, job: MonthJob) -> dict[str, Any]:
+    with _step(url, job, "stage", "staged") as fig:
+        path = _download_path(job)
+        with open_download([path]) as staged:
+            check_download(staged, job)
+            fig.rows = staged.rows
+            fig.bytes = path.stat().st_size
+            report = {
+                "rows": staged.rows,
+                "points": staged.points,
+                "hours": len(staged.valid_time),
+                "variables": [v.cds_name for v in staged.variables],
+                "ignored": staged.ignored,
+                "missing_columns": staged.missing_columns,
+                "expver": staged.expver,
+            }
+            fig.detail = report
+    ledger.set_state(url, table=job.table, month=job.month, area=str(job.area), grid=str(job.grid),
+                     state="staged", run_id=job.run_id, expver=report["expver"], rows=None,
+                     request_hash=job.request.hash)
+    return report
+
+
+def load_step(url: str, job: MonthJob, on_chunk: Callable[[ChunkResult], None] | None = None) -> LoadResult:
+    with _step(url, job, "load", "loading") as fig:
+        path = _download_path(job)
+        with open_download([path]) as staged:
+            check_download(staged, job)
+            result = load(url, job.table, staged, chunk_interval=job.chunk_interval,
+                          start=job.month.start, end=job.month.end, on_chunk=on_chunk)
+        fig.rows, fig.bytes = result.rows, result.bytes
+        fig.detail = {"deleted": result.deleted, "chunks": result.chunk_rates()}
+    ledger.set_state(url, table=job.table, month=job.month, area=str(job.area), grid=str(job.grid),
+                     state="loaded", run_id=job.run_id, rows=result.rows)
+    return result
+
+
+def validate_step(url: str, job: MonthJob) -> Validation:
+    with _step(url, job, "validate", "loaded") as fig:
+        validation = validate_month(url, job.table, job.month, job.area, job.grid)
+        fig.rows = validation.observed_rows or 0
+        fig.detail = {"success": validation.success, "failed": validation.failed,
+                      "expected_rows": validation.expected_rows}
+        if not validation.success:
+            raise ValidationFailed(validation)
+    ledger.set_state(url, table=job.table, month=job.month, area=str(job.area), grid=str(job.grid),
+                     state="validated", run_id=job.run_id, rows=validation.observed_rows)
+    return validation
+
+
+def run_month(url: str, job: MonthJob, credentials: Credentials) -> dict[str, Any]:
+    """All steps in order, as the DAG runs them; returns the figures of each."""
+    prepare(url, job)
+    steps: list[dict[str, Any]] = []
+    download = fetch_step(url, job, credentials)
+    steps.append({"task": "fetch", "bytes": download.bytes, "seconds": round(download.seconds, 3),
+                  "reused": download.reused})
+    report = stage_step(url, job)
+    loaded = load_step(url, job)
+    steps.append({"task": "load", "rows": loaded.rows, "seconds": round(loaded.seconds, 3),
+                  "rows_per_s": round(loaded.rows_per_s)})
+    validation = validate_step(url, job)
+    return {
+        "month": str(job.month),
+        "area": str(job.area),
+        "table": job.table,
+        "rows": loaded.rows,
+        "expected_rows": job.expected_rows,
+        "seconds": round(sum(s.get("seconds", 0) for s in steps) + validation.seconds, 3),
+        "rows_per_s": round(loaded.rows_per_s),
+        "success": validation.success,
+        "expver": report["expver"],
+        "steps": steps + [{"task": "validate", "seconds": round(validation.seconds, 3),
+                           "success": validation.success}],
+    }
+
+
+__all__ = ["MonthJob", "PipelineError", "StageError", "ValidationFailed", "fetch_step", "load_step",
+           "run_month", "stage_step", "validate_step"]

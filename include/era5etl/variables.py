@@ -1,0 +1,58 @@
+"""The ERA5 variables the table holds: CDS request name, short name in files, column, unit change."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from era5etl.months import InputError
+
+
+@dataclass(frozen=True)
+class Variable:
+    cds_name: str  # what a CDS request names
+    short_name: str  # the variable's name inside the NetCDF the CDS delivers (old and new layouts)
+    column: str  # the weather table's column
+    step_type: str  # "instant" or "accum": the new CDS splits a download into one file per step type
+    scale: float  # table value = file value * scale + offset
+    offset: float
+
+
+VARIABLES: tuple[Variable, ...] = (
+    Variable("2m_temperature", "t2m", "temperature_2m", "instant", 1.0, -273.15),
+    Variable("10m_u_component_of_wind", "u10", "zonal_wind_10m", "instant", 1.0, 0.0),
+    Variable("10m_v_component_of_wind", "v10", "meridional_wind_10m", "instant", 1.0, 0.0),
+    Variable("total_cloud_cover", "tcc", "total_cloud_cover", "instant", 1.0, 0.0),
+    Variable("total_precipitation", "tp", "total_precipitation", "accum", 1000.0, 0.0),
+    Variable("snowfall", "sf", "snowfall", "accum", 1000.0, 0.0),
+)
+
+BY_CDS_NAME = {v.cds_name: v for v in VARIABLES}
+BY_SHORT_NAME = {v.short_name: v for v in VARIABLES}
+DATA_COLUMNS: tuple[str, ...] = tuple(v.column for v in VARIABLES)
+DEFAULT_VARIABLES: tuple[str, ...] = tuple(v.cds_name for v in VARIABLES)
+
+
+def resolve(names: Iterable[str]) -> list[Variable]:
+    """Variables by CDS name or short name, in the table's column order; unknown names are an error."""
+    wanted: set[Variable] = set()
+    unknown = []
+    for name in names:
+        var = BY_CDS_NAME.get(name) or BY_SHORT_NAME.get(name)
+        if var is None:
+            unknown.append(name)
+        else:
+            wanted.add(var)
+    if unknown:
+        raise InputError(
+            f"unknown variable(s) {', '.join(map(repr, unknown))}; the table holds "
+            + ", ".join(v.cds_name for v in VARIABLES)
+        )
+    if not wanted:
+        raise InputError("no variables requested")
+    return [v for v in VARIABLES if v in wanted]
+
+
+def parse_list(text: str | Sequence[str]) -> list[Variable]:
+    names = text.split(",") if isinstance(text, str) else list(text)
+    return resolve(n.strip() for n in names if n.strip())

@@ -1,0 +1,37 @@
+-- The pipeline's own bookkeeping, shared by every weather table it loads.
+
+-- One row per month, table and area: the truth about what that month holds.
+CREATE TABLE IF NOT EXISTS era5_months (
+    table_name   text        NOT NULL,
+    month        date        NOT NULL,
+    area         text        NOT NULL,
+    grid         text        NOT NULL,
+    state        text        NOT NULL CHECK (state IN
+                     ('pending', 'fetching', 'staged', 'loading', 'loaded', 'validated', 'failed')),
+    rows         bigint,
+    expected_rows bigint,
+    expver       text[],
+    request_hash text,
+    run_id       text,
+    error        text,
+    updated_at   timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (table_name, month, area)
+);
+
+-- One row per task of every run: the figures the throughput questions are asked of.
+CREATE TABLE IF NOT EXISTS era5_metrics (
+    id           bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    recorded_at  timestamptz NOT NULL DEFAULT now(),
+    run_id       text        NOT NULL,
+    task         text        NOT NULL,
+    month        date        NOT NULL,
+    table_name   text        NOT NULL,
+    area         text        NOT NULL,
+    rows         bigint      NOT NULL,
+    bytes        bigint      NOT NULL,
+    seconds      double precision NOT NULL,
+    rows_per_s   double precision,
+    peak_rss_mb  double precision,
+    detail       jsonb       NOT NULL DEFAULT '{}'::jsonb
+);
+CREATE INDEX IF NOT EXISTS era5_metrics_month_idx ON era5_metrics (table_name, month, recorded_at);
