@@ -32,6 +32,6 @@ CREATE TABLE IF NOT EXISTS era5_metrics (
     seconds      double precision NOT NULL,
     rows_per_s   double precision,
     peak_rss_mb  double precision,
-    detail       jsonb       NOT NULL DEFAULT '{}'::jsonb
+    detail       jsonb       NOT NULL DEFAULT jsonb_build_object()
 );
 CREATE INDEX IF NOT EXISTS era5_metrics_month_idx ON era5_metrics (table_name, month, recorded_at);

@@ -23,6 +23,8 @@ from era5etl.stage import StagedDownload
 
 log = logging.getLogger(__name__)
 
+BLOCK_ROWS = 1_000_000
+
 
 @dataclass(frozen=True)
 class Box:
@@ -103,6 +105,9 @@ def load(
         "DELETE FROM {} WHERE time >= %(t0)s AND time <= %(t1)s AND time = ANY(%(times)s)"
         " AND latitude BETWEEN %(south)s AND %(north)s AND longitude BETWEEN %(west)s AND %(east)s"
     ).format(ident)
+    # About a million rows per block: big enough to amortise reads and COPY calls, small enough that
+    # memory follows the block (a global hour is one block), never the chunk or the month.
+    hours = max(1, min(24, BLOCK_ROWS // max(staged.points, 1)))
     result = LoadResult()
     began = time.perf_counter()
     with connect(url) as conn:
@@ -125,7 +130,7 @@ def load(
                 deleted = cur.rowcount
                 with cur.copy(copy_stmt) as cp:
                     cp.write(pgcopy.HEADER)
-                    for block in staged.blocks(start=lo, end=hi, hours=1):
+                    for block in staged.blocks(start=lo, end=hi, hours=hours):
                         data = pgcopy.encode_block(block)
                         cp.write(data)
                         nbytes += len(data)

@@ -8,6 +8,7 @@ than the table holds.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -175,28 +176,35 @@ def validate_step(url: str, job: MonthJob) -> Validation:
 
 def run_month(url: str, job: MonthJob, credentials: Credentials) -> dict[str, Any]:
     """All steps in order, as the DAG runs them; returns the figures of each."""
+    began = time.perf_counter()
     prepare(url, job)
     steps: list[dict[str, Any]] = []
-    download = fetch_step(url, job, credentials)
-    steps.append({"task": "fetch", "bytes": download.bytes, "seconds": round(download.seconds, 3),
-                  "reused": download.reused})
-    report = stage_step(url, job)
-    loaded = load_step(url, job)
-    steps.append({"task": "load", "rows": loaded.rows, "seconds": round(loaded.seconds, 3),
-                  "rows_per_s": round(loaded.rows_per_s)})
-    validation = validate_step(url, job)
+
+    def timed(task: str, fn: Callable[[], Any]) -> Any:
+        t0 = time.perf_counter()
+        out = fn()
+        steps.append({"task": task, "seconds": round(time.perf_counter() - t0, 3)})
+        return out
+
+    download: Download = timed("fetch", lambda: fetch_step(url, job, credentials))
+    steps[-1].update(bytes=download.bytes, reused=download.reused)
+    report: dict[str, Any] = timed("stage", lambda: stage_step(url, job))
+    steps[-1].update(rows=report["rows"], rows_per_s=round(report["rows"] / max(steps[-1]["seconds"], 1e-9)))
+    loaded: LoadResult = timed("load", lambda: load_step(url, job))
+    steps[-1].update(rows=loaded.rows, bytes=loaded.bytes, rows_per_s=round(loaded.rows_per_s))
+    validation: Validation = timed("validate", lambda: validate_step(url, job))
+    steps[-1].update(rows=validation.observed_rows, success=validation.success)
     return {
         "month": str(job.month),
         "area": str(job.area),
         "table": job.table,
         "rows": loaded.rows,
         "expected_rows": job.expected_rows,
-        "seconds": round(sum(s.get("seconds", 0) for s in steps) + validation.seconds, 3),
+        "seconds": round(time.perf_counter() - began, 3),
         "rows_per_s": round(loaded.rows_per_s),
         "success": validation.success,
         "expver": report["expver"],
-        "steps": steps + [{"task": "validate", "seconds": round(validation.seconds, 3),
-                           "success": validation.success}],
+        "steps": steps,
     }
 
 

@@ -11,14 +11,16 @@ import logging
 import os
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from era5etl import db
 from era5etl.cds.fetch import Credentials
 from era5etl.config import DEFAULT_AREA, Settings
-from era5etl.load import ChunkResult
 from era5etl.months import Area, Grid, Month
 from era5etl.variables import DEFAULT_VARIABLES, parse_list
+
+if TYPE_CHECKING:  # the load module pulls in xarray; DAG parsing must stay light
+    from era5etl.load import ChunkResult
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +64,7 @@ def database_url() -> str:
 
 
 def cds_credentials() -> Credentials:
-    """The Airflow connection ``era5_cds`` (host: API URL, password: key) when defined, else the environment."""
+    """The Airflow connection ``era5_cds`` (host: the API URL, password: the key), else the environment."""
     from airflow.sdk import BaseHook
     from airflow.sdk.exceptions import AirflowNotFoundException
 
@@ -70,7 +72,11 @@ def cds_credentials() -> Credentials:
         conn = BaseHook.get_connection(CDS_CONN_ID)
     except AirflowNotFoundException:
         return Credentials.from_env()
-    return Credentials(url=conn.host, key=conn.password)
+    host = conn.host or ""
+    if "://" not in host:  # given as parts (e.g. from an AIRFLOW_CONN_ URI): scheme, host, port, path
+        scheme = conn.conn_type if conn.conn_type in ("http", "https") else "https"
+        host = f"{scheme}://{host}{f':{conn.port}' if conn.port else ''}/{conn.schema or 'api'}"
+    return Credentials(url=host, key=conn.password)
 
 
 def job(context: Any) -> Any:

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Set up this checkout from nothing: the virtualenv, the local TimescaleDB, Airflow's metadata database.
+# Idempotent: a second run reuses what is there. `--dev` adds the test tools and a headless browser.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dev=0
+[ "${1:-}" = "--dev" ] && dev=1
+
+python=${PYTHON:-python3}
+if ! "$python" -c 'import sys; sys.exit(sys.version_info[:2] < (3, 11))'; then
+  echo "error: Python 3.11 or newer is needed ($python is $("$python" --version 2>&1))" >&2
+  exit 1
+fi
+[ -x .venv/bin/python ] || "$python" -m venv .venv
+
+reqs=requirements.txt
+[ $dev = 1 ] && reqs=requirements-dev.txt
+stamp=.venv/.installed-$(cat requirements.txt requirements-dev.txt constraints.txt pyproject.toml | sha256sum | cut -c1-16)-$dev
+if [ ! -e "$stamp" ]; then
+  echo "installing Python packages from $reqs (a few minutes the first time)"
+  .venv/bin/pip install -q --disable-pip-version-check -r "$reqs" -e .
+  touch "$stamp"
+fi
+
+if [ $dev = 1 ] && [ ! -x /usr/bin/chromium ]; then
+  echo "installing Debian's chromium for the browser tests"
+  apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null
+fi
+
+# The database: ERA5_DATABASE_URL when set, else the local server (installed on first use).
+.venv/bin/python -m era5etl db up >/dev/null
+
+# Airflow's home and metadata live in this checkout and on the same server.
+eval "$(.venv/bin/python -m era5etl airflow-env)"
+mkdir -p "$AIRFLOW_HOME"
+PATH="$PWD/.venv/bin:$PATH" airflow db migrate >"$AIRFLOW_HOME/db-migrate.log" 2>&1 || {
+  tail -30 "$AIRFLOW_HOME/db-migrate.log" >&2
+  exit 1
+}
+echo "set up: $(.venv/bin/python -m era5etl db status)"

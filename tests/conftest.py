@@ -1,0 +1,50 @@
+"""Suite-wide fixtures: the real database (started if needed), the local CDS server, the real samples."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from era5etl.db import PROJECT_ROOT
+
+SAMPLES = Path(os.environ.get("ERA5_SAMPLES", PROJECT_ROOT.parent / "shared" / "era5-samples"))
+
+
+@pytest.fixture(scope="session")
+def samples() -> Path:
+    if not SAMPLES.is_dir():
+        pytest.fail(f"the real CDS samples are missing: {SAMPLES} (set ERA5_SAMPLES)")
+    return SAMPLES
+
+
+@pytest.fixture(scope="session")
+def db_url() -> str:
+    from era5etl.db import database_url
+
+    return database_url()
+
+
+@pytest.fixture
+def table(db_url: str) -> Iterator[str]:
+    """A hypertable of its own for one test, dropped afterwards."""
+    from era5etl.db import connect, ensure_schema
+
+    name = f"t_{uuid.uuid4().hex[:10]}"
+    ensure_schema(db_url, name)
+    yield name
+    with connect(db_url, autocommit=True) as conn:
+        conn.execute(f"DROP TABLE IF EXISTS {name} CASCADE")
+        conn.execute("DELETE FROM era5_months WHERE table_name = %s", (name,))
+        conn.execute("DELETE FROM era5_metrics WHERE table_name = %s", (name,))
+
+
+@pytest.fixture(scope="session")
+def cds() -> Iterator[object]:
+    from era5etl.cds.server import LocalCDS
+
+    with LocalCDS() as server:
+        yield server

@@ -1,0 +1,52 @@
+"""Shared by the integration tests: run the CLI as a user does, and read what xarray says a file holds."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from era5etl.months import location_ids, normalize_longitude
+from era5etl.variables import BY_SHORT_NAME
+
+
+def cli(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str, dict[str, Any] | None]:
+    """Run `python -m era5etl ...`; returns exit code, stdout, stderr and the last-line JSON if any."""
+    proc = subprocess.run([sys.executable, "-m", "era5etl", *args], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, timeout=600)
+    last = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
+    try:
+        obj = json.loads(last) if last.startswith("{") else None
+    except json.JSONDecodeError:
+        obj = None
+    return proc.returncode, proc.stdout, proc.stderr, obj
+
+
+def expected_frame(path: Path) -> pd.DataFrame:
+    """The table rows a NetCDF should become, computed from xarray's own decoding: one row per
+    (time, grid point), value = decoded * scale + offset in float64, then float32."""
+    with xr.open_dataset(path, engine="netcdf4") as ds:
+        tdim = "valid_time" if "valid_time" in ds.dims else "time"
+        lat = ds["latitude"].values
+        lon = ds["longitude"].values
+        glat, glon = np.meshgrid(lat, lon, indexing="ij")
+        ids = location_ids(glat.ravel(), glon.ravel())
+        times = ds[tdim].values.astype("datetime64[us]")
+        frame = pd.DataFrame({
+            "time": np.repeat(times, ids.size),
+            "location_id": np.tile(ids, times.size),
+            "latitude": np.tile(glat.ravel().astype(np.float32), times.size),
+            "longitude": np.tile(normalize_longitude(glon.ravel()).astype(np.float32), times.size),
+        })
+        for name, var in BY_SHORT_NAME.items():
+            if name in ds.data_vars:
+                values = ds[name].values.astype(np.float64) * var.scale + var.offset
+                frame[var.column] = values.reshape(times.size, -1).astype(np.float32).ravel()
+    return frame
