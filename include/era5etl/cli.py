@@ -119,6 +119,8 @@ def cmd_load_file(args: argparse.Namespace) -> int:
             print(f"columns left NULL (not in the files): {', '.join(staged.missing_columns)}")
         if staged.ignored and not args.json:
             print(f"variables ignored (not in the table): {', '.join(staged.ignored)}")
+        if staged.location_id is None and not args.json:
+            print("grid points are off the global 0.25 degree lattice: location_id left NULL")
         ensure_schema(url, table)
         result = load(url, table, staged)
         summary = {
@@ -131,6 +133,7 @@ def cmd_load_file(args: argparse.Namespace) -> int:
             "missing_columns": staged.missing_columns,
             "ignored": staged.ignored,
             "expver": staged.expver,
+            "location_ids": staged.location_id is not None,
         }
     if not args.json:
         print(f"loaded {result.rows:,} rows into {table} in {result.seconds:.2f} s "

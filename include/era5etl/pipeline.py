@@ -117,6 +117,9 @@ def check_download(staged: StagedDownload, job: MonthJob) -> None:
             f"the download holds {len(got)} time steps ({got.min() if len(got) else '-'} .. "
             f"{got.max() if len(got) else '-'}), not the {len(want)} hours of {job.month}"
         )
+    if staged.location_id is None:
+        raise PipelineError(f"the download's grid is off the global 0.25 degree lattice; request grid {job.grid} "
+                            "on the lattice so every point has a location_id")
     if staged.points != job.area.points(job.grid):
         raise PipelineError(
             f"the download holds {staged.points} grid points, the area {job.area} on grid {job.grid} "

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from era5etl.cds import synth
 from era5etl.cds.fetch import MANIFEST, MonthRequest
 from era5etl.db import connect
@@ -78,7 +77,7 @@ def test_validation_failure_is_reported(db_url: str, cds: Any, table: str, tmp_p
         # One row by its key (ctid is per chunk, so it cannot name a single row of a hypertable).
         conn.execute(f"DELETE FROM {table} WHERE (time, location_id) = "
                      f"(SELECT time, location_id FROM {table} ORDER BY time, location_id LIMIT 1)")
-    code, out, _, result = cli("validate", "2024-03", "--area", AREA, "--table", table, "--json")
+    code, _, _, result = cli("validate", "2024-03", "--area", AREA, "--table", table, "--json")
     assert code == 1
     assert result is not None and result["success"] is False
     assert result["failed"] == ["expect_table_row_count_to_equal"]

@@ -1,0 +1,621 @@
+"""Stage what the CDS delivered: open a download's NetCDF files lazily and hand them out as blocks
+of consecutive time steps, already in the table's columns and units.
+
+Layouts read (the real ones are in shared/era5-samples):
+
+* new CDS (2024+), NetCDF4/HDF5: dims ``valid_time`` (int64 s since 1970), ``latitude``
+  (decreasing), ``longitude``; scalar coord ``number``; string coord ``expver`` along valid_time;
+  float32 with NaN fill. Often a ZIP (recognised by its magic bytes, whatever its name says)
+  holding one file per stream and step type (``...stepType-instant.nc``, ``...-accum.nc``).
+* old CDS, NetCDF3: dim ``time`` (int32 h since 1900), int16 packed with scale_factor/add_offset and
+  _FillValue -32767; when ERA5 and ERA5T are mixed, an extra ``expver`` dim: (time, expver, lat, lon).
+
+Several paths, or the members of a ZIP, are parts of one download. Parts are joined on time step and
+grid point: the time axis is the union of the parts' steps, a variable is NaN at steps its part lacks,
+and the parts holding table variables must be on the identical grid. Parts holding none of the table's
+variables (another stream, say) are only listed in ``ignored``. A variable may come from two parts
+only for disjoint time steps; anything else would make the loaded value depend on file order.
+
+Values: xarray decodes (``mask_and_scale=True``: fill -> NaN, then ``raw * scale_factor +
+add_offset``, float64 for the packed int16), then ``table = decoded_as_float64 * Variable.scale +
+Variable.offset`` in float64, then float32. Tests and the load checks compute exactly this from
+``xr.open_dataset``, so the loaded float4 is comparable bit for bit.
+
+ERA5/ERA5T mixed along an ``expver`` dimension: per value, the first non-missing one in ascending
+expver order is taken. The CDS fills the other expver with _FillValue at every time step, so this is
+"the expver that has the step"; if both ever held a value, final ERA5 (0001) beats ERA5T (0005).
+
+Memory: only coordinates are read at open; ``blocks`` reads just the time slices of each block
+(xarray lazy indexing on a netCDF4 handle). HDF5 decompresses whole chunks, so when a variable's chunks
+span several time steps its chunk cache is enlarged (up to a cap) to hold one time-slab of chunks;
+otherwise reading hour by hour would decompress every chunk once per hour (measured 30x slower).
+
+Why xarray rather than netCDF4 directly: on a global 24 h synthetic file netCDF4 was at most ~1.8x
+faster (NetCDF3) and ~1.05x (NetCDF4), both far above what binary COPY into PostgreSQL consumes, and
+xarray's decoding is by construction the one tests compare against.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import mmap
+import shutil
+import struct
+import tempfile
+import weakref
+import zipfile
+import zlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import netCDF4
+import numpy as np
+import numpy.typing as npt
+import xarray as xr
+
+from era5etl.months import InputError, location_ids, normalize_longitude
+from era5etl.variables import BY_SHORT_NAME, DATA_COLUMNS, VARIABLES, Variable
+
+log = logging.getLogger(__name__)
+
+# Per variable, not in total; only used when a variable's chunks span several time steps.
+DEFAULT_CHUNK_CACHE_BYTES = 256 * 2**20
+
+_TIME_DIMS = ("valid_time", "time")
+_LAT_NAMES = ("latitude", "lat")
+_LON_NAMES = ("longitude", "lon")
+_EXPVER = "expver"
+_HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"
+_GRID_TOLERANCE = 1e-6  # degrees; old files store float32 coordinates, new ones float64
+
+DT64 = npt.NDArray[np.datetime64]
+F32 = npt.NDArray[np.float32]
+F64 = npt.NDArray[np.float64]
+
+
+class StageError(Exception):
+    """A download that cannot be staged; the message names the file and what is wrong with it."""
+
+
+@dataclass
+class Block:
+    """A run of consecutive time steps over all grid points, in table columns and units."""
+
+    valid_time: DT64  # (T,) datetime64[s], UTC
+    # (P,) latitude-major in file order, shared between blocks; None for a grid off the global 0.25
+    # degree lattice, whose points have no location_id (stored NULL).
+    location_id: npt.NDArray[np.int32] | None
+    latitude: F32  # (P,)
+    longitude: F32  # (P,) in (-180, 180]
+    values: dict[str, F32]  # column -> (T, P), NaN where missing; only the columns the download holds
+
+    @property
+    def rows(self) -> int:
+        return len(self.valid_time) * len(self.latitude)
+
+
+# -- reading one part ------------------------------------------------------------------------------
+
+
+@dataclass
+class _Part:
+    """One NetCDF file of a download (a path given, or a ZIP member)."""
+
+    label: str  # how messages name it
+    ds: xr.Dataset
+    table_names: list[str]  # registry short names it holds
+    ignored: list[str]
+    time_dim: str = ""
+    lat_dim: str = ""
+    lon_dim: str = ""
+    times: DT64 | None = None
+    lat: F64 | None = None
+    lon: F64 | None = None
+    expver: tuple[str, ...] = ()
+    expver_order: tuple[int, ...] = ()  # set when expver is a dimension: indices, ERA5 before ERA5T
+    time_chunk: int = 1
+
+
+@dataclass
+class _Source:
+    """One registry variable in one part."""
+
+    part: _Part
+    name: str
+    variable: Variable
+
+    @property
+    def times(self) -> DT64:
+        assert self.part.times is not None
+        return self.part.times
+
+    def read(self, j0: int, j1: int) -> F32:
+        """Time steps j0..j1-1 of this part as (steps, points) float32 in table units."""
+        p = self.part
+        dims = [p.time_dim, *([_EXPVER] if p.expver_order else []), p.lat_dim, p.lon_dim]
+        da = p.ds[self.name].isel({p.time_dim: slice(j0, j1)}).transpose(*dims)
+        try:
+            decoded = np.asarray(da.values)
+        except (OSError, RuntimeError, ValueError) as exc:
+            raise StageError(f"{p.label}: reading {self.name} at {self.times[j0]}..{self.times[j1 - 1]} "
+                             f"failed: {exc} (the file is corrupt)") from exc
+        # A fresh float64 copy: xarray's result is float32 for the new CDS and may be a view.
+        x = np.array(decoded, dtype=np.float64)
+        if p.expver_order:
+            x = _first_valid(x, p.expver_order)
+        np.multiply(x, self.variable.scale, out=x)
+        np.add(x, self.variable.offset, out=x)
+        return x.astype(np.float32).reshape(j1 - j0, -1)
+
+
+def _first_valid(x: F64, order: tuple[int, ...]) -> F64:
+    """(T, expver, lat, lon) -> (T, lat, lon): per value, the first non-NaN in ``order``."""
+    out = x[:, order[0]].copy()
+    for k in order[1:]:
+        hole = np.isnan(out)
+        if not hole.any():
+            break
+        out[hole] = x[:, k][hole]
+    return out
+
+
+def _sniff(path: Path, label: str) -> str:
+    """'zip', 'nc3' or 'hdf5' from the first bytes; the file name is not trusted (CDS ZIPs end in .nc)."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        raise StageError(f"{label}: no such file") from None
+    if not path.is_file():
+        raise StageError(f"{label}: not a regular file")
+    if size == 0:
+        raise StageError(f"{label}: the file is empty (0 bytes); the download did not complete")
+    with path.open("rb") as f:
+        head = f.read(2056)
+    if head[:2] == b"PK":
+        return "zip"
+    if head[:3] == b"CDF" and head[3:4] in (b"\x01", b"\x02", b"\x05"):
+        return "nc3"
+    # HDF5 allows a user block before the signature, at 512 * 2**k.
+    if any(head[off:off + 8] == _HDF5_MAGIC for off in (0, 512, 1024, 2048)):
+        return "hdf5"
+    if head[:4] == b"GRIB":
+        raise StageError(f"{label}: this is GRIB, not NetCDF; request data_format 'netcdf' from the CDS")
+    raise StageError(f"{label}: not a NetCDF file nor a ZIP of NetCDF files "
+                     f"({size} bytes starting {head[:32]!r})")
+
+
+def _check_nc3_size(path: Path, label: str) -> None:
+    """Refuse a truncated NetCDF3 file: the C library opens one and reads the missing tail as zeros."""
+    with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
+        try:
+            need = _nc3_required_size(buf)
+        except (struct.error, ValueError) as exc:
+            raise StageError(f"{label}: truncated or corrupt NetCDF3 header ({exc})") from None
+        if need > len(buf):
+            raise StageError(f"{label}: truncated NetCDF3 file: its header describes {need:,} bytes of data "
+                             f"but the file has {len(buf):,}")
+
+
+_NC3_TYPE_SIZE = {1: 1, 2: 1, 3: 2, 4: 4, 5: 4, 6: 8, 7: 1, 8: 2, 9: 4, 10: 8, 11: 8}
+
+
+def _nc3_required_size(buf: mmap.mmap) -> int:
+    """Bytes a classic/64-bit-offset/CDF-5 file must have, from its header (NetCDF file format spec)."""
+    version = buf[3]
+    size_fmt = ">q" if version == 5 else ">i"  # nelems, dim lengths, dim ids, vsize
+    pos = 4
+
+    def take(fmt: str) -> int:
+        nonlocal pos
+        (value,) = struct.unpack_from(fmt, buf, pos)
+        pos += struct.calcsize(fmt)
+        return int(value)
+
+    def skip_name() -> None:
+        nonlocal pos
+        n = take(size_fmt)
+        if n < 0 or pos + n > len(buf):
+            raise ValueError("name runs past the end of the file")
+        pos += -(-n // 4) * 4
+
+    def skip_atts() -> None:
+        nonlocal pos
+        tag, n = take(">i"), take(size_fmt)
+        if tag not in (0, 0x0C) or n < 0:
+            raise ValueError("bad attribute list")
+        for _ in range(n):
+            skip_name()
+            nc_type = take(">i")
+            if nc_type not in _NC3_TYPE_SIZE:
+                raise ValueError(f"unknown attribute type {nc_type}")
+            n_values = take(size_fmt)  # not inlined into `pos +=`: take() moves pos itself
+            if n_values < 0:
+                raise ValueError("bad attribute length")
+            pos += -(-n_values * _NC3_TYPE_SIZE[nc_type] // 4) * 4
+
+    numrecs = take(">Q" if version == 5 else ">I")
+    streaming = numrecs == (2**64 - 1 if version == 5 else 2**32 - 1)
+    tag, n = take(">i"), take(size_fmt)
+    if tag not in (0, 0x0A) or n < 0:
+        raise ValueError("bad dimension list")
+    dim_len = []
+    for _ in range(n):
+        skip_name()
+        dim_len.append(take(size_fmt))
+    skip_atts()
+    tag, n = take(">i"), take(size_fmt)
+    if tag not in (0, 0x0B) or n < 0:
+        raise ValueError("bad variable list")
+    fixed_end = pos
+    records: list[tuple[int, int]] = []  # (begin, bytes per record)
+    for _ in range(n):
+        skip_name()
+        dimids = [take(size_fmt) for _ in range(take(size_fmt))]
+        skip_atts()
+        nc_type = take(">i")
+        if nc_type not in _NC3_TYPE_SIZE or any(not 0 <= d < len(dim_len) for d in dimids):
+            raise ValueError("bad variable definition")
+        take(size_fmt)  # vsize: clamped for > 4 GiB variables, so recomputed below
+        begin = take(">i" if version == 1 else ">q")
+        shape = [dim_len[d] for d in dimids]
+        if shape and shape[0] == 0:  # the record (unlimited) dimension comes first
+            records.append((begin, math.prod(shape[1:]) * _NC3_TYPE_SIZE[nc_type]))
+        else:
+            fixed_end = max(fixed_end, begin + math.prod(shape) * _NC3_TYPE_SIZE[nc_type])
+    need = fixed_end
+    if records and numrecs and not streaming:
+        # Record slabs are padded to 4 bytes, except when there is a single record variable.
+        recsize = records[0][1] if len(records) == 1 else sum(-(-b // 4) * 4 for _, b in records)
+        need = max(need, *(begin + (numrecs - 1) * recsize + b for begin, b in records))
+    return need
+
+
+def _enlarge_chunk_caches(nc: Any, names: list[str], label: str, cap: int) -> int:
+    """Let each variable's HDF5 chunk cache hold one time-slab of chunks; returns the largest time chunk."""
+    time_chunk = 1
+    for name in names:
+        var = nc.variables[name]
+        chunks = var.chunking()
+        tdims = [i for i, d in enumerate(var.dimensions) if d in _TIME_DIMS]
+        if chunks == "contiguous" or not tdims:
+            continue
+        ti = tdims[0]
+        time_chunk = max(time_chunk, int(chunks[ti]))
+        n_chunks = 1
+        slab = int(chunks[ti]) * var.dtype.itemsize
+        for i, (c, length) in enumerate(zip(chunks, var.shape, strict=True)):
+            if i != ti:
+                n_chunks *= -(-length // c)
+                slab *= -(-length // c) * c
+        size, nelems, preemption = var.get_var_chunk_cache()
+        if slab > size:
+            var.set_var_chunk_cache(size=max(size, min(slab, cap)), nelems=max(nelems, 4 * n_chunks + 1),
+                                    preemption=preemption)
+            if slab > max(size, cap):
+                log.warning("%s: %s is chunked %s steps deep; one time-slab of chunks is %d MiB, more than "
+                            "the %d MiB chunk cache, so blocks shorter than %s steps re-decompress chunks",
+                            label, name, chunks[ti], slab >> 20, max(size, cap) >> 20, chunks[ti])
+    return time_chunk
+
+
+def _open_part(path: Path, label: str, kind: str, chunk_cache_bytes: int) -> _Part:
+    if kind == "nc3":
+        _check_nc3_size(path, label)
+    try:
+        nc = netCDF4.Dataset(path, "r")
+    except OSError as exc:
+        raise StageError(f"{label}: not a readable NetCDF file, corrupt or truncated ({exc})") from None
+    try:
+        time_chunk = 1
+        if kind == "hdf5":
+            names = [n for n in nc.variables if n in BY_SHORT_NAME]
+            time_chunk = _enlarge_chunk_caches(nc, names, label, chunk_cache_bytes)
+        # Wrapping our own handle keeps the chunk caches set above and lets ds.close() close it.
+        store = xr.backends.NetCDF4DataStore(nc)  # type: ignore[no-untyped-call]  # untyped in xarray
+        ds = xr.open_dataset(store, mask_and_scale=True, decode_times=True,
+                             decode_timedelta=False, cache=False)
+    except Exception as exc:
+        nc.close()
+        raise StageError(f"{label}: cannot be read as NetCDF ({type(exc).__name__}: {exc})") from exc
+    try:
+        return _describe(ds, label, time_chunk)
+    except BaseException:
+        ds.close()
+        raise
+
+
+def _describe(ds: xr.Dataset, label: str, time_chunk: int) -> _Part:
+    table_names: list[str] = []
+    ignored: list[str] = []
+    for name in map(str, ds.data_vars):
+        if name in BY_SHORT_NAME:
+            table_names.append(name)
+        elif any(d in ds[name].dims for d in _LAT_NAMES) and any(d in ds[name].dims for d in _LON_NAMES):
+            ignored.append(name)  # bounds, scalars and other metadata are not worth naming
+    part = _Part(label=label, ds=ds, table_names=table_names, ignored=ignored, time_chunk=time_chunk)
+    if not table_names:
+        return part
+
+    dims0: tuple[str, ...] | None = None
+    for name in table_names:
+        dims = tuple(map(str, ds[name].dims))
+        tdims = [d for d in dims if d in _TIME_DIMS]
+        lat = [d for d in dims if d in _LAT_NAMES]
+        lon = [d for d in dims if d in _LON_NAMES]
+        if not tdims:
+            raise StageError(f"{label}: {name} has no time dimension (valid_time or time); "
+                             f"its dimensions are {dims}")
+        extra = set(dims) - {*tdims[:1], *lat[:1], *lon[:1], _EXPVER}
+        if len(tdims) != 1 or len(lat) != 1 or len(lon) != 1 or extra:
+            raise StageError(f"{label}: {name} has dimensions {dims}; expected (valid_time or time, "
+                             f"[expver,] latitude, longitude) - ensemble members or levels are not loadable")
+        if dims0 is not None and set(dims) != set(dims0):
+            raise StageError(f"{label}: {name} has dimensions {dims} but {table_names[0]} has {dims0}")
+        dims0 = dims
+    assert dims0 is not None
+    part.time_dim = next(d for d in dims0 if d in _TIME_DIMS)
+    part.lat_dim = next(d for d in dims0 if d in _LAT_NAMES)
+    part.lon_dim = next(d for d in dims0 if d in _LON_NAMES)
+
+    t = ds[part.time_dim].values
+    if not np.issubdtype(t.dtype, np.datetime64):
+        units = ds[part.time_dim].attrs.get("units") or ds[part.time_dim].encoding.get("units")
+        raise StageError(f"{label}: the time coordinate {part.time_dim} could not be decoded as dates "
+                         f"(units {units!r})")
+    times = t.astype("datetime64[s]")
+    if np.isnat(times).any():
+        raise StageError(f"{label}: the time coordinate {part.time_dim} has missing values")
+    if times.size > 1 and not (np.diff(times.astype(np.int64)) > 0).all():
+        raise StageError(f"{label}: the time steps of {part.time_dim} are not strictly increasing")
+    part.times = times
+
+    part.lat = np.asarray(ds[part.lat_dim].values, dtype=np.float64)
+    part.lon = np.asarray(ds[part.lon_dim].values, dtype=np.float64)
+    if not (np.isfinite(part.lat).all() and np.isfinite(part.lon).all()):
+        raise StageError(f"{label}: latitude or longitude has missing values")
+
+    if _EXPVER in dims0:
+        raw = ds[_EXPVER].values if _EXPVER in ds.variables else np.arange(1, ds.sizes[_EXPVER] + 1)
+        labels = [_expver_label(v) for v in raw]
+        part.expver = tuple(sorted(set(labels)))
+        part.expver_order = tuple(int(i) for i in np.argsort(labels, kind="stable"))
+    elif _EXPVER in ds.variables:
+        part.expver = tuple(sorted({_expver_label(v) for v in np.unique(ds[_EXPVER].values)}))
+    return part
+
+
+def _expver_label(v: object) -> str:
+    """'0001' whether the file says 1 (old CDS, int) or '0001' (new CDS, string)."""
+    if isinstance(v, bytes):
+        v = v.decode()
+    if isinstance(v, str):
+        v = v.strip()
+        return f"{int(v):04d}" if v.isdigit() else v
+    return f"{int(v):04d}"  # type: ignore[call-overload]
+
+
+def _extract_zip(path: Path, label: str, into: Path) -> list[tuple[Path, str]]:
+    out: list[tuple[Path, str]] = []
+    try:
+        with zipfile.ZipFile(path) as zf:
+            members = [m for m in zf.infolist() if not m.is_dir()]
+            if not members:
+                raise StageError(f"{label}: the ZIP holds no files")
+            for i, m in enumerate(members):
+                # Flattened and numbered: member names are not trusted to stay inside the temp dir.
+                target = into / f"{i:03d}_{Path(m.filename).name}"
+                with zf.open(m) as src, target.open("wb") as dst:
+                    shutil.copyfileobj(src, dst, 4 * 2**20)
+                out.append((target, f"{label} (ZIP member {m.filename})"))
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, zlib.error) as exc:
+        raise StageError(f"{label}: corrupt or truncated ZIP ({exc})") from None
+    return out
+
+
+# -- the download ----------------------------------------------------------------------------------
+
+
+class StagedDownload:
+    """The parts of one download, open for reading in blocks. Build it with ``open_download``."""
+
+    paths: list[Path]
+    parts: list[str]  # every NetCDF read, ZIP members included, as messages name them
+    variables: list[Variable]
+    ignored: list[str]
+    missing_columns: list[str]
+    valid_time: DT64
+    expver: list[str]
+    points: int
+    latitude: F32
+    longitude: F32
+    location_id: npt.NDArray[np.int32] | None  # None: off the 0.25 degree lattice, stored NULL
+    time_chunk: int  # the deepest time chunking of a table variable: blocks of this many hours read best
+
+    def __init__(self, paths: list[Path], parts: list[_Part], tmpdir: Path | None,
+                 ) -> None:
+        self.paths = paths
+        self.parts = [p.label for p in parts]
+        self._closed = False
+
+        table_parts = [p for p in parts if p.table_names]
+        seen: dict[str, None] = {}
+        for p in parts:
+            seen.update(dict.fromkeys(n for n in p.ignored if n not in BY_SHORT_NAME))
+        self.ignored = list(seen)
+        if not table_parts:
+            found = f"; found {', '.join(self.ignored)}" if self.ignored else ""
+            raise StageError(f"{', '.join(self.parts)}: none of the table's variables are in the download "
+                             f"(it needs some of {', '.join(v.short_name for v in VARIABLES)}{found})")
+
+        first = table_parts[0]
+        assert first.lat is not None and first.lon is not None
+        lon_norm = normalize_longitude(first.lon)
+        for p in table_parts[1:]:
+            assert p.lat is not None and p.lon is not None
+            if (p.lat.shape != first.lat.shape or p.lon.shape != first.lon.shape
+                    or not np.allclose(p.lat, first.lat, rtol=0, atol=_GRID_TOLERANCE)
+                    or not np.allclose(normalize_longitude(p.lon), lon_norm, rtol=0, atol=_GRID_TOLERANCE)):
+                raise StageError(f"the parts of this download are on different grids: {_grid(first)} "
+                                 f"but {_grid(p)}")
+
+        sources: dict[str, list[_Source]] = {}
+        for p in table_parts:
+            for name in p.table_names:
+                var = BY_SHORT_NAME[name]
+                for other in sources.get(var.column, []):
+                    assert p.times is not None
+                    common = np.intersect1d(other.times, p.times).size
+                    if common:
+                        raise StageError(f"{name} is in both {other.part.label} and {p.label} for {common} "
+                                         "of the same time steps; which one to load is ambiguous")
+                sources.setdefault(var.column, []).append(_Source(p, name, var))
+        self._sources = sources
+        self.variables = [v for v in VARIABLES if v.column in sources]
+        self.missing_columns = [c for c in DATA_COLUMNS if c not in sources]
+        self.valid_time = np.unique(np.concatenate([p.times for p in table_parts if p.times is not None]))
+        self.expver = sorted({e for p in table_parts for e in p.expver})
+        self.time_chunk = max(p.time_chunk for p in table_parts)
+
+        glat, glon = np.meshgrid(first.lat, lon_norm, indexing="ij")
+        self.points = glat.size
+        self.latitude = _readonly(glat.ravel().astype(np.float32))
+        self.longitude = _readonly(glon.ravel().astype(np.float32))
+        ids: npt.NDArray[np.int32] | None
+        try:
+            ids = location_ids(glat.ravel(), glon.ravel())
+        except InputError:
+            # The CDS interpolates to any grid asked for; such points are loaded with their true
+            # latitude and longitude but no id, rather than being given a neighbour's.
+            ids = None
+        else:
+            # id - 1 = lat_index * 1440 + lon_index with lon_index < 1440: two points share an id exactly
+            # when a latitude or a longitude repeats, so checking the axes avoids a unique() over all points.
+            axes = ids.reshape(glat.shape)
+            if (np.unique(axes[:, 0]).size != axes.shape[0]
+                    or np.unique(axes[0, :]).size != axes.shape[1]):
+                raise StageError(f"{_grid(first)}: some grid points repeat (after mapping longitude to "
+                                 "(-180, 180]); each point would be loaded twice")
+        self.location_id = None if ids is None else _readonly(ids)
+        # Registered last: if a check above raises, open_download releases the parts itself.
+        self._finalizer = weakref.finalize(self, _release, [p.ds for p in parts], tmpdir)
+
+    @property
+    def rows(self) -> int:
+        return len(self.valid_time) * self.points
+
+    def blocks(self, start: datetime | None = None, end: datetime | None = None, hours: int = 1
+               ) -> Iterator[Block]:
+        """Blocks of ``hours`` consecutive time steps (of the download, not of the clock) in [start, end).
+
+        Naive datetimes are taken as UTC. Only the slices of each block are read from disk.
+        """
+        if hours < 1:
+            raise ValueError(f"hours must be at least 1, not {hours}")
+        if self._closed:
+            raise ValueError("the staged download is closed")
+        vt = self.valid_time.astype("datetime64[us]")
+        i0 = 0 if start is None else int(np.searchsorted(vt, _dt64(start), "left"))
+        i1 = len(vt) if end is None else int(np.searchsorted(vt, _dt64(end), "left"))
+        # Not a generator itself, so bad arguments fail at the call rather than at the first next().
+        return self._blocks(i0, i1, hours)
+
+    def _blocks(self, i0: int, i1: int, hours: int) -> Iterator[Block]:
+        for a in range(i0, i1, hours):
+            times = self.valid_time[a:min(a + hours, i1)].copy()
+            values = {v.column: self._read(v.column, times) for v in self.variables}
+            yield Block(times, self.location_id, self.latitude, self.longitude, values)
+
+    def _read(self, column: str, times: DT64) -> F32:
+        sources = self._sources[column]
+        spans = [(s, int(np.searchsorted(s.times, times[0], "left")),
+                  int(np.searchsorted(s.times, times[-1], "right"))) for s in sources]
+        # Within [times[0], times[-1]] a part's steps are a subset of the block's (the block is a run of
+        # the union), so a part with as many steps there as the block has every one of them.
+        for s, j0, j1 in spans:
+            if j1 - j0 == len(times):
+                return s.read(j0, j1)
+        out = np.full((len(times), self.points), np.nan, dtype=np.float32)
+        for s, j0, j1 in spans:
+            if j1 > j0:
+                out[np.searchsorted(times, s.times[j0:j1])] = s.read(j0, j1)
+        return out
+
+    def close(self) -> None:
+        self._closed = True
+        self._finalizer()
+
+    def __enter__(self) -> StagedDownload:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        span = f"{self.valid_time[0]}..{self.valid_time[-1]}" if len(self.valid_time) else "no time steps"
+        return (f"<StagedDownload {', '.join(p.name for p in self.paths)}: {len(self.valid_time)} steps "
+                f"({span}) x {self.points} points, columns {[v.column for v in self.variables]}>")
+
+
+def _release(datasets: list[xr.Dataset], tmpdir: Path | None) -> None:
+    for ds in datasets:
+        try:
+            ds.close()
+        except Exception as exc:  # a close failing must not keep the others open or the temp dir
+            log.warning("closing a staged file failed: %s", exc)
+    if tmpdir is not None:
+        shutil.rmtree(tmpdir, ignore_errors=True)
+
+
+def _readonly(a: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    # Blocks share these arrays; a consumer editing one in place would corrupt every later block.
+    a.flags.writeable = False
+    return a
+
+
+def _grid(p: _Part) -> str:
+    assert p.lat is not None and p.lon is not None
+    return (f"{p.label} ({p.lat.size}x{p.lon.size} points, latitude {p.lat[0]:g}..{p.lat[-1]:g}, "
+            f"longitude {p.lon[0]:g}..{p.lon[-1]:g})")
+
+
+def _dt64(moment: datetime) -> np.datetime64:
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC).replace(tzinfo=None)
+    return np.datetime64(moment, "us")
+
+
+def open_download(paths: Sequence[Path], *, tmp_dir: Path | None = None,
+                  chunk_cache_bytes: int = DEFAULT_CHUNK_CACHE_BYTES) -> StagedDownload:
+    """Open the files of one download (NetCDF, or ZIPs of NetCDF) for reading in blocks.
+
+    ``tmp_dir``: where ZIPs are extracted (a fresh temporary directory inside it, removed on close).
+    A grid off the global 0.25 degree lattice opens with ``location_id`` None (its rows get NULL ids).
+    """
+    if not paths:
+        raise StageError("no files given")
+    tmpdir: Path | None = None
+    parts: list[_Part] = []
+    try:
+        for path in map(Path, paths):
+            kind = _sniff(path, str(path))
+            if kind != "zip":
+                parts.append(_open_part(path, str(path), kind, chunk_cache_bytes))
+                continue
+            if tmpdir is None:
+                tmpdir = Path(tempfile.mkdtemp(prefix="era5-stage-", dir=tmp_dir))
+            into = Path(tempfile.mkdtemp(dir=tmpdir))
+            for member, label in _extract_zip(path, str(path), into):
+                member_kind = _sniff(member, label)
+                if member_kind == "zip":
+                    raise StageError(f"{label}: a ZIP inside the ZIP; expected NetCDF files")
+                parts.append(_open_part(member, label, member_kind, chunk_cache_bytes))
+        return StagedDownload([Path(p) for p in paths], parts, tmpdir)
+    except BaseException:
+        _release([p.ds for p in parts], tmpdir)
+        raise
