@@ -30,12 +30,13 @@ def _emit(obj: dict[str, Any], as_json: bool) -> None:
 
 def cmd_db(args: argparse.Namespace) -> int:
     if os.environ.get("ERA5_DATABASE_URL"):
-        url = os.environ["ERA5_DATABASE_URL"]
+        given = os.environ["ERA5_DATABASE_URL"]
         if args.action == "down":
             print("ERA5_DATABASE_URL is set: the database is not ours to stop", file=sys.stderr)
             return 2
-        print(redact(url) if not args.json else "")
-        _emit({"url": url, "running": True, "managed": False}, args.json)
+        if not args.json:
+            print(redact(given))
+        _emit({"url": given, "running": True, "managed": False}, args.json)
         return 0
     server = LocalTimescale()
     if args.action == "up":
@@ -50,10 +51,10 @@ def cmd_db(args: argparse.Namespace) -> int:
     else:
         state = server.state()
         running = server.running(state)
-        url = state.url() if state else None
+        known = state.url() if state else None
         if not args.json:
-            print(f"{url or '(not provisioned)'} {'running' if running else 'stopped'}")
-        _emit({"url": url, "running": running, "managed": True, "home": str(server.home)}, args.json)
+            print(f"{known or '(not provisioned)'} {'running' if running else 'stopped'}")
+        _emit({"url": known, "running": running, "managed": True, "home": str(server.home)}, args.json)
     return 0
 
 

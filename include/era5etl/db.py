@@ -23,6 +23,7 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
 import psycopg
@@ -82,7 +83,7 @@ def with_database(url: str, dbname: str) -> str:
 
 
 @contextlib.contextmanager
-def connect(url: str, *, autocommit: bool = False) -> Iterator[psycopg.Connection[tuple[object, ...]]]:
+def connect(url: str, *, autocommit: bool = False) -> Iterator[psycopg.Connection[tuple[Any, ...]]]:
     try:
         conn = psycopg.connect(url, autocommit=autocommit, connect_timeout=10, application_name="era5etl")
     except psycopg.OperationalError as exc:
@@ -103,7 +104,7 @@ def table_ident(table: str) -> sql.Identifier:
 
 def _render(path: Path, **idents: sql.Composable) -> sql.Composed:
     # Schema files use {name} placeholders for identifiers only; values are never formatted in.
-    return sql.SQL(path.read_text()).format(**idents)  # type: ignore[arg-type]
+    return sql.SQL(path.read_text()).format(**idents)
 
 
 def ensure_schema(url: str, table: str = "weather", chunk_interval: str = "1 day") -> None:

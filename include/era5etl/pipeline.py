@@ -134,7 +134,7 @@ def stage_step(url: str, job: MonthJob) -> dict[str, Any]:
             check_download(staged, job)
             fig.rows = staged.rows
             fig.bytes = path.stat().st_size
-            report = {
+            report: dict[str, Any] = {
                 "rows": staged.rows,
                 "points": staged.points,
                 "hours": len(staged.valid_time),

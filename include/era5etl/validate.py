@@ -54,21 +54,26 @@ def month_query(url: str, table: str, month: Month, area: Area) -> str:
 
 def validate_month(url: str, table: str, month: Month, area: Area, grid: Grid) -> Validation:
     import great_expectations as gx
+    from great_expectations.data_context.types.base import ProgressBarsConfig
+    from great_expectations.expectations import (  # type: ignore[attr-defined]
+        ExpectColumnValuesToNotBeNull,
+        ExpectTableRowCountToEqual,
+    )
 
     expected = expected_rows(month, area, grid)
     query = month_query(url, table, month, area)
     began = time.perf_counter()
     context = gx.get_context(mode="ephemeral")
-    context.variables.progress_bars = gx.data_context.types.base.ProgressBarsConfig(globally=False)
+    context.variables.progress_bars = ProgressBarsConfig(globally=False)
     source = context.data_sources.add_postgres(
         "era5", connection_string=url.replace("postgresql://", "postgresql+psycopg://", 1)
     )
     asset = source.add_query_asset(f"{table}_{month}", query=query)
     batch = asset.add_batch_definition_whole_table("month")
     suite = context.suites.add(gx.ExpectationSuite(name=f"era5_month_{table}"))
-    suite.add_expectation(gx.expectations.ExpectTableRowCountToEqual(value=expected))
-    suite.add_expectation(gx.expectations.ExpectColumnValuesToNotBeNull(column="time"))
-    suite.add_expectation(gx.expectations.ExpectColumnValuesToNotBeNull(column="location_id"))
+    suite.add_expectation(ExpectTableRowCountToEqual(value=expected))
+    suite.add_expectation(ExpectColumnValuesToNotBeNull(column="time"))
+    suite.add_expectation(ExpectColumnValuesToNotBeNull(column="location_id"))
     definition = context.validation_definitions.add(
         gx.ValidationDefinition(name=f"{table}_{month}_{area}", data=batch, suite=suite)
     )
@@ -89,5 +94,5 @@ def validate_month(url: str, table: str, month: Month, area: Area, grid: Grid) -
         observed_rows=observed,
         failed=failed,
         seconds=seconds,
-        result=outcome.to_json_dict(),
+        result=outcome.to_json_dict(),  # type: ignore[no-untyped-call]
     )

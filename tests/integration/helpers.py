@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import xarray as xr
+
 from era5etl.months import InputError, location_ids, normalize_longitude
 from era5etl.variables import BY_SHORT_NAME
 

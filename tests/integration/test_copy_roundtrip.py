@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 
 import numpy as np
 import pytest
+
 from era5etl import copy as pgcopy
 from era5etl.db import connect
 from era5etl.variables import DATA_COLUMNS

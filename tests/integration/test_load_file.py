@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import xarray as xr
+
 from era5etl.db import connect
 from era5etl.variables import DATA_COLUMNS
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from era5etl.cds import synth
 from era5etl.cds.fetch import MANIFEST, MonthRequest
 from era5etl.db import connect

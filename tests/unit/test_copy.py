@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 import pytest
+
 from era5etl import copy as pgcopy
 from era5etl.stage import Block, open_download
 from era5etl.variables import DATA_COLUMNS

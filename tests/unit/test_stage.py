@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 import xarray as xr
+
 from era5etl.months import location_ids
 from era5etl.stage import Block, StagedDownload, StageError, open_download
 from era5etl.variables import BY_SHORT_NAME, DATA_COLUMNS

@@ -148,8 +148,9 @@ def report(**context: Any) -> dict[str, Any]:
             " AND month = %s AND table_name = %s ORDER BY id",
             (j.run_id, j.month.start.date(), j.table),
         ).fetchall()
-    figures = [{"task": r[0], "rows": r[1], "bytes": r[2], "seconds": round(r[3], 3),
-                "rows_per_s": round(r[4]) if r[4] else None} for r in rows]
+    figures = [{"task": task, "rows": n, "bytes": size, "seconds": round(float(secs), 3),
+                "rows_per_s": round(float(rate)) if rate else None}
+               for task, n, size, secs, rate in rows]
     for f in figures:
         log.info("%s %-9s %12s rows %14s bytes %9.2f s %s rows/s", j.month, f["task"], f"{f['rows']:,}",
                  f"{f['bytes']:,}", f["seconds"], f["rows_per_s"])
