@@ -166,7 +166,10 @@ class Area:
         if east - west >= 360:
             west, east = Decimal("-179.75"), Decimal("180")
         else:
-            west, east = _norm_lon(west), _norm_lon(east)
+            # West -180 starts the box at the antimeridian; the -180 meridian itself is 180 (the east
+            # edge in this convention), so the box's first column is the next one on the lattice.
+            west = Decimal("-179.75") if west == -180 else _norm_lon(west)
+            east = _norm_lon(east)
             if west > east:
                 raise InputError(
                     f"area {text!r} crosses the antimeridian; load it as two areas, one each side of 180"

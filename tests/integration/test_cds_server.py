@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 import requests
 import xarray as xr
+
 from era5etl.cds.server import ERA5_LICENCE, LocalCDS
 
 pytestmark = pytest.mark.integration

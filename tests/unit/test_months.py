@@ -42,6 +42,7 @@ def test_area_points_follow_the_lattice() -> None:
     # 0..360 longitudes are the same box as -180..180 ones.
     assert Area.parse("10/350/0/355") == Area.parse("10/-10/0/-5")
     assert Area.parse("90/-180/-90/180").points(Grid()) == 1_038_240
+    assert Area.parse("50/-180/40/-170").longitudes(Grid())[:2] == [-179.75, -179.5]
     assert expected_rows(Month(2024, 1), area, Grid()) == 744 * 441
 
 
