@@ -102,29 +102,23 @@ def table_ident(table: str) -> sql.Identifier:
     return sql.Identifier(*table.split(".", 1))
 
 
-def _render(path: Path, **idents: sql.Composable) -> sql.Composed:
-    # Schema files use {name} placeholders for identifiers only; values are never formatted in.
-    return sql.SQL(path.read_text()).format(**idents)
+def _render(path: Path, **idents: sql.Composable) -> sql.SQL | sql.Composed:
+    # A schema file that takes identifiers uses {name} placeholders for them (values are never
+    # formatted in); one that takes none is run as written, so its braces (JSON defaults) stay literal.
+    text = sql.SQL(path.read_text())  # a file of ours, never user input
+    return text.format(**idents) if idents else text
 
 
 def ensure_schema(url: str, table: str = "weather", chunk_interval: str = "1 day") -> None:
     """Create the extension, the pipeline's own tables, and the hypertable ``table`` if missing."""
     ident = table_ident(table)
-    base = table.split(".")[-1]
     with connect(url, autocommit=True) as conn:
         # Two first runs at once would both try CREATE; a session lock keeps them in line.
         conn.execute("SELECT pg_advisory_lock(hashtext('era5etl.schema'))")
         try:
             conn.execute(_render(SQL_DIR / "001_extension.sql"))
             conn.execute(_render(SQL_DIR / "002_pipeline_tables.sql"))
-            conn.execute(
-                _render(
-                    SQL_DIR / "010_weather_hypertable.sql",
-                    table=ident,
-                    time_index=sql.Identifier(f"{base}_time_idx"),
-                    location_index=sql.Identifier(f"{base}_location_time_idx"),
-                )
-            )
+            conn.execute(_render(SQL_DIR / "010_weather_hypertable.sql", table=ident))
             conn.execute(
                 "SELECT create_hypertable(%s::regclass, by_range('time', %s::interval),"
                 " create_default_indexes => false, if_not_exists => true)",

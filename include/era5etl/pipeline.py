@@ -155,8 +155,7 @@ def load_step(url: str, job: MonthJob, on_chunk: Callable[[ChunkResult], None] |
         path = _download_path(job)
         with open_download([path]) as staged:
             check_download(staged, job)
-            result = load(url, job.table, staged, chunk_interval=job.chunk_interval,
-                          start=job.month.start, end=job.month.end, on_chunk=on_chunk)
+            result = load(url, job.table, staged, start=job.month.start, end=job.month.end, on_chunk=on_chunk)
         fig.rows, fig.bytes = result.rows, result.bytes
         fig.detail = {"deleted": result.deleted, "chunks": result.chunk_rates()}
     ledger.set_state(url, table=job.table, month=job.month, area=str(job.area), grid=str(job.grid),

@@ -1,0 +1,113 @@
+"""Every chunk is written whole or not at all: a loader killed with SIGKILL mid-COPY, then a rerun."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from era5etl.cds import synth
+from era5etl.cds.fetch import MonthRequest
+from era5etl.db import connect
+from era5etl.months import Area, Grid, Month
+from era5etl.variables import VARIABLES
+
+DAYS = 6
+
+
+@pytest.fixture(scope="module")
+def big_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Six days of a 30 x 30 degree box: 121 x 121 points, ~2.1M rows, a few seconds to load."""
+    request = MonthRequest(Month(2023, 6), Area.parse("60/0/30/30"), Grid(), VARIABLES).cds_request()
+    request["day"] = [f"{d:02d}" for d in range(1, DAYS + 1)]
+    return synth.write_download(request, tmp_path_factory.mktemp("big") / "download.zip")
+
+
+def _per_day(url: str, table: str) -> dict[str, int]:
+    with connect(url) as conn:
+        rows = conn.execute(f"SELECT to_char(time, 'YYYY-MM-DD'), count(*) FROM {table} GROUP BY 1").fetchall()
+    return {d: int(n) for d, n in rows}
+
+
+def _copying(url: str) -> bool:
+    with connect(url) as conn:
+        row = conn.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'era5etl' "
+                           "AND query LIKE 'COPY %%' AND state = 'active'").fetchone()
+    return bool(row and row[0])
+
+
+def test_sigkill_mid_copy_leaves_whole_chunks_and_a_rerun_is_exact(db_url: str, table: str, big_file: Path) -> None:
+    per_day = 24 * 121 * 121
+    cmd = [sys.executable, "-m", "era5etl", "load-file", str(big_file), "--table", table]
+    # First a complete load, so the kill below interrupts a *reload* of chunks that hold data.
+    assert subprocess.run(cmd, capture_output=True, text=True, check=False).returncode == 0
+    assert _per_day(db_url, table) == {f"2023-06-{d:02d}": per_day for d in range(1, DAYS + 1)}
+
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not _copying(db_url):
+        assert proc.poll() is None, "the loader finished before it could be killed mid-COPY"
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    time.sleep(0.3)  # well inside a chunk's COPY
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    # The server notices the dead client and rolls its transactions back.
+    deadline = time.monotonic() + 30
+    while _copying(db_url) and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+    after_kill = _per_day(db_url, table)
+    # Every chunk is either as it was (complete) or replaced in full; a half-written day would show
+    # here as a count other than per_day.
+    assert set(after_kill.values()) == {per_day}, after_kill
+    assert len(after_kill) == DAYS
+
+    assert subprocess.run(cmd, capture_output=True, text=True, check=False).returncode == 0
+    assert _per_day(db_url, table) == {f"2023-06-{d:02d}": per_day for d in range(1, DAYS + 1)}
+
+
+def test_kill_during_first_load_leaves_no_partial_day(db_url: str, table: str, big_file: Path) -> None:
+    per_day = 24 * 121 * 121
+    cmd = [sys.executable, "-m", "era5etl", "load-file", str(big_file), "--table", table]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not _copying(db_url):
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.02)
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 30
+    while _copying(db_url) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert set(_per_day(db_url, table).values()) <= {per_day}
+    assert subprocess.run(cmd, capture_output=True, text=True, check=False).returncode == 0
+    assert _per_day(db_url, table) == {f"2023-06-{d:02d}": per_day for d in range(1, DAYS + 1)}
+
+
+def test_each_chunk_has_the_read_indexes(db_url: str, table: str, big_file: Path) -> None:
+    cmd = [sys.executable, "-m", "era5etl", "load-file", str(big_file), "--table", table]
+    assert subprocess.run(cmd, capture_output=True, text=True, check=False).returncode == 0
+    with connect(db_url) as conn:
+        chunks = conn.execute("SELECT chunk_schema || '.' || chunk_name FROM timescaledb_information.chunks "
+                              "WHERE hypertable_name = %s", (table,)).fetchall()
+        assert len(chunks) == DAYS
+        for (chunk,) in chunks:
+            defs = sorted(r[0] for r in conn.execute(
+                "SELECT indexdef FROM pg_indexes WHERE schemaname || '.' || tablename = %s", (chunk,)))
+            assert any("USING brin (\"time\")" in d for d in defs), defs
+            assert any("(location_id, \"time\" DESC)" in d for d in defs), defs
+        # One place's history and one hour's slice are both answered from an index.
+        conn.execute("SET enable_seqscan = off")  # tiny chunks: make the planner show its index choice
+        plan = "\n".join(r[0] for r in conn.execute(
+            f"EXPLAIN SELECT * FROM {table} WHERE location_id = 700000 ORDER BY time"))
+        assert "location_time" in plan, plan
+        plan = "\n".join(r[0] for r in conn.execute(
+            f"EXPLAIN SELECT * FROM {table} WHERE time = '2023-06-03 12:00+00'"))
+        assert "time_brin" in plan, plan
