@@ -241,6 +241,10 @@ def build_parser() -> argparse.ArgumentParser:
     st.add_argument("--json", action="store_true")
     st.set_defaults(func=cmd_status)
 
+    from era5etl import reads
+
+    reads.add_parser(sub)
+
     ae = sub.add_parser("airflow-env", help="print shell exports that point Airflow at this checkout")
     ae.set_defaults(func=cmd_airflow_env)
 
