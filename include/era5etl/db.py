@@ -325,6 +325,8 @@ def _run(
 
 def _port_free(port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        # As PostgreSQL binds: connections closed a moment ago (TIME_WAIT) must not count as "taken".
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind(("127.0.0.1", port))
         except OSError:
