@@ -10,6 +10,7 @@ from datetime import timedelta
 from airflow.sdk import DAG, CronDataIntervalTimetable, task
 
 from era5etl.airflow import tasks as steps
+from era5etl.airflow.operators import CdsFetchOperator
 
 with DAG(
     dag_id="era5_monthly",
@@ -24,7 +25,7 @@ with DAG(
     default_args={"retries": 2, "retry_delay": timedelta(minutes=1)},
     tags=["era5", "timescaledb"],
 ) as dag:
-    fetch = task(task_id="fetch")(steps.fetch)()
+    fetch = CdsFetchOperator(task_id="fetch")
     stage = task(task_id="stage")(steps.stage)()
     load = task(task_id="load")(steps.load)()
     validate = task(task_id="validate", retries=0)(steps.validate)()

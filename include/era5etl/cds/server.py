@@ -20,13 +20,18 @@ and from error bodies users have posted:
   ``Content-Length``, and 206 partial content for a ``Range`` (the client resumes with one).
 
 Only the standard library serves HTTP, so nothing joins requirements.txt. Data come from
-:mod:`era5etl.cds.synth`. Switches on the server object inject faults for tests.
+:mod:`era5etl.cds.synth`. Switches on the server object inject faults for tests: the old global
+ones (``fail_months``, ``queue_seconds``, ``truncate_downloads``, ``accepted_licences``) and
+:meth:`LocalCDS.inject`, which aims a fault at one endpoint and, through ``match``, at the requests
+it chooses, a given number of times -- so one test can mix faults across the parts of a month.
+The cost check mirrors the real one (:mod:`era5etl.cds.cost`): 403 "cost limits exceeded".
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import http
 import json
 import logging
 import re
@@ -44,6 +49,7 @@ from types import FrameType, TracebackType
 from typing import Any, BinaryIO, Self
 from urllib.parse import parse_qs, urlsplit
 
+from era5etl.cds import cost as costing
 from era5etl.cds import synth
 
 log = logging.getLogger(__name__)
@@ -96,6 +102,9 @@ class Job:
     log: list[tuple[datetime, str]] = field(default_factory=list)
     errors: list[tuple[datetime, str]] = field(default_factory=list)
     asset: dict[str, Any] | None = None
+    faults: list[Fault] = field(default_factory=list)  # where="job" faults taken when it was created
+    expired: bool = False  # results gone from the cache: /results answers 404 "results expired"
+    released: threading.Event = field(default_factory=threading.Event)  # ends its queue wait early
 
     def set_status(self, status: str, now: datetime) -> None:
         self.status = status
@@ -103,8 +112,63 @@ class Job:
         self.statuses.append(status)
         if status == "running":
             self.started = now
-        elif status in ("successful", "failed"):
+        elif status in ("successful", "failed", "rejected"):
             self.finished = now
+
+    def fault(self, kind: str) -> Fault | None:
+        return next((f for f in self.faults if f.kind == kind), None)
+
+
+FAULT_PLACES = ("submit", "status", "results", "asset", "job")
+FAULT_KINDS: dict[str, tuple[str, ...]] = {
+    # An HTTP error (``status``, optional ``retry_after``), or the connection closed with no answer.
+    "submit": ("status", "drop", "drop_after"),  # drop_after: the job IS created, the answer is lost
+    "status": ("status", "drop"),
+    "results": ("status", "drop", "expire"),  # expire: the job's results leave the cache for good
+    "asset": ("status", "drop", "truncate", "corrupt"),  # corrupt: right size, some bytes flipped
+    # At job creation: "queue" (``seconds`` in the queue), "fail" (``message``), "reject",
+    # "zero_byte" (an empty product), "garbage" (a product that is neither NetCDF nor ZIP).
+    "job": ("queue", "fail", "reject", "zero_byte", "garbage"),
+}
+
+
+@dataclass
+class Fault:
+    """One injected fault: where it strikes, what it does, for which requests, how many times.
+
+    ``match`` sees the request's inputs (the submitted ones, or those of the job a call is about);
+    ``times`` None strikes every matching call. ``hits`` counts the calls it struck.
+    """
+
+    where: str
+    kind: str = "status"
+    status: int = 500
+    retry_after: float | None = None
+    times: int | None = 1
+    match: Callable[[dict[str, Any]], bool] | None = None
+    seconds: float = 0.0
+    message: str | None = None
+    hits: int = 0
+
+    def __post_init__(self) -> None:
+        if self.where not in FAULT_PLACES:
+            raise ValueError(f"where must be one of {FAULT_PLACES}, not {self.where!r}")
+        if self.kind not in FAULT_KINDS[self.where]:
+            raise ValueError(f"a fault at {self.where!r} is one of {FAULT_KINDS[self.where]}, not {self.kind!r}")
+
+    def applies(self, inputs: dict[str, Any] | None) -> bool:
+        if self.times is not None and self.hits >= self.times:
+            return False
+        return self.match is None or (inputs is not None and bool(self.match(inputs)))
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """One HTTP exchange with the server (status 0: the connection was dropped unanswered)."""
+
+    method: str
+    path: str
+    status: int
 
 
 @dataclass(frozen=True)
@@ -126,6 +190,10 @@ class _ApiError(Exception):
         self.body = body
 
 
+class _Answered(Exception):
+    """An injected fault has answered the call (or dropped it); the route stops here."""
+
+
 class LocalCDS:
     """The local CDS. ``start()`` serves in a background thread; also a context manager.
 
@@ -133,11 +201,16 @@ class LocalCDS:
 
     * ``fail_months``: "YYYY-MM" strings; a job whose request touches one of them ends ``failed``
       with a MARS-style error message, as a real failed job does.
-    * ``queue_seconds``: how long a job stays ``accepted`` before it starts ``running``.
+    * ``queue_seconds``: how long a job stays ``accepted`` before it starts ``running`` (per
+      request: a "queue" fault; :meth:`release` ends one job's wait early).
     * ``truncate_downloads``: the next N asset GETs send the headers for the whole body, then only
       half of it, then drop the connection (the client then resumes with ``Range``).
     * ``accepted_licences``: licences the key has accepted; without the ERA5 one, submissions get
       403 "required licences not accepted".
+    * ``cost_limits``: the largest cost (:mod:`era5etl.cds.cost`) accepted per format; a larger
+      request gets 403 "cost limits exceeded", as on the CDS.
+    * :meth:`inject`: any fault of :data:`FAULT_KINDS`, per endpoint, per request, N times.
+    * :meth:`expire`: a finished job's results leave the cache.
     * ``seed``: changes every synthetic value (same seed, same values).
     * ``clock``: "now" for the data (publication cut-off, expver), not for job timestamps.
     """
@@ -165,6 +238,8 @@ class LocalCDS:
         self.queue_seconds: float = 0.0
         self.truncate_downloads: int = 0
         self.accepted_licences: set[tuple[str, int]] = {ERA5_LICENCE}
+        self.cost_limits: dict[str, float] = dict(costing.DEFAULT_LIMITS)
+        self.faults: list[Fault] = []
         self.seed: int = 0
         self.clock: Callable[[], datetime] = _utcnow
         self.messages: list[dict[str, Any]] = []
@@ -172,10 +247,12 @@ class LocalCDS:
         self.requests: list[dict[str, Any]] = []  # the inputs of every job created, in order
         self.jobs: dict[str, Job] = {}
         self.downloads: list[DownloadRecord] = []
+        self.calls: list[CallRecord] = []  # every HTTP exchange, API and assets alike
 
         self._lock = threading.RLock()
         self._stopping = threading.Event()
         self._assets: dict[str, tuple[Path, str]] = {}  # URL path -> (file, md5)
+        self._asset_jobs: dict[str, str] = {}  # URL path -> job id
         self._workers: list[threading.Thread] = []
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -210,6 +287,9 @@ class LocalCDS:
 
     def stop(self) -> None:
         self._stopping.set()
+        with self._lock:
+            for job in self.jobs.values():
+                job.released.set()
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()
@@ -240,6 +320,12 @@ class LocalCDS:
         now = _utcnow()
         job = Job(job_id=str(uuid.uuid4()), process_id=process_id, inputs=inputs, created=now, updated=now)
         with self._lock:
+            seen: set[str] = set()
+            for fault in self.faults:
+                if fault.where == "job" and fault.kind not in seen and fault.applies(inputs):
+                    fault.hits += 1
+                    seen.add(fault.kind)
+                    job.faults.append(fault)
             self.jobs[job.job_id] = job
             self.requests.append(inputs)
         return job
@@ -257,10 +343,22 @@ class LocalCDS:
                 job.errors.append((_utcnow(), message))
 
     def _run(self, job: Job) -> None:
-        if self._stopping.wait(max(0.0, self.queue_seconds)):
+        queued = job.fault("queue")
+        job.released.wait(max(0.0, queued.seconds if queued else self.queue_seconds))
+        if self._stopping.is_set():
             return
         with self._lock:
             if job.dismissed:  # deleted while still queued: the broker never starts it
+                return
+            rejected = job.fault("reject")
+            if rejected is not None:
+                # As the CDS does when a user has too many requests queued: refused at execution.
+                message = rejected.message or (
+                    "Number queued requests for this dataset is temporarily limited. "
+                    "Please configure your scripts accordingly")
+                job.log.append((_utcnow(), message))
+                job.errors.append((_utcnow(), message))
+                job.set_status("rejected", _utcnow())
                 return
             job.set_status("running", _utcnow())
         self._event(job, f"Processing request {job.job_id}")
@@ -280,16 +378,28 @@ class LocalCDS:
         failing = sorted({str(m) for m in req.months} & self.fail_months)
         if failing:
             raise _InjectedFailure(failing)
+        failed = job.fault("fail")
+        if failed is not None:
+            raise _InjectedFailure([failed.message or "injected failure"])
         digest = hashlib.sha224(
             json.dumps([job.process_id, job.inputs], sort_keys=True).encode()
         ).hexdigest()
         rel = f"{ASSET_PREFIX}{job.job_id}/{digest}.{req.extension}"
         path = self.workdir / rel.lstrip("/")
-        synth.write_download(job.inputs, path, seed=self.seed, now=self.clock())
+        if job.fault("zero_byte") is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(b"")
+        elif job.fault("garbage") is not None:
+            # What a broken conversion or a proxy error page stored as the product looks like.
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(b"<html><body><h1>502 Bad Gateway</h1></body></html>\n" * 64)
+        else:
+            synth.write_download(job.inputs, path, seed=self.seed, now=self.clock())
         size = path.stat().st_size
         checksum = _md5(path)
         with self._lock:
             self._assets[rel] = (path, checksum)
+            self._asset_jobs[rel] = job.job_id
         return {
             "type": req.content_type,
             "href": rel,  # made absolute per request, from the Host the client used
@@ -314,6 +424,53 @@ class LocalCDS:
     def asset_file(self, url_path: str) -> tuple[Path, str] | None:
         with self._lock:
             return self._assets.get(url_path)
+
+    def inject(
+        self, where: str, kind: str = "status", *, status: int = 500, retry_after: float | None = None,
+        times: int | None = 1, match: Callable[[dict[str, Any]], bool] | None = None, seconds: float = 0.0,
+        message: str | None = None,
+    ) -> Fault:
+        """Arm a fault (see :data:`FAULT_KINDS`); returns it, so a test can read its ``hits``."""
+        fault = Fault(where, kind, status=status, retry_after=retry_after, times=times, match=match,
+                      seconds=seconds, message=message)
+        with self._lock:
+            self.faults.append(fault)
+        return fault
+
+    def clear_faults(self) -> None:
+        with self._lock:
+            self.faults.clear()
+
+    def take_fault(self, where: str, inputs: dict[str, Any] | None) -> Fault | None:
+        """The first armed fault for this call, counted as struck; None when the call goes through."""
+        with self._lock:
+            for fault in self.faults:
+                if fault.where == where and fault.applies(inputs):
+                    fault.hits += 1
+                    return fault
+        return None
+
+    def release(self, job_id: str) -> None:
+        """End the job's wait in the queue now (a test holds a job queued until it has seen enough)."""
+        with self._lock:
+            self.jobs[job_id].released.set()
+
+    def expire(self, job_id: str) -> None:
+        """The job's results leave the cache: /results answers 404 "results expired", the asset 404."""
+        with self._lock:
+            job = self.jobs[job_id]
+            job.expired = True
+            for rel in [r for r, j in self._asset_jobs.items() if j == job_id]:
+                self._assets.pop(rel, None)
+
+    def asset_job(self, url_path: str) -> Job | None:
+        with self._lock:
+            job_id = self._asset_jobs.get(url_path)
+            return self.jobs.get(job_id) if job_id else None
+
+    def record_call(self, method: str, path: str, status: int) -> None:
+        with self._lock:
+            self.calls.append(CallRecord(method, path, status))
 
     def take_truncation(self) -> bool:
         with self._lock:
@@ -470,6 +627,8 @@ class _Handler(BaseHTTPRequestHandler):
         except _ApiError as exc:
             self._drain()
             self._error(exc.status, exc.body)
+        except _Answered:
+            pass
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
         except Exception:
@@ -499,6 +658,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _send(
         self, status: int, body: bytes, content_type: str, headers: dict[str, str] | None = None
     ) -> None:
+        self.cds.record_call(self.command, self.split[0], status)
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
@@ -520,6 +680,63 @@ class _Handler(BaseHTTPRequestHandler):
         payload["instance"] = self.full_url
         payload["trace_id"] = str(uuid.uuid4())
         self._json(status, payload)
+
+    # -- injected faults --------------------------------------------------------------------------
+
+    def _drop(self) -> None:
+        """Close the connection without a word, as a crashed backend or a cut network does."""
+        self._drain()
+        self.cds.record_call(self.command, self.split[0], 0)
+        self.close_connection = True
+        raise _Answered
+
+    def _fault(self, where: str, inputs: dict[str, Any] | None) -> Fault | None:
+        """Apply the armed fault for this call: answer or drop it here, or hand it back to the route."""
+        fault = self.cds.take_fault(where, inputs)
+        if fault is None:
+            return None
+        if fault.kind == "drop":
+            self._drop()
+        if fault.kind == "status":
+            self._drain()
+            self._fault_status(fault)
+            raise _Answered
+        return fault
+
+    def _fault_status(self, fault: Fault) -> None:
+        status = fault.status
+        headers: dict[str, str] = {}
+        if fault.retry_after is not None:
+            # RFC 9110 says whole seconds; fractions keep tests short, and the client reads both.
+            value = fault.retry_after
+            headers["Retry-After"] = str(int(value)) if float(value).is_integer() else f"{value:g}"
+        try:
+            phrase = http.HTTPStatus(status).phrase
+        except ValueError:
+            phrase = "Error"
+        if status in (502, 503, 504):
+            # These come from the gateway in front of the API: HTML, not the API's JSON.
+            page = (f"<html>\r\n<head><title>{status} {phrase}</title></head>\r\n<body>\r\n"
+                    f"<center><h1>{status} {phrase}</h1></center>\r\n<hr><center>nginx</center>\r\n"
+                    "</body>\r\n</html>\r\n")
+            self._send(status, page.encode(), "text/html", headers)
+            return
+        bodies: dict[int, dict[str, Any]] = {
+            401: {"type": "permission denied", "title": "Authentication failed", "detail": "operation not allowed"},
+            403: {"type": "permission denied", "title": "required licences not accepted",
+                  "detail": "please accept the following licences to proceed: "
+                            f"{[{'id': ERA5_LICENCE[0], 'revision': ERA5_LICENCE[1]}]}"},
+            429: {"type": "too many requests", "title": "too many requests",
+                  "detail": "rate limit exceeded; please retry later"},
+            500: {"type": "internal server error", "title": "internal server error"},
+        }
+        body = dict(bodies.get(status, {"type": "error", "title": phrase.lower()}))
+        if fault.message:
+            body["detail"] = fault.message
+        payload = {"type": body.get("type"), "title": body.get("title"), "status": status,
+                   **({"detail": body["detail"]} if "detail" in body else {}),
+                   "instance": self.full_url, "trace_id": str(uuid.uuid4())}
+        self._json(status, payload, headers)
 
     def _authenticate(self) -> None:
         token = self.headers.get("PRIVATE-TOKEN")
@@ -578,7 +795,7 @@ class _Handler(BaseHTTPRequestHandler):
         if rel == "monitor":
             link["title"] = "job status info"
         links = [link]
-        if job.status in ("successful", "failed"):
+        if job.status in ("successful", "failed", "rejected"):
             links.append({"href": f"{href}/results", "rel": "results"})
         return links
 
@@ -684,6 +901,8 @@ class _Handler(BaseHTTPRequestHandler):
     @_route("POST", f"{API_PREFIX}/retrieve/v1/processes/{_ID}/execution")
     def execute(self, match: re.Match[str]) -> None:
         body = self._body()
+        submitted = body.get("inputs") if isinstance(body, dict) else None
+        fault = self._fault("submit", submitted if isinstance(submitted, dict) else None)
         self._authenticate()
         pid = match["id"]
         self._process_or_404(pid)
@@ -704,10 +923,17 @@ class _Handler(BaseHTTPRequestHandler):
             missing = [{"id": ERA5_LICENCE[0], "revision": ERA5_LICENCE[1]}]
             raise _ApiError(403, {"type": "permission denied", "title": "required licences not accepted",
                                   "detail": f"please accept the following licences to proceed: {missing}"})
+        cost = costing.estimate(inputs)
+        if cost.value > costing.limit_for(cost.data_format, self.cds.cost_limits):
+            # The CDS's words since 2024; it says neither the cost nor the limit.
+            raise _ApiError(403, {"type": "permission denied", "title": "cost limits exceeded",
+                                  "detail": "Your request is too large, please reduce your selection."})
         job = self.cds.create_job(pid, inputs)
         links = [{"href": self.full_url, "rel": "self"}, *self._job_links(job, rel="monitor")]
         info = self._status_info(job, links=links, dataset_messages=True)
         self.cds.start_job(job)
+        if fault is not None and fault.kind == "drop_after":
+            self._drop()
         self._json(201, info, headers={"Location": f"{self.retrieve_base}/jobs/{job.job_id}"})
 
     @_route("GET", f"{API_PREFIX}/retrieve/v1/jobs")
@@ -743,6 +969,7 @@ class _Handler(BaseHTTPRequestHandler):
     def job(self, match: re.Match[str]) -> None:
         self._authenticate()
         job = self.cds.job_or_404(match["id"])
+        self._fault("status", job.inputs)
         _, query = self.split
 
         def flag(name: str) -> bool:
@@ -766,8 +993,14 @@ class _Handler(BaseHTTPRequestHandler):
     def job_results(self, match: re.Match[str]) -> None:
         self._authenticate()
         job = self.cds.job_or_404(match["id"])
+        fault = self._fault("results", job.inputs)
+        if fault is not None and fault.kind == "expire":
+            self.cds.expire(job.job_id)
         with self.cds._lock:
-            status, asset, errors = job.status, dict(job.asset or {}), list(job.errors)
+            status, asset, errors, expired = job.status, dict(job.asset or {}), list(job.errors), job.expired
+        if expired:
+            raise _ApiError(404, {"type": "results expired", "title": "results expired",
+                                  "detail": f"the results of job {job.job_id} have expired"})
         if status == "successful":
             asset["href"] = f"{self.origin}{asset['href']}"
             self._json(200, {"asset": {"value": asset}})
@@ -813,6 +1046,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(404, {"detail": "Not Found"})
             return
         path, checksum = found
+        job = self.cds.asset_job(path_only)
+        fault = self._fault("asset", job.inputs if job else None)
         size = path.stat().st_size
         range_header = self.headers.get("Range")
         span = _parse_range(range_header, size)
@@ -829,7 +1064,10 @@ class _Handler(BaseHTTPRequestHandler):
         start, end = span if isinstance(span, tuple) else (0, size - 1)
         status = 206 if isinstance(span, tuple) else 200
         length = end - start + 1
-        truncate = self.command == "GET" and self.cds.take_truncation()
+        truncate = self.command == "GET" and (
+            (fault is not None and fault.kind == "truncate") or self.cds.take_truncation())
+        corrupt = self.command == "GET" and fault is not None and fault.kind == "corrupt"
+        self.cds.record_call(self.command, path_only, status)
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(length))
@@ -845,7 +1083,7 @@ class _Handler(BaseHTTPRequestHandler):
             limit = length // 2 if truncate else length
             with path.open("rb") as fh:
                 fh.seek(start)
-                sent = _copy(fh, self.wfile, limit)
+                sent = _copy(fh, self.wfile, limit, flip=corrupt)
             if truncate:
                 # Headers promised `length` bytes; closing now is a transfer cut mid-way.
                 self.wfile.flush()
@@ -855,12 +1093,18 @@ class _Handler(BaseHTTPRequestHandler):
         )
 
 
-def _copy(src: BinaryIO, dst: Any, limit: int) -> int:
+def _copy(src: BinaryIO, dst: Any, limit: int, flip: bool = False) -> int:
     sent = 0
     while sent < limit:
         block = src.read(min(1 << 20, limit - sent))
         if not block:
             break
+        if flip:
+            # Bit rot in transit: every 4096th byte inverted, length unchanged (only a checksum tells).
+            data = bytearray(block)
+            for i in range(0, len(data), 4096):
+                data[i] ^= 0xFF
+            block = bytes(data)
         dst.write(block)
         sent += len(block)
     return sent

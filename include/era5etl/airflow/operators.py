@@ -1,0 +1,88 @@
+"""The DAG's fetch task: a deferrable operator, so a month queued at the CDS holds no worker slot.
+
+Each time it runs (first execution, or resumed by its trigger) the operator makes one pass of the
+core fetch (:func:`era5etl.pipeline.fetch_step` with ``wait=False``): reuse what is staged,
+re-attach to recorded jobs, submit what is missing within the credential's cap, download what is
+ready. While jobs are still queued it defers to :class:`~era5etl.airflow.triggers.CdsJobTrigger`
+and its worker slot is released; the triggerer wakes it when a job leaves the queue.
+
+Errors the CDS will not heal of itself (bad key, licence, cost limit, failed job, bad product) fail
+the task at once, without using its retries; others (an outage outlasting the backoff) leave the
+retries to Airflow, and each retry re-attaches to the jobs already submitted. Module import stays
+light: the DAG file imports it at parse time.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from airflow.sdk import BaseOperator
+
+from era5etl.airflow import tasks
+
+if TYPE_CHECKING:
+    from airflow.sdk import Context
+
+
+class CdsFetchOperator(BaseOperator):
+    """Fetch the run's month (see :func:`era5etl.airflow.tasks.job`) from the CDS into staging."""
+
+    ui_color = "#d6eaf8"
+
+    def __init__(self, *, cds_conn_id: str = tasks.CDS_CONN_ID, wait_timeout: timedelta = timedelta(hours=48),
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.cds_conn_id = cds_conn_id
+        self.wait_timeout = wait_timeout
+
+    def execute(self, context: Context) -> dict[str, Any]:
+        return self._advance(context)
+
+    def resume(self, context: Context, event: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Back from the triggerer: one more pass (it raises the precise error if a job failed)."""
+        if event:
+            self.log.info("CDS jobs left the queue: %s", event.get("jobs") or event.get("status"))
+            if event.get("status") == "error":
+                self.log.warning("the trigger stopped on: %s", event.get("message"))
+        return self._advance(context)
+
+    def _advance(self, context: Context) -> dict[str, Any]:
+        from airflow.sdk.exceptions import AirflowFailException
+        from airflow.sdk.log import mask_secret
+
+        from era5etl.airflow.triggers import CdsJobTrigger
+        from era5etl.cds.fetch import FetchError, FetchOptions, FetchPending
+        from era5etl.pipeline import fetch_step, prepare
+
+        job, url = tasks.job(context), tasks.database_url()
+        prepare(url, job)
+        credentials = tasks.cds_credentials()
+        if credentials.key:
+            mask_secret(credentials.key)  # from the environment it is not masked by Airflow already
+        options = FetchOptions.from_env()
+        try:
+            download = fetch_step(url, job, credentials, wait=False)
+        except FetchPending as pending:
+            self.log.info("%s; deferring, the worker slot is free until a job leaves the queue", pending)
+            self.defer(
+                trigger=CdsJobTrigger(
+                    pending.job_ids, conn_id=self.cds_conn_id, poll_base=options.poll_base,
+                    poll_cap=options.poll_cap, backoff_base=options.backoff_base,
+                    backoff_cap=options.backoff_cap, max_hint=options.max_hint,
+                    http_timeout=options.http_timeout, idle_seconds=max(options.poll_base, pending.retry_after),
+                ),
+                method_name="resume",
+                timeout=self.wait_timeout,
+            )
+        except FetchError as exc:
+            if not exc.retryable:
+                raise AirflowFailException(str(exc)) from None
+            raise
+        self.log.info("%s staged: %d part(s), %s bytes, queued %.1f s, downloaded in %.1f s%s", job.month,
+                      download.parts, f"{download.bytes:,}", download.queue_seconds, download.download_seconds,
+                      " (reused)" if download.reused else "")
+        return {"month": str(job.month), "files": [str(p) for p in download.paths], "bytes": download.bytes,
+                "reused": download.reused, "request_hash": download.request_hash, "parts": download.parts,
+                "submissions": download.submissions, "queue_seconds": round(download.queue_seconds, 3),
+                "download_seconds": round(download.download_seconds, 3)}
