@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -10,6 +11,10 @@ from pathlib import Path
 import pytest
 
 from era5etl.db import PROJECT_ROOT
+
+# Validation results and Data Docs of test runs go to a folder of the run, not the checkout's .local/;
+# set before any test starts a subprocess, so the CLI and Airflow tasks inherit it.
+os.environ.setdefault("ERA5_VALIDATION_DIR", tempfile.mkdtemp(prefix="era5-validation-"))
 
 SAMPLES = Path(os.environ.get("ERA5_SAMPLES", PROJECT_ROOT.parent / "shared" / "era5-samples"))
 
@@ -40,6 +45,7 @@ def table(db_url: str) -> Iterator[str]:
         conn.execute(f"DROP TABLE IF EXISTS {name} CASCADE")
         conn.execute("DELETE FROM era5_months WHERE table_name = %s", (name,))
         conn.execute("DELETE FROM era5_metrics WHERE table_name = %s", (name,))
+        conn.execute("DELETE FROM era5_validation_days WHERE table_name = %s", (name,))
 
 
 @pytest.fixture(scope="session")

@@ -144,18 +144,35 @@ def cmd_load_file(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    from era5etl import ledger, metrics
     from era5etl.validate import validate_month
 
     settings = Settings.from_env()
     month = Month.parse(args.month)
     area = Area.parse(args.area) if args.area else settings.area
     grid = Grid.parse(args.grid) if args.grid else settings.grid
-    v = validate_month(database_url(), args.table or settings.table, month, area, grid)
+    table = args.table or settings.table
+    url = database_url()
+    run_id = f"cli__{datetime.now(UTC):%Y%m%dT%H%M%S}"
+    with metrics.timed("validate") as fig:
+        v = validate_month(url, table, month, area, grid, run_id=run_id)
+    fig.rows, fig.bytes, fig.detail = v.observed_rows or 0, v.bytes, {**v.summary(), "on_demand": True}
+    # An on-demand verdict is recorded like a pipeline's, so the ledger keeps describing the table as it is.
+    in_ledger = ledger.record_validation(url, table=table, month=month, area=str(area), failed=v.failed,
+                                         path=str(v.folder) if v.folder else None,
+                                         observed_rows=v.observed_rows, run_id=run_id, settle=True)
+    metrics.record(url, run_id=run_id, month=month, table=table, area=str(area), figures=fig)
     if not args.json:
-        print(f"{month} {area}: {'passed' if v.success else 'FAILED'} "
-              f"({v.observed_rows} of {v.expected_rows} rows){' failed: ' + ', '.join(v.failed) if v.failed else ''}")
-    _emit({"success": v.success, "failed": v.failed, "expected_rows": v.expected_rows,
-           "observed_rows": v.observed_rows, "seconds": round(v.seconds, 3)}, args.json)
+        print(f"{month} {area} grid {grid} in {table}: {'passed' if v.success else 'FAILED'} "
+              f"({v.observed_rows:,} of {v.expected_rows:,} rows) in {v.seconds:.2f} s")
+        for failure in v.failures:
+            days = f" on {', '.join(failure['days'])}" if failure["days"] else ""
+            print(f"  failed: {failure['name']}{days}")
+        print(f"  result: {v.result_path}")
+        if v.docs_path:
+            print(f"  data docs: {v.docs_path}")
+    _emit({**v.summary(), "table": table, "month": str(month), "area": str(area), "grid": str(grid),
+           "run_id": run_id, "ledger_updated": in_ledger}, args.json)
     return 0 if v.success else 1
 
 
@@ -164,10 +181,17 @@ def cmd_status(args: argparse.Namespace) -> int:
 
     rows = ledger.months(database_url(), args.table)
     if not args.json:
+        if not rows:
+            print("no months in the ledger" + (f" for table {args.table}" if args.table else ""))
         for r in rows:
-            print(f"{r['table_name']:<12} {r['month']} {r['area']:<16} {r['state']:<10} "
-                  f"{r['rows'] if r['rows'] is not None else '-':>12} {','.join(r['expver'] or [])} "
-                  f"{r['error'] or ''}")
+            count = f"{r['rows']:,}" if r["rows"] is not None else "-"
+            expected = f"{r['expected_rows']:,}" if r["expected_rows"] is not None else "-"
+            print(f"{r['table_name']:<12} {r['month']} {r['area']:<16} {r['state']:<10} {count:>13} / {expected:<13} "
+                  f"{','.join(r['expver'] or []) or '-':<9} {r['updated_at']:%Y-%m-%d %H:%M} {r['run_id'] or '-'}")
+            if r["error"]:
+                print(f"    error: {r['error']}")
+            if r["validation_path"]:
+                print(f"    validation: {r['validation_path']}")
     _emit({"months": rows}, args.json)
     return 0
 

@@ -118,6 +118,8 @@ def ensure_schema(url: str, table: str = "weather", chunk_interval: str = "1 day
         try:
             conn.execute(_render(SQL_DIR / "001_extension.sql"))
             conn.execute(_render(SQL_DIR / "002_pipeline_tables.sql"))
+            conn.execute(_render(SQL_DIR / "003_cds_jobs.sql"))
+            conn.execute(_render(SQL_DIR / "004_validation.sql"))
             conn.execute(_render(SQL_DIR / "010_weather_hypertable.sql", table=ident))
             conn.execute(
                 "SELECT create_hypertable(%s::regclass, by_range('time', %s::interval),"

@@ -1,4 +1,9 @@
-"""The month ledger: one row per (table, month, area) that always says what that month holds."""
+"""The month ledger: one row per (table, month, area) that always says what that month holds.
+
+Besides the state it keeps the figures each step learnt (rows, expver mix, request hash), the run
+that last touched the month, the error if any, and the latest validation: when, which checks
+failed, and the folder holding the Great Expectations result and Data Docs.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,10 @@ from era5etl.db import connect
 from era5etl.months import Month
 
 STATES = ("pending", "fetching", "staged", "loading", "loaded", "validated", "failed")
+
+# States a month rests in once no step is working on it; an on-demand validation may only move
+# a month between these, never one a running pipeline is in the middle of.
+SETTLED = ("loaded", "validated", "failed")
 
 
 def set_state(
@@ -19,6 +28,8 @@ def set_state(
         raise ValueError(f"unknown ledger state {state!r}")
     with connect(url) as conn, conn.transaction():
         # COALESCE keeps what an earlier step learnt (rows, hash) when a later step does not say.
+        # A step that (re)writes the data makes the last validation verdict stale, so it is cleared;
+        # 'validated' and 'failed' keep it, since the validate step records it just before them.
         conn.execute(
             """
             INSERT INTO era5_months AS m (table_name, month, area, grid, state, rows, expected_rows,
@@ -31,7 +42,11 @@ def set_state(
                 expected_rows = COALESCE(EXCLUDED.expected_rows, m.expected_rows),
                 expver = COALESCE(EXCLUDED.expver, m.expver),
                 request_hash = COALESCE(EXCLUDED.request_hash, m.request_hash),
-                run_id = EXCLUDED.run_id, error = EXCLUDED.error, updated_at = now()
+                run_id = EXCLUDED.run_id, error = EXCLUDED.error, updated_at = now(),
+                validated_at = CASE WHEN EXCLUDED.state IN ('validated', 'failed') THEN m.validated_at END,
+                validation_failed = CASE WHEN EXCLUDED.state IN ('validated', 'failed')
+                                         THEN m.validation_failed END,
+                validation_path = CASE WHEN EXCLUDED.state IN ('validated', 'failed') THEN m.validation_path END
             """,
             {
                 "table": table, "month": month.start.date(), "area": area, "grid": grid, "state": state,
@@ -41,11 +56,47 @@ def set_state(
         )
 
 
+def record_validation(
+    url: str, *, table: str, month: Month, area: str, failed: list[str], path: str | None,
+    observed_rows: int | None = None, run_id: str | None = None, settle: bool = False,
+) -> bool:
+    """Record a validation's verdict and result folder on the month's ledger row.
+
+    The pipeline's validate step moves the state itself, so by default only the verdict is written.
+    With ``settle`` (an on-demand run from the CLI) a month at rest (loaded, validated or failed)
+    also moves to validated or failed with the observed rows, so the ledger keeps telling the truth
+    about the table after someone looks again; a month a pipeline is working on is left alone.
+    Returns whether a ledger row was updated (False: the month is not in the ledger, or is busy).
+    """
+    error = f"validate: failed {', '.join(failed)}" if failed else None
+    with connect(url) as conn, conn.transaction():
+        cur = conn.execute(
+            """
+            UPDATE era5_months SET
+                validated_at = now(), validation_failed = %(failed)s, validation_path = %(path)s,
+                updated_at = now(),
+                state = CASE WHEN %(settle)s THEN %(state)s ELSE state END,
+                error = CASE WHEN %(settle)s THEN %(error)s ELSE error END,
+                rows = CASE WHEN %(settle)s THEN COALESCE(%(rows)s, rows) ELSE rows END,
+                run_id = CASE WHEN %(settle)s THEN COALESCE(%(run_id)s, run_id) ELSE run_id END
+            WHERE table_name = %(table)s AND month = %(month)s AND area = %(area)s
+              AND (NOT %(settle)s OR state = ANY(%(settled)s))
+            """,
+            {
+                "failed": failed, "path": path, "settle": settle, "state": "failed" if failed else "validated",
+                "error": error, "rows": observed_rows, "run_id": run_id, "table": table,
+                "month": month.start.date(), "area": area, "settled": list(SETTLED),
+            },
+        )
+        return cur.rowcount > 0
+
+
 def months(url: str, table: str | None = None) -> list[dict[str, Any]]:
     with connect(url) as conn:
         cur = conn.execute(
             "SELECT table_name, to_char(month, 'YYYY-MM') AS month, area, grid, state, rows, expected_rows,"
-            " expver, request_hash, run_id, error, updated_at FROM era5_months"
+            " expver, request_hash, run_id, error, created_at, updated_at, validated_at, validation_failed,"
+            " validation_path FROM era5_months"
             " WHERE %(table)s::text IS NULL OR table_name = %(table)s ORDER BY table_name, month, area",
             {"table": table},
         )

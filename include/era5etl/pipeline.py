@@ -38,9 +38,11 @@ class PipelineError(RuntimeError):
 class ValidationFailed(PipelineError):
     def __init__(self, validation: Validation) -> None:
         self.validation = validation
+        found = f"{validation.observed_rows:,}" if validation.observed_rows is not None else "?"
+        kept = f"; GX result and Data Docs in {validation.folder}" if validation.folder else ""
         super().__init__(
             f"validation failed: {', '.join(validation.failed)} "
-            f"(expected {validation.expected_rows:,} rows, found {validation.observed_rows})"
+            f"(expected {validation.expected_rows:,} rows, found {found}){kept}"
         )
 
 
@@ -84,22 +86,36 @@ def prepare(url: str, job: MonthJob) -> None:
     ensure_schema(url, job.table, f"{int(job.chunk_interval.total_seconds())} seconds")
 
 
-def fetch_step(url: str, job: MonthJob, credentials: Credentials) -> Download:
+def fetch_step(url: str, job: MonthJob, credentials: Credentials, *, wait: bool = True) -> Download:
+    """Fetch the month into staging; every CDS job is recorded in era5_cds_jobs (re-attached on a rerun).
+
+    ``wait=False`` makes one pass that does not wait on the CDS queue: while jobs are queued it
+    raises ``FetchPending``, a BaseException (like Airflow's TaskDeferred) that the step's failure
+    bookkeeping lets through, so the month stays 'fetching' and no figures are recorded yet. That
+    is how the deferrable operator hands the wait to the triggerer.
+    """
+    from era5etl.cds.jobs import PgJobStore
+
     with _step(url, job, "fetch", "fetching") as fig:
-        download = fetch(job.request, job.staging_dir, credentials)
+        download = fetch(job.request, job.staging_dir, credentials, store=PgJobStore(url), wait=wait)
         fig.bytes = download.bytes
-        fig.detail = {"request_hash": download.request_hash, "reused": download.reused, "file": str(download.path)}
+        # Queue and transfer time apart from the step's own: the figures the CDS, not we, decides.
+        fig.detail = {"request_hash": download.request_hash, "reused": download.reused,
+                      "files": [str(p) for p in download.paths], "parts": download.parts,
+                      "submissions": download.submissions, "fetch_seconds": round(download.seconds, 3),
+                      "queue_seconds": round(download.queue_seconds, 3),
+                      "download_seconds": round(download.download_seconds, 3)}
     return download
 
 
-def _download_path(job: MonthJob) -> Path:
+def _download_paths(job: MonthJob) -> list[Path]:
     found = staged_download(job.request.folder(job.staging_dir))
     if found is None:
         raise PipelineError(
             f"no complete download for {job.month} (request {job.request.hash}) in {job.staging_dir}; "
             "run the fetch step first"
         )
-    return found.path
+    return found.paths
 
 
 def check_download(staged: StagedDownload, job: MonthJob) -> None:
@@ -129,11 +145,11 @@ def check_download(staged: StagedDownload, job: MonthJob) -> None:
 
 def stage_step(url: str, job: MonthJob) -> dict[str, Any]:
     with _step(url, job, "stage", "staged") as fig:
-        path = _download_path(job)
-        with open_download([path]) as staged:
+        paths = _download_paths(job)
+        with open_download(paths) as staged:
             check_download(staged, job)
             fig.rows = staged.rows
-            fig.bytes = path.stat().st_size
+            fig.bytes = sum(p.stat().st_size for p in paths)
             report: dict[str, Any] = {
                 "rows": staged.rows,
                 "points": staged.points,
@@ -152,8 +168,8 @@ def stage_step(url: str, job: MonthJob) -> dict[str, Any]:
 
 def load_step(url: str, job: MonthJob, on_chunk: Callable[[ChunkResult], None] | None = None) -> LoadResult:
     with _step(url, job, "load", "loading") as fig:
-        path = _download_path(job)
-        with open_download([path]) as staged:
+        paths = _download_paths(job)
+        with open_download(paths) as staged:
             check_download(staged, job)
             result = load(url, job.table, staged, start=job.month.start, end=job.month.end, on_chunk=on_chunk)
         fig.rows, fig.bytes = result.rows, result.bytes
@@ -165,11 +181,16 @@ def load_step(url: str, job: MonthJob, on_chunk: Callable[[ChunkResult], None] |
 
 def validate_step(url: str, job: MonthJob) -> Validation:
     with _step(url, job, "validate", "loaded") as fig:
-        validation = validate_month(url, job.table, job.month, job.area, job.grid)
-        fig.rows = validation.observed_rows or 0
-        fig.detail = {"success": validation.success, "failed": validation.failed,
-                      "expected_rows": validation.expected_rows}
+        validation = validate_month(url, job.table, job.month, job.area, job.grid, run_id=job.run_id)
+        fig.rows, fig.bytes = validation.observed_rows or 0, validation.bytes
+        fig.detail = validation.summary()
+        ledger.record_validation(url, table=job.table, month=job.month, area=str(job.area),
+                                 failed=validation.failed, path=str(validation.folder) if validation.folder else None)
         if not validation.success:
+            # _step records figures only for a step that returns; a failed verdict is a measured run too.
+            fig.seconds = validation.seconds
+            metrics.record(url, run_id=job.run_id, month=job.month, table=job.table, area=str(job.area),
+                           figures=fig)
             raise ValidationFailed(validation)
     ledger.set_state(url, table=job.table, month=job.month, area=str(job.area), grid=str(job.grid),
                      state="validated", run_id=job.run_id, rows=validation.observed_rows)

@@ -11,16 +11,14 @@ import logging
 import os
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from era5etl import db
+from era5etl.airflow import stats
 from era5etl.cds.fetch import Credentials
 from era5etl.config import DEFAULT_AREA, Settings
 from era5etl.months import Area, Grid, Month
 from era5etl.variables import DEFAULT_VARIABLES, parse_list
-
-if TYPE_CHECKING:  # the load module pulls in xarray; DAG parsing must stay light
-    from era5etl.load import ChunkResult
 
 log = logging.getLogger(__name__)
 
@@ -63,15 +61,20 @@ def database_url() -> str:
     return conn.get_uri().replace("postgres://", "postgresql://", 1)
 
 
-def cds_credentials() -> Credentials:
+def cds_credentials(conn_id: str = CDS_CONN_ID) -> Credentials:
     """The Airflow connection ``era5_cds`` (host: the API URL, password: the key), else the environment."""
     from airflow.sdk import BaseHook
     from airflow.sdk.exceptions import AirflowNotFoundException
 
     try:
-        conn = BaseHook.get_connection(CDS_CONN_ID)
+        conn = BaseHook.get_connection(conn_id)
     except AirflowNotFoundException:
         return Credentials.from_env()
+    return credentials_from_connection(conn)
+
+
+def credentials_from_connection(conn: Any) -> Credentials:
+    """The CDS URL and key of an Airflow connection (host: the API URL, or its parts; password: the key)."""
     host = conn.host or ""
     if "://" not in host:  # given as parts (e.g. from an AIRFLOW_CONN_ URI): scheme, host, port, path
         scheme = conn.conn_type if conn.conn_type in ("http", "https") else "https"
@@ -98,34 +101,24 @@ def job(context: Any) -> Any:
     )
 
 
-def fetch(**context: Any) -> dict[str, Any]:
-    from era5etl.pipeline import fetch_step, prepare
-
-    j, url = job(context), database_url()
-    prepare(url, j)
-    log.info("fetching %s, area %s, grid %s, request %s", j.month, j.area, j.grid, j.request.hash)
-    download = fetch_step(url, j, cds_credentials())
-    return {"month": str(j.month), "file": str(download.path), "bytes": download.bytes,
-            "reused": download.reused, "request_hash": download.request_hash}
-
-
 def stage(**context: Any) -> dict[str, Any]:
     from era5etl.pipeline import stage_step
 
+    stats.install()
     j = job(context)
     return {"month": str(j.month), **stage_step(database_url(), j)}
 
 
 def load(**context: Any) -> dict[str, Any]:
+    from era5etl import metrics
     from era5etl.pipeline import load_step
 
+    stats.install()
     j = job(context)
-
-    def progress(chunk: ChunkResult) -> None:
-        log.info("%s chunk %s: %s rows in %.2f s (%s rows/s), replaced %s", j.month, chunk.start,
-                 f"{chunk.rows:,}", chunk.seconds, f"{chunk.rows_per_s:,.0f}", f"{chunk.deleted:,}")
-
-    result = load_step(database_url(), j, on_chunk=progress)
+    # Progress lines (rows, rate, ETA) every few seconds in the task log, per-chunk rates to StatsD/OTel.
+    with metrics.progress_reporter(j.expected_rows, f"load {j.table} {j.month} {j.area}",
+                                   tags={"table": j.table, "month": str(j.month), "area": str(j.area)}) as progress:
+        result = load_step(database_url(), j, on_chunk=progress)
     return {"month": str(j.month), "rows": result.rows, "seconds": round(result.seconds, 3),
             "rows_per_s": round(result.rows_per_s), "deleted": result.deleted}
 
@@ -133,6 +126,7 @@ def load(**context: Any) -> dict[str, Any]:
 def validate(**context: Any) -> dict[str, Any]:
     from era5etl.pipeline import validate_step
 
+    stats.install()
     j = job(context)
     v = validate_step(database_url(), j)
     return {"month": str(j.month), "success": v.success, "rows": v.observed_rows,

@@ -1,0 +1,136 @@
+"""Airflow plugin: the ERA5 months dashboard, served by the API server behind Airflow's own login.
+
+A FastAPI app mounted at ``/era5`` (``fastapi_apps``) serves the page, its JSON and each month's
+Data Docs; an external view puts the page in the UI's Browse menu (shown in an iframe at
+``/plugin/era5-months``). Every route requires an Airflow user allowed to read the runs of the
+``era5_monthly`` DAG: the JWT comes from the ``Authorization: Bearer`` header or from the
+``_token`` cookie the UI's login sets, exactly as for Airflow's own API.
+
+Queries and HTML live in ``era5etl.report``; this file only authenticates, routes and serves.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Annotated, Any
+
+from airflow.plugins_manager import AirflowPlugin
+from fastapi import Depends, FastAPI, HTTPException, Query, Request, status
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from era5etl import report
+from era5etl.db import DatabaseError
+
+DAG_ID = "era5_monthly"
+URL_PREFIX = "/era5"
+URL_ROUTE = "era5-months"
+# The database URL is looked up through the Airflow connection at most this often: a lookup can
+# reach the secrets backend, and a page view should not cost one each time.
+URL_TTL_S = 60.0
+
+_bearer = HTTPBearer(auto_error=False)
+
+
+async def require_reader(
+    request: Request, bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
+) -> None:
+    """401 without a valid Airflow token, 403 for a user who may not read the DAG's runs."""
+    # Imported here, not at the top: every task process imports plugin files (for macros), and
+    # these modules pull in the API server.
+    from airflow.api_fastapi.app import get_auth_manager
+    from airflow.api_fastapi.auth.managers.models.resource_details import DagAccessEntity, DagDetails
+    from airflow.api_fastapi.core_api.security import get_user
+
+    user = await get_user(request, _oauth_token=None, bearer_credentials=bearer)
+    allowed = get_auth_manager().is_authorized_dag(
+        method="GET", access_entity=DagAccessEntity.RUN, details=DagDetails(id=DAG_ID), user=user)
+    if not allowed:
+        raise HTTPException(status.HTTP_403_FORBIDDEN, f"Forbidden: needs read access to the runs of {DAG_ID}")
+
+
+_url_lock = threading.Lock()
+_url_cache: tuple[float, str] | None = None
+
+
+def database_url() -> str:
+    """The pipeline's database as its tasks see it: connection ``era5_timescale``, else the environment."""
+    global _url_cache
+    with _url_lock:
+        if _url_cache is None or time.monotonic() - _url_cache[0] > URL_TTL_S:
+            from era5etl.airflow.tasks import database_url as task_database_url
+
+            _url_cache = (time.monotonic(), task_database_url())
+        return _url_cache[1]
+
+
+def _base(request: Request) -> str:
+    # The mount's root path, so links stay right whatever prefix (or proxy path) the app sits under.
+    return str(request.scope.get("root_path", "")).rstrip("/") + "/"
+
+
+def _dashboard(table: str | None, area: str | None, month: str | None) -> report.Dashboard:
+    try:
+        selected = report.parse_month(month) if month else None
+        return report.fetch(database_url(), table or None, area or None, selected)
+    except report.ReportError as exc:
+        raise HTTPException(status.HTTP_400_BAD_REQUEST, str(exc)) from None
+    except DatabaseError as exc:
+        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, str(exc)) from None
+
+
+Table = Annotated[str | None, Query(description="table name; default: the one updated last")]
+Area = Annotated[str | None, Query(description="area N/W/S/E as in the ledger; default: the table's latest")]
+Month = Annotated[str | None, Query(description="YYYY-MM; default: the latest month with a load")]
+NO_STORE = {"Cache-Control": "no-store"}
+
+app = FastAPI(
+    title="ERA5 months dashboard",
+    dependencies=[Depends(require_reader)],
+    # Airflow's own /docs serves its API; this sub-app has no public schema to show.
+    docs_url=None, redoc_url=None, openapi_url=None,
+)
+
+
+@app.get("/", response_class=HTMLResponse)
+def page(request: Request, table: Table = None, area: Area = None, month: Month = None) -> HTMLResponse:
+    dashboard = _dashboard(table, area, month)
+    base = _base(request)
+    query = request.url.query
+    json_href = f"{base}api/dashboard" + (f"?{query}" if query else "")
+    return HTMLResponse(report.render_page(dashboard, base=base, json_href=json_href), headers=NO_STORE)
+
+
+@app.get("/api/dashboard")
+def dashboard_json(request: Request, table: Table = None, area: Area = None, month: Month = None) -> JSONResponse:
+    data: dict[str, Any] = report.to_json(_dashboard(table, area, month), base=_base(request))
+    return JSONResponse(data, headers=NO_STORE)
+
+
+@app.get("/docs/{table}/{month}/{slug}/{path:path}")
+def data_docs(table: str, month: str, slug: str, path: str) -> FileResponse:
+    """A file of the month's validation folder (its Data Docs), as the ledger's validation path names it."""
+    try:
+        folder = report.validation_path(database_url(), table, report.parse_month(month), slug)
+    except report.ReportError as exc:
+        raise HTTPException(status.HTTP_400_BAD_REQUEST, str(exc)) from None
+    except DatabaseError as exc:
+        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, str(exc)) from None
+    found = report.docs_file(folder, path) if folder else None
+    if found is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no validation file {path!r} for {table} {month} {slug}")
+    return FileResponse(found)
+
+
+class Era5DashboardPlugin(AirflowPlugin):
+    # Airflow reads these class attributes (declared as plain lists on AirflowPlugin), never instances.
+    name = "era5_dashboard"
+    fastapi_apps = [{"app": app, "url_prefix": URL_PREFIX, "name": "ERA5 months dashboard"}]  # noqa: RUF012
+    external_views = [{  # noqa: RUF012
+        "name": "ERA5 months",
+        "href": f"{URL_PREFIX}/",
+        "url_route": URL_ROUTE,
+        "destination": "nav",
+        "category": "browse",
+    }]
