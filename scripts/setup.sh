@@ -15,11 +15,12 @@ fi
 
 reqs=requirements.txt
 [ $dev = 1 ] && reqs=requirements-dev.txt
-stamp=.venv/.installed-$(cat requirements.txt requirements-dev.txt constraints.txt pyproject.toml | sha256sum | cut -c1-16)-$dev
-if [ ! -e "$stamp" ]; then
+stamp=.venv/.installed-$(cat requirements.txt requirements-dev.txt constraints.txt pyproject.toml | sha256sum | cut -c1-16)
+# The dev install is a superset: after it, the plain one has nothing to add.
+if [ ! -e "$stamp-$dev" ] && [ ! -e "$stamp-1" ]; then
   echo "installing Python packages from $reqs (a few minutes the first time)"
   .venv/bin/pip install -q --disable-pip-version-check -r "$reqs" -e .
-  touch "$stamp"
+  touch "$stamp-$dev"
 fi
 
 if [ $dev = 1 ] && [ ! -x /usr/bin/chromium ]; then
