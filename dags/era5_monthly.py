@@ -1,4 +1,4 @@
-"""ERA5 hourly single levels, one calendar month per run: fetch -> stage -> load -> validate -> report.
+"""ERA5 hourly single levels, one calendar month per run: wait -> fetch -> stage -> load -> validate -> report.
 
 Wiring only: every task calls one step of the era5etl core through era5etl.airflow.tasks.
 """
@@ -9,8 +9,9 @@ from datetime import timedelta
 
 from airflow.sdk import DAG, CronDataIntervalTimetable, task
 
+from era5etl import schedule
 from era5etl.airflow import tasks as steps
-from era5etl.airflow.operators import CdsFetchOperator
+from era5etl.airflow.operators import CDS_POOL, DB_POOL, CdsFetchOperator, WaitForPublication
 
 with DAG(
     dag_id="era5_monthly",
@@ -20,14 +21,20 @@ with DAG(
     schedule=CronDataIntervalTimetable("0 0 1 * *", timezone="UTC"),
     start_date=steps.start_date(),
     catchup=True,
-    max_active_runs=4,
+    max_active_runs=schedule.env_int("ERA5_MAX_ACTIVE_RUNS", 4),
     params=steps.default_params(),
+    user_defined_macros={"era5_publication_target": schedule.publication_target_iso},
     default_args={"retries": 2, "retry_delay": timedelta(minutes=1)},
     tags=["era5", "timescaledb"],
 ) as dag:
-    fetch = CdsFetchOperator(task_id="fetch")
+    # A run is created when its month ends; ERA5T lags by ~5 days (ERA5_PUBLICATION_DELAY, default 6).
+    wait = WaitForPublication(
+        task_id="wait_for_era5", retries=0,
+        target_time="{{ era5_publication_target(params.month, data_interval_start) }}",
+    )
+    fetch = CdsFetchOperator(task_id="fetch", pool=CDS_POOL)
     stage = task(task_id="stage")(steps.stage)()
-    load = task(task_id="load")(steps.load)()
-    validate = task(task_id="validate", retries=0)(steps.validate)()
+    load = task(task_id="load", pool=DB_POOL)(steps.load)()
+    validate = task(task_id="validate", retries=0, pool=DB_POOL)(steps.validate)()
     report = task(task_id="report")(steps.report)()
-    fetch >> stage >> load >> validate >> report
+    wait >> fetch >> stage >> load >> validate >> report

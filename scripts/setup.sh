@@ -38,4 +38,9 @@ PATH="$PWD/.venv/bin:$PATH" airflow db migrate >"$AIRFLOW_HOME/db-migrate.log" 2
   tail -30 "$AIRFLOW_HOME/db-migrate.log" >&2
   exit 1
 }
+# Pools the DAG's tasks run in: CDS fetches per credential, and database writers. Safe to re-run.
+PATH="$PWD/.venv/bin:$PATH" airflow pools set era5_cds "${ERA5_CDS_POOL_SLOTS:-4}" \
+  "ERA5: CDS fetches per credential (fetch task)" >/dev/null
+PATH="$PWD/.venv/bin:$PATH" airflow pools set era5_db "${ERA5_DB_POOL_SLOTS:-2}" \
+  "ERA5: TimescaleDB writers (load, validate)" >/dev/null
 echo "set up: $(.venv/bin/python -m era5etl db status)"

@@ -265,9 +265,10 @@ def build_parser() -> argparse.ArgumentParser:
     st.add_argument("--json", action="store_true")
     st.set_defaults(func=cmd_status)
 
-    from era5etl import reads
+    from era5etl import reads, schedule
 
     reads.add_parser(sub)
+    schedule.add_parser(sub)
 
     ae = sub.add_parser("airflow-env", help="print shell exports that point Airflow at this checkout")
     ae.set_defaults(func=cmd_airflow_env)

@@ -56,10 +56,12 @@ class MonthJob:
     run_id: str
     staging_dir: Path
     chunk_interval: timedelta = field(default=timedelta(days=1))
+    # "" for a first load; a reload that must not reuse the earlier download (ERA5T -> final) sets one.
+    revision: str = ""
 
     @property
     def request(self) -> MonthRequest:
-        return MonthRequest(self.month, self.area, self.grid, self.variables)
+        return MonthRequest(self.month, self.area, self.grid, self.variables, revision=self.revision)
 
     @property
     def expected_rows(self) -> int:

@@ -25,15 +25,36 @@ def dagbag() -> Any:
     return DagBag(dag_folder=str(DAG_FILE.parent))
 
 
+POOLS = {"era5_cds": 4, "era5_db": 2}
+
+
+@pytest.fixture(scope="module")
+def pools() -> None:
+    """The pools the DAG's tasks use, as scripts/setup.sh creates them (idempotent)."""
+    from airflow.models.pool import Pool
+
+    for name, slots in POOLS.items():
+        Pool.create_or_update_pool(name, slots, f"era5etl test pool {name}", include_deferred=False)
+
+
 def test_dags_import_without_errors(dagbag: Any) -> None:
     assert dagbag.import_errors == {}
-    assert "era5_monthly" in dagbag.dags
+    assert {"era5_monthly", "era5_finalize"} <= set(dagbag.dags)
 
 
 def test_dag_shape_and_schedule(dagbag: Any) -> None:
     dag = dagbag.dags["era5_monthly"]
-    assert [t.task_id for t in dag.topological_sort()] == ["fetch", "stage", "load", "validate", "report"]
+    assert [t.task_id for t in dag.topological_sort()] == [
+        "wait_for_era5", "fetch", "stage", "load", "validate", "report"]
     assert dag.catchup is True
+    # The CDS queue per credential and the database's writers are bounded by pools.
+    pools = {t.task_id: t.pool for t in dag.tasks}
+    assert pools["fetch"] == "era5_cds"
+    assert pools["load"] == pools["validate"] == "era5_db"
+    # The month waits for publication without holding a worker slot.
+    wait = dag.get_task("wait_for_era5")
+    assert "era5_publication_target" in wait.target_time
+    assert dag.max_active_runs == int(os.environ.get("ERA5_MAX_ACTIVE_RUNS", "4"))
     # Each run's data interval is exactly one calendar month (not the zero-length @monthly one).
     # The timetable as the scheduler holds it (the SDK's is only its definition).
     from airflow.serialization.encoders import coerce_to_core_timetable
@@ -43,7 +64,14 @@ def test_dag_shape_and_schedule(dagbag: Any) -> None:
     assert (interval.start, interval.end) == (datetime(2024, 2, 1, tzinfo=UTC), datetime(2024, 3, 1, tzinfo=UTC))
     info = timetable.next_dagrun_info(last_automated_data_interval=None, restriction=_restriction(dag))
     assert info is not None and info.data_interval.start == dag.start_date
-    assert set(dag.params.keys()) >= {"month", "area", "grid", "variables", "table"}
+    assert set(dag.params.keys()) >= {"month", "area", "grid", "variables", "table", "revision"}
+
+
+def test_finalize_dag_triggers_monthly_runs(dagbag: Any) -> None:
+    dag = dagbag.dags["era5_finalize"]
+    assert [t.task_id for t in dag.topological_sort()] == ["find", "reload"]
+    assert dag.get_task("reload").partial_kwargs["trigger_dag_id"] == "era5_monthly"
+    assert dag.max_active_runs == 1
 
 
 def _restriction(dag: Any) -> Any:
@@ -63,7 +91,7 @@ def test_dag_file_imports_no_heavy_core_at_parse_time() -> None:
     assert out.stdout.strip().splitlines()[-1] == "[]"
 
 
-def test_full_dag_run_loads_and_validates_a_month(db_url: str, cds: Any, table: str) -> None:
+def test_full_dag_run_loads_and_validates_a_month(db_url: str, cds: Any, table: str, pools: None) -> None:
     month, area = Month(2024, 2), Area.parse("46/7/45/8")
     # A manual run takes its month from the `month` param (as the trigger form offers it).
     conf = {"table": table, "area": str(area), "month": str(month)}

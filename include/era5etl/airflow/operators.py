@@ -17,7 +17,8 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from airflow.sdk import BaseOperator
+from airflow.providers.standard.sensors.date_time import DateTimeSensorAsync
+from airflow.sdk import BaseOperator, timezone
 
 from era5etl.airflow import tasks
 
@@ -86,3 +87,19 @@ class CdsFetchOperator(BaseOperator):
                 "reused": download.reused, "request_hash": download.request_hash, "parts": download.parts,
                 "submissions": download.submissions, "queue_seconds": round(download.queue_seconds, 3),
                 "download_seconds": round(download.download_seconds, 3)}
+
+
+# Pools: one for CDS fetches per credential (its queue), one for the database's heavy writers.
+CDS_POOL = "era5_cds"  # ERA5_CDS_POOL_SLOTS slots, default 4 (scripts/setup.sh)
+DB_POOL = "era5_db"  # ERA5_DB_POOL_SLOTS slots, default 2
+
+
+class WaitForPublication(DateTimeSensorAsync):
+    """Defers (no worker slot) until the month is published; a month long out passes at once."""
+
+    def execute(self, context: Any) -> None:  # type: ignore[override]
+        # Catch-up of many past months should not make a triggerer round trip each.
+        if timezone.utcnow() >= self._moment:
+            self.log.info("published since %s: nothing to wait for", self._moment)
+            return
+        super().execute(context)

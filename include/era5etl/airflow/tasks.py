@@ -46,6 +46,10 @@ def default_params() -> dict[str, Any]:
                            items={"type": "string", "enum": list(DEFAULT_VARIABLES)},
                            description="CDS variable names"),
         "table": Param(settings.table, type="string", description="hypertable to load"),
+        "revision": Param("", type="string",
+                          description="empty for a normal load; any other value refetches the month instead of "
+                                      "reusing its staged download (era5_finalize sets final-YYYYMMDD to replace "
+                                      "ERA5T by final ERA5)"),
     }
 
 
@@ -86,8 +90,14 @@ def job(context: Any) -> Any:
     from era5etl.pipeline import MonthJob
 
     params = context["params"]
-    interval_start = context.get("data_interval_start") or context["logical_date"]
-    month = Month.parse(params["month"]) if params.get("month") else Month.of(interval_start.astimezone(UTC))
+    if params.get("month"):
+        month = Month.parse(params["month"])
+    else:
+        # A run triggered without a logical date (and no month param) has no month to load.
+        interval_start = context.get("data_interval_start") or context.get("logical_date")
+        if interval_start is None:
+            raise ValueError("this run has no data interval: trigger it with the month param (YYYY-MM)")
+        month = Month.of(interval_start.astimezone(UTC))
     settings = Settings.from_env()
     return MonthJob(
         month=month,
@@ -98,6 +108,7 @@ def job(context: Any) -> Any:
         run_id=context["run_id"],
         staging_dir=Path(settings.staging_dir),
         chunk_interval=settings.chunk_interval,
+        revision=params.get("revision") or "",
     )
 
 

@@ -223,6 +223,9 @@ class MonthRequest:
     area: Area
     grid: Grid
     variables: tuple[Variable, ...]
+    # Not sent to the CDS: a new revision asks for a fresh download of the same request (ERA5T
+    # replaced by final ERA5), so it must name another staging folder. Empty keeps the old hashes.
+    revision: str = ""
 
     def cds_request(self) -> dict[str, Any]:
         return {
@@ -241,6 +244,8 @@ class MonthRequest:
     @property
     def hash(self) -> str:
         """The month's key: its staging folder, whatever split its download took."""
+        if self.revision:
+            return _hash({**self.cds_request(), "revision": self.revision})
         return _hash(self.cds_request())
 
     def folder(self, staging_root: Path) -> Path:
