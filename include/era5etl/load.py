@@ -32,11 +32,14 @@ from psycopg import sql
 
 from era5etl import copy as pgcopy
 from era5etl.db import connect, table_ident
-from era5etl.stage import StagedDownload
+from era5etl.stage import Block, StagedDownload
 
 log = logging.getLogger(__name__)
 
 BLOCK_ROWS = 1_000_000
+# Encoded pieces handed to a chunk's writer: a global hour (1M rows, ~89 MB encoded) is cut by grid
+# points so that the blocks in flight stay a few tens of MB each.
+PIECE_ROWS = 262_144
 # The indexes each chunk gets, each for a read people make. Rows arrive in time order, so a BRIN
 # index answers "the whole area at one hour" from a few block ranges and costs almost nothing to
 # build; one place's history needs a B-tree on (location_id, time).
@@ -130,7 +133,7 @@ class _Window:
     end: datetime
     times: list[datetime]
     # Encoded blocks and their row counts; bounded so memory follows a few blocks, not the chunk.
-    data: queue.Queue[tuple[bytes, int] | None] = field(default_factory=lambda: queue.Queue(maxsize=2))
+    data: queue.Queue[tuple[bytes, int] | None] = field(default_factory=lambda: queue.Queue(maxsize=3))
     result: ChunkResult | None = None
 
 
@@ -192,7 +195,8 @@ def load(
             # Only the time steps this load owns: a month's bounds can cut a chunk window.
             last = w.times[-1] + timedelta(seconds=1)
             for block in staged.blocks(start=w.times[0], end=last, hours=hours):
-                if not _put(w.data, (pgcopy.encode_block(block), block.rows), stop):
+                if not all(_put(w.data, (pgcopy.encode_block(piece), piece.rows), stop)
+                           for piece in _pieces(block, PIECE_ROWS)):
                     break
             _put(w.data, None, stop)
     except BaseException as exc:
@@ -216,6 +220,19 @@ def load(
         result.bytes += w.result.bytes
     result.seconds = time.perf_counter() - began
     return result
+
+
+def _pieces(block: Block, rows: int) -> Iterator[Block]:
+    """The block cut by grid points into pieces of about ``rows`` rows (views, no copies)."""
+    t, p = len(block.valid_time), len(block.latitude)
+    step = max(1, rows // max(t, 1))
+    if step >= p:
+        yield block
+        return
+    for a in range(0, p, step):
+        b = min(a + step, p)
+        yield Block(block.valid_time, None if block.location_id is None else block.location_id[a:b],
+                    block.latitude[a:b], block.longitude[a:b], {c: v[:, a:b] for c, v in block.values.items()})
 
 
 def _put(q: queue.Queue[tuple[bytes, int] | None], item: tuple[bytes, int] | None, stop: threading.Event) -> bool:
