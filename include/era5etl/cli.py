@@ -265,8 +265,9 @@ def build_parser() -> argparse.ArgumentParser:
     st.add_argument("--json", action="store_true")
     st.set_defaults(func=cmd_status)
 
-    from era5etl import reads, schedule
+    from era5etl import bench, reads, schedule
 
+    bench.add_parser(sub)
     reads.add_parser(sub)
     schedule.add_parser(sub)
 
