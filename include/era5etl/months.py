@@ -185,10 +185,10 @@ class Area:
 
     def latitudes(self, grid: Grid) -> list[float]:
         """Grid latitudes inside the box, north first as the CDS delivers them."""
-        return [float(v) for v in _steps(self.south, self.north, grid.step, anchor=Decimal(0))][::-1]
+        return [float(v) for v in lattice(self.south, self.north, grid.step)][::-1]
 
     def longitudes(self, grid: Grid) -> list[float]:
-        return [float(v) for v in _steps(self.west, self.east, grid.step, anchor=Decimal(0))]
+        return [float(v) for v in lattice(self.west, self.east, grid.step)]
 
     def points(self, grid: Grid) -> int:
         return len(self.latitudes(grid)) * len(self.longitudes(grid))
@@ -199,9 +199,9 @@ def _norm_lon(v: Decimal) -> Decimal:
     return Decimal(180) if v == -180 else v
 
 
-def _steps(low: Decimal, high: Decimal, step: Decimal, anchor: Decimal) -> list[Decimal]:
-    """Lattice points anchor + k*step within [low, high]."""
-    first = anchor + step * ((low - anchor) / step).to_integral_value(rounding="ROUND_CEILING")
+def lattice(low: Decimal, high: Decimal, step: Decimal) -> list[Decimal]:
+    """Points k*step (the lattice anchored at 0, as the CDS grids are) within [low, high], edges included."""
+    first = step * (low / step).to_integral_value(rounding="ROUND_CEILING")
     out = []
     v = first
     while v <= high:

@@ -430,7 +430,7 @@ def _sniff(path: Path) -> str | None:
     return None
 
 
-def _md5(path: Path) -> str:
+def file_md5(path: Path) -> str:
     digest = hashlib.md5(usedforsecurity=False)
     with path.open("rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
@@ -1013,7 +1013,7 @@ class Fetcher:
                 "run submits the request again; if the CDS keeps serving the same product from its cache, "
                 "report it to the CDS support with the job id"))
         final = self.folder / f"{part.stem}.{kind}"
-        md5 = checksum if isinstance(checksum, str) and checksum else _md5(partial)
+        md5 = checksum if isinstance(checksum, str) and checksum else file_md5(partial)
         os.replace(partial, final)
         staged = _PartFile(final, size, md5, part.hash, job_id)
         _write_json(self.folder / f"{part.stem}.json", staged.entry())
@@ -1052,7 +1052,7 @@ class Fetcher:
             if have != size:
                 raise _Transient(f"download incomplete: {have:,} of {size:,} bytes")
             os.fsync(fh.fileno())
-        if isinstance(checksum, str) and len(checksum) == 32 and _md5(partial) != checksum.lower():
+        if isinstance(checksum, str) and len(checksum) == 32 and file_md5(partial) != checksum.lower():
             partial.unlink(missing_ok=True)
             raise _Transient("the download does not match the asset's checksum; downloading it again")
 

@@ -51,6 +51,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from era5etl.cds import cost as costing
 from era5etl.cds import synth
+from era5etl.cds.fetch import file_md5
 
 log = logging.getLogger(__name__)
 
@@ -396,7 +397,7 @@ class LocalCDS:
         else:
             synth.write_download(job.inputs, path, seed=self.seed, now=self.clock())
         size = path.stat().st_size
-        checksum = _md5(path)
+        checksum = file_md5(path)
         with self._lock:
             self._assets[rel] = (path, checksum)
             self._asset_jobs[rel] = job.job_id
@@ -516,12 +517,6 @@ def _mars_dates(inputs: dict[str, Any]) -> str:
     return f"{times[0]:%Y-%m-%d}/{times[-1]:%Y-%m-%d}"
 
 
-def _md5(path: Path) -> str:
-    digest = hashlib.md5(usedforsecurity=False)
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 # -------------------------------------------------------------------------------------------------

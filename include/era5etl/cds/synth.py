@@ -37,7 +37,7 @@ import netCDF4
 import numpy as np
 import numpy.typing as npt
 
-from era5etl.months import Month
+from era5etl.months import Month, lattice
 from era5etl.variables import BY_CDS_NAME
 
 DATASET = "reanalysis-era5-single-levels"
@@ -204,17 +204,6 @@ def _decimal(raw: Any, key: str) -> Decimal:
     return value
 
 
-def _lattice(low: Decimal, high: Decimal, step: Decimal) -> list[Decimal]:
-    """Points k*step (the lattice anchored at 0) within [low, high], both edges included."""
-    first = step * (low / step).to_integral_value(rounding="ROUND_CEILING")
-    out = []
-    v = first
-    while v <= high:
-        out.append(v)
-        v += step
-    return out
-
-
 def parse_request(request: Mapping[str, Any]) -> SynthRequest:
     """Validate a request as the CDS would and work out the grid and times it selects."""
     product = _as_list(request.get("product_type", ["reanalysis"]), "product_type")
@@ -280,8 +269,8 @@ def parse_request(request: Mapping[str, Any]) -> SynthRequest:
         east += 360
     if east - west >= 360:
         east = west + 360 - dlon
-    lats = _lattice(south, north, dlat)[::-1]
-    lons = _lattice(west, east, dlon)
+    lats = lattice(south, north, dlat)[::-1]
+    lons = lattice(west, east, dlon)
     if not lats or not lons:
         raise RequestError(f"area: {area_raw!r} holds no point of the {grid_raw!r} grid")
 
