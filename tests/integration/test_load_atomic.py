@@ -111,3 +111,19 @@ def test_each_chunk_has_the_read_indexes(db_url: str, table: str, big_file: Path
         plan = "\n".join(r[0] for r in conn.execute(
             f"EXPLAIN SELECT * FROM {table} WHERE time = '2023-06-03 12:00+00'"))
         assert "time_brin" in plan, plan
+
+
+def test_two_loads_of_the_same_days_at_once_never_interleave(db_url: str, table: str, big_file: Path) -> None:
+    # A backfill and a rerun of the same month side by side: the writers of one chunk queue (on the
+    # chunk's advisory lock), so whichever commits last replaces the other's rows, never adds to them.
+    per_day = 24 * 121 * 121
+    cmd = [sys.executable, "-m", "era5etl", "load-file", str(big_file), "--table", table]
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    for p in procs:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+    assert _per_day(db_url, table) == {f"2023-06-{d:02d}": per_day for d in range(1, DAYS + 1)}
+    with connect(db_url) as conn:
+        dup = conn.execute(f"SELECT count(*) FROM (SELECT time, location_id FROM {table} "
+                           "GROUP BY 1, 2 HAVING count(*) > 1) d").fetchone()
+    assert dup == (0,)
