@@ -120,7 +120,7 @@ def test_two_loads_of_the_same_days_at_once_never_interleave(db_url: str, table:
     cmd = [sys.executable, "-m", "era5etl", "load-file", str(big_file), "--table", table]
     procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
     for p in procs:
-        out, err = p.communicate(timeout=300)
+        _, err = p.communicate(timeout=300)
         assert p.returncode == 0, err
     assert _per_day(db_url, table) == {f"2023-06-{d:02d}": per_day for d in range(1, DAYS + 1)}
     with connect(db_url) as conn:
