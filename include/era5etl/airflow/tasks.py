@@ -160,3 +160,23 @@ def report(**context: Any) -> dict[str, Any]:
         log.info("%s %-9s %12s rows %14s bytes %9.2f s %s rows/s", j.month, f["task"], f"{f['rows']:,}",
                  f"{f['bytes']:,}", f["seconds"], f["rows_per_s"])
     return {"month": str(j.month), "tasks": figures}
+
+
+def finalize_runs(**context: Any) -> list[dict[str, Any]]:
+    """The era5_monthly runs that reload months still holding ERA5T once final ERA5 covers them.
+
+    Each month's finished CDS jobs are superseded first, so the reload submits anew instead of
+    re-attaching to the job that delivered ERA5T.
+    """
+    from era5etl import schedule
+
+    url, now = database_url(), context["dag_run"].run_after
+    revision = schedule.revision_for(now)
+    runs = []
+    for item in schedule.months_to_finalize(url, now):
+        j = schedule.reload_job(item, revision, Settings.from_env(), run_id=context["run_id"])
+        schedule.supersede_jobs(url, j)
+        area = item.area.replace("/", "_").replace(".", "p")
+        runs.append({"conf": item.conf(revision),
+                     "trigger_run_id": f"finalize__{item.table}__{item.month}__{area}__{revision}"})
+    return runs
