@@ -302,11 +302,16 @@ def _exit_code(exc: Exception) -> int | None:
     if isinstance(exc, DatabaseError | FetchError):
         return 1
     # Imported here: these modules pull in xarray and Great Expectations, which `db up` never needs.
+    import psycopg
+
+    from era5etl.load import LoadError
     from era5etl.pipeline import PipelineError
     from era5etl.stage import StageError
 
     if isinstance(exc, StageError):
         return 2
-    if isinstance(exc, PipelineError):
+    # A database that went away mid-run: each chunk is whole or untouched, so the message and a
+    # rerun are what the user needs, not a traceback.
+    if isinstance(exc, PipelineError | LoadError | psycopg.OperationalError):
         return 1
     return None

@@ -127,3 +127,29 @@ def test_two_loads_of_the_same_days_at_once_never_interleave(db_url: str, table:
         dup = conn.execute(f"SELECT count(*) FROM (SELECT time, location_id FROM {table} "
                            "GROUP BY 1, 2 HAVING count(*) > 1) d").fetchone()
     assert dup == (0,)
+
+
+def test_database_restarted_mid_load_fails_clearly_and_a_rerun_is_exact(
+    db_url: str, table: str, big_file: Path
+) -> None:
+    per_day = 24 * 121 * 121
+    cmd = [sys.executable, "-m", "era5etl", "load-file", str(big_file), "--table", table]
+    assert subprocess.run(cmd, capture_output=True, text=True, check=False).returncode == 0
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not _copying(db_url):
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.02)
+    time.sleep(0.3)
+    # A fast shutdown ends every session mid-COPY, as a crash or a restart by an operator would.
+    down = subprocess.run([sys.executable, "-m", "era5etl", "db", "down"], capture_output=True, text=True)
+    assert down.returncode == 0, down.stderr
+    up = subprocess.run([sys.executable, "-m", "era5etl", "db", "up"], capture_output=True, text=True)
+    assert up.returncode == 0, up.stderr
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 1, err
+    # (psycopg may log a warning about the lost COPY first; the user's line is the last one.)
+    assert err.strip().splitlines()[-1].startswith("error: loading") and "Traceback" not in err, err
+    assert set(_per_day(db_url, table).values()) == {per_day}
+    assert subprocess.run(cmd, capture_output=True, text=True, check=False).returncode == 0
+    assert _per_day(db_url, table) == {f"2023-06-{d:02d}": per_day for d in range(1, DAYS + 1)}
