@@ -210,7 +210,9 @@ def load(
     if failures:
         first = failures[0]
         if isinstance(first, psycopg.Error):
-            raise LoadError(f"loading {table} failed: {str(first).strip()}") from first
+            # libpq's messages run over several lines; the first says what happened.
+            reason = (str(first).strip().splitlines() or [type(first).__name__])[0]
+            raise LoadError(f"loading {table} failed: {reason}") from first
         raise first
     for w in windows:
         assert w.result is not None
