@@ -24,7 +24,8 @@ with DAG(
     max_active_runs=schedule.env_int("ERA5_MAX_ACTIVE_RUNS", 4),
     params=steps.default_params(),
     user_defined_macros={"era5_publication_target": schedule.publication_target_iso},
-    default_args={"retries": 2, "retry_delay": timedelta(minutes=1)},
+    default_args={"retries": schedule.env_int("ERA5_RETRIES", 2, minimum=0),
+                  "retry_delay": timedelta(seconds=schedule.env_int("ERA5_RETRY_DELAY_S", 60))},
     tags=["era5", "timescaledb"],
 ) as dag:
     # A run is created when its month ends; ERA5T lags by ~5 days (ERA5_PUBLICATION_DELAY, default 6).

@@ -64,13 +64,13 @@ def final_after_months(env: Mapping[str, str] | None = None) -> int:
     return int(raw)
 
 
-def env_int(name: str, default: int, env: Mapping[str, str] | None = None) -> int:
-    """A positive integer setting (pool slots, max active runs); a bad value is an error, not a default."""
+def env_int(name: str, default: int, env: Mapping[str, str] | None = None, minimum: int = 1) -> int:
+    """A whole-number setting (pool slots, max active runs, retries); a bad value is an error, not a default."""
     raw = (os.environ if env is None else env).get(name, "").strip()
     if not raw:
         return default
-    if not raw.isdigit() or int(raw) < 1:
-        raise InputError(f"{name}={raw!r} must be a whole number >= 1")
+    if not raw.isdigit() or int(raw) < minimum:
+        raise InputError(f"{name}={raw!r} must be a whole number >= {minimum}")
     return int(raw)
 
 

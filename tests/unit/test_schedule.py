@@ -62,6 +62,13 @@ def test_env_int_default_and_value() -> None:
     assert schedule.env_int("ERA5_CDS_POOL_SLOTS", 4, {"ERA5_CDS_POOL_SLOTS": "2"}) == 2
 
 
+def test_env_int_minimum() -> None:
+    # Retries may be 0; pool slots may not.
+    assert schedule.env_int("ERA5_RETRIES", 2, {"ERA5_RETRIES": "0"}, minimum=0) == 0
+    with pytest.raises(InputError, match="ERA5_CDS_POOL_SLOTS"):
+        schedule.env_int("ERA5_CDS_POOL_SLOTS", 4, {"ERA5_CDS_POOL_SLOTS": "0"})
+
+
 @pytest.mark.parametrize("month", [Month(2023, 11), Month(2023, 12), Month(2024, 1), Month(2024, 2)])
 def test_final_expected_at_matches_the_local_cds_rule(month: Month) -> None:
     due = schedule.final_expected_at(month, 3)
