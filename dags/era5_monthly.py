@@ -1,4 +1,4 @@
-"""ERA5 hourly single levels, one calendar month per run: wait -> fetch -> stage -> load -> validate -> report.
+"""ERA5 hourly single levels, one calendar month per run: wait, fetch, stage, load, validate, compress, report.
 
 Wiring only: every task calls one step of the era5etl core through era5etl.airflow.tasks.
 """
@@ -37,5 +37,7 @@ with DAG(
     stage = task(task_id="stage")(steps.stage)()
     load = task(task_id="load", pool=DB_POOL)(steps.load)()
     validate = task(task_id="validate", retries=0, pool=DB_POOL)(steps.validate)()
+    # Compresses the validated month when the TimescaleDB licence allows; otherwise says so and succeeds.
+    compress = task(task_id="compress", pool=DB_POOL)(steps.compress)()
     report = task(task_id="report")(steps.report)()
-    wait >> fetch >> stage >> load >> validate >> report
+    wait >> fetch >> stage >> load >> validate >> compress >> report

@@ -101,6 +101,9 @@ def cmd_run_month(args: argparse.Namespace) -> int:
             rate = f", {step['rows_per_s']:,} rows/s" if step.get("rows_per_s") else ""
             print(f"  {step['task']:<9} {step.get('seconds', 0):8.2f} s{rate}")
         print(f"validation: {'passed' if summary['success'] else 'FAILED'}")
+        packed = summary["compression"]
+        print(f"compression: ratio {packed['ratio']:.2f}" if packed["state"] == "compressed"
+              else f"compression: {packed['state']} ({packed['reason']})")
     _emit(summary, args.json)
     return 0 if summary["success"] else 1
 

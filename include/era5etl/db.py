@@ -102,6 +102,12 @@ def table_ident(table: str) -> sql.Identifier:
     return sql.Identifier(*table.split(".", 1))
 
 
+def split_table(table: str) -> tuple[str | None, str]:
+    """(schema or None, name) of a table name as given; None means the search path's first schema."""
+    parts = table.split(".", 1)
+    return (parts[0], parts[1]) if len(parts) == 2 else (None, parts[0])
+
+
 def _render(path: Path, **idents: sql.Composable) -> sql.SQL | sql.Composed:
     # A schema file that takes identifiers uses {name} placeholders for them (values are never
     # formatted in); one that takes none is run as written, so its braces (JSON defaults) stay literal.

@@ -31,7 +31,7 @@ import psycopg
 from psycopg import sql
 
 from era5etl import copy as pgcopy
-from era5etl.db import connect, table_ident
+from era5etl.db import connect, split_table, table_ident
 from era5etl.stage import Block, StagedDownload
 
 log = logging.getLogger(__name__)
@@ -255,9 +255,12 @@ def _write_chunk(conn: psycopg.Connection[tuple[Any, ...]], table: str, box: Box
     with conn.transaction(), conn.cursor() as cur:
         # Two loads of the same chunk (a double-clicked rerun, a backfill beside the schedule)
         # queue here instead of interleaving their deletes and copies.
-        cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s), hashtext(%s))", (table, w.start.isoformat()))
-        schema, name = _chunk_of(cur, table, w.start)
+        lock_chunk(cur, table, w.start)
+        schema, name, compressed = _chunk_of(cur, table, w.start)
         chunk = sql.Identifier(schema, name)
+        if compressed:
+            # A month compressed after an earlier load (compress.py): plain rows again, then replaced.
+            cur.execute("SELECT decompress_chunk(%s::regclass, if_compressed => true)", (chunk.as_string(conn),))
         for suffix, _ in CHUNK_INDEXES:
             cur.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier(schema, f"{name}_{suffix}")))
         params = {"times": w.times, "t0": w.times[0], "t1": w.times[-1], **asdict(box)}
@@ -315,21 +318,25 @@ def _create_chunks(url: str, table: str, starts: Sequence[datetime]) -> None:
                              " AND longitude IS NULL AND location_id IS NULL").format(ident), (list(starts),))
 
 
-def _chunk_of(cur: psycopg.Cursor[tuple[Any, ...]], table: str, start: datetime) -> tuple[str, str]:
+def _chunk_of(cur: psycopg.Cursor[tuple[Any, ...]], table: str, start: datetime) -> tuple[str, str, bool]:
     schema, name = _split(table)
     row = cur.execute(
-        "SELECT chunk_schema, chunk_name FROM timescaledb_information.chunks WHERE hypertable_schema = "
+        "SELECT chunk_schema, chunk_name, is_compressed FROM timescaledb_information.chunks WHERE hypertable_schema = "
         "COALESCE(%s, current_schema()) AND hypertable_name = %s AND range_start = %s",
         (schema, name, start),
     ).fetchone()
     if row is None:
         raise LoadError(f"no chunk of {table} starts at {start.isoformat()}; is its chunk interval aligned?")
-    return str(row[0]), str(row[1])
+    return str(row[0]), str(row[1]), bool(row[2])
 
 
 def _split(table: str) -> tuple[str | None, str]:
-    parts = table.split(".", 1)
-    return (parts[0], parts[1]) if len(parts) == 2 else (None, parts[0])
+    return split_table(table)
+
+
+def lock_chunk(cur: psycopg.Cursor[tuple[Any, ...]], table: str, start: datetime) -> None:
+    """The transaction's lock on one chunk of ``table``: whoever rewrites or compresses it takes this first."""
+    cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s), hashtext(%s))", (table, start.astimezone(UTC).isoformat()))
 
 
 def _np(t: datetime) -> np.datetime64:

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from era5etl import ledger, metrics
+from era5etl import compress, ledger, metrics
 from era5etl.cds.fetch import Credentials, Download, MonthRequest, fetch, staged_download
 from era5etl.db import ensure_schema
 from era5etl.load import ChunkResult, LoadResult, load
@@ -199,6 +199,28 @@ def validate_step(url: str, job: MonthJob) -> Validation:
     return validation
 
 
+def compress_step(url: str, job: MonthJob, mode: compress.Mode | None = None) -> compress.Compression:
+    """Compress the validated month's chunks when the licence allows; otherwise say why and carry on.
+
+    The ledger stays 'validated' either way: compression changes how the rows are stored, not which
+    rows the month holds. A compression that fails leaves the month validated and uncompressed, and
+    the task failed so that it is rerun.
+    """
+    with metrics.timed("compress") as fig:
+        result = compress.compress_month(url, job.table, job.month.start, job.month.end,
+                                         mode if mode is not None else compress.mode_from_env())
+        fig.bytes = result.before_bytes
+        fig.detail = result.as_dict()
+    metrics.record(url, run_id=job.run_id, month=job.month, table=job.table, area=str(job.area), figures=fig)
+    if result.state == "compressed":
+        log.info("%s compressed: %d chunks, %s -> %s bytes (ratio %s)", job.month, len(result.chunks),
+                 f"{result.before_bytes:,}", f"{result.after_bytes:,}",
+                 f"{result.ratio:.2f}" if result.ratio else "-")
+    else:
+        log.info("%s not compressed (%s): %s", job.month, result.state, result.reason)
+    return result
+
+
 def run_month(url: str, job: MonthJob, credentials: Credentials) -> dict[str, Any]:
     """All steps in order, as the DAG runs them; returns the figures of each."""
     began = time.perf_counter()
@@ -219,6 +241,8 @@ def run_month(url: str, job: MonthJob, credentials: Credentials) -> dict[str, An
     steps[-1].update(rows=loaded.rows, bytes=loaded.bytes, rows_per_s=round(loaded.rows_per_s))
     validation: Validation = timed("validate", lambda: validate_step(url, job))
     steps[-1].update(rows=validation.observed_rows, success=validation.success)
+    packed: compress.Compression = timed("compress", lambda: compress_step(url, job))
+    steps[-1].update(compression=packed.state, ratio=packed.as_dict()["ratio"])
     return {
         "month": str(job.month),
         "area": str(job.area),
@@ -229,9 +253,10 @@ def run_month(url: str, job: MonthJob, credentials: Credentials) -> dict[str, An
         "rows_per_s": round(loaded.rows_per_s),
         "success": validation.success,
         "expver": report["expver"],
+        "compression": packed.as_dict(),
         "steps": steps,
     }
 
 
-__all__ = ["MonthJob", "PipelineError", "StageError", "ValidationFailed", "fetch_step", "load_step",
-           "run_month", "stage_step", "validate_step"]
+__all__ = ["MonthJob", "PipelineError", "StageError", "ValidationFailed", "compress_step", "fetch_step",
+           "load_step", "run_month", "stage_step", "validate_step"]

@@ -144,6 +144,14 @@ def validate(**context: Any) -> dict[str, Any]:
             "expected_rows": v.expected_rows}
 
 
+def compress(**context: Any) -> dict[str, Any]:
+    from era5etl.pipeline import compress_step
+
+    stats.install()
+    j = job(context)
+    return {"month": str(j.month), **compress_step(database_url(), j).as_dict()}
+
+
 def report(**context: Any) -> dict[str, Any]:
     """Log the month's figures from the metrics table: one place to read a run's throughput."""
     j = job(context)
