@@ -36,7 +36,9 @@ def default_params() -> dict[str, Any]:
 
     settings = Settings.from_env()
     return {
-        "month": Param("", type="string", pattern=r"^(\d{4}-\d{2})?$",
+        # month and revision may be left empty, so they are nullable: the UI's trigger and backfill
+        # forms treat a param whose type excludes null as required and refuse to submit it empty.
+        "month": Param(None, type=["null", "string"], pattern=r"^(\d{4}-\d{2})?$",
                        description="YYYY-MM to load a given month from a manual trigger; empty: the run's "
                                    "data interval"),
         "area": Param(str(settings.area) if settings.area else DEFAULT_AREA, type="string",
@@ -46,7 +48,7 @@ def default_params() -> dict[str, Any]:
                            items={"type": "string", "enum": list(DEFAULT_VARIABLES)},
                            description="CDS variable names"),
         "table": Param(settings.table, type="string", description="hypertable to load"),
-        "revision": Param("", type="string",
+        "revision": Param(None, type=["null", "string"],
                           description="empty for a normal load; any other value refetches the month instead of "
                                       "reusing its staged download (era5_finalize sets final-YYYYMMDD to replace "
                                       "ERA5T by final ERA5)"),
