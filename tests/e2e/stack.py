@@ -338,6 +338,7 @@ class AirflowStack:
 
     def backfill(self, *args: str) -> dict[str, Any]:
         """``airflow backfill create`` for the DAG; returns the backfill it created (from the REST API)."""
+        self.wait_no_active_backfill()
         before = {b["id"] for b in self.backfills()}
         out = self.cli("backfill", "create", "--dag-id", DAG_ID, *args)
         if out.returncode != 0:
@@ -346,6 +347,11 @@ class AirflowStack:
         if len(created) != 1:
             raise self.fail(f"airflow backfill create {' '.join(args)} made {created}:\n{out.stdout[-2000:]}")
         return created[0]
+
+    def wait_no_active_backfill(self) -> None:
+        """Airflow runs one backfill per DAG at a time; the scheduler marks one complete every 30 s."""
+        self.wait_for("the DAG's earlier backfills marked complete",
+                      lambda: all(b["completed_at"] for b in self.backfills()), timeout=120)
 
     def backfill_runs(self, backfill_id: int) -> dict[str, tuple[str | None, str | None]]:
         """What a backfill did per month: (run id, None) for a run it created or cleared, (None, reason) if not."""

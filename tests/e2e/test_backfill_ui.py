@@ -43,6 +43,7 @@ def test_backfill_from_the_ui_then_clear_the_failed_month(airflow_stack: Airflow
 
     stack = airflow_stack
     stack.pause()  # as Airflow creates it (other tests may have unpaused it)
+    stack.wait_no_active_backfill()  # the UI would refuse a second one (409)
     before = {b["id"] for b in stack.backfills()}
     stack.cds.fail_months.add(FAILING)
     try:
