@@ -94,6 +94,9 @@ class AirflowStack:
         self.url = f"http://127.0.0.1:{self.port}"
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
         self.down: set[str] = set()  # components stopped or killed on purpose
+        # Every process group started, restarted components' earlier ones too: a scheduler killed
+        # alone leaves its LocalExecutor workers behind in its group, and they must not outlive the test.
+        self.groups: list[int] = []
         self._token: str | None = None
         self.password = ""
         meta = with_database(db_url, self.meta_db).replace("postgresql://", "postgresql+psycopg2://", 1)
@@ -160,9 +163,14 @@ class AirflowStack:
             out.flush()
             self.procs[component] = subprocess.Popen(args, env=self.env, stdout=out, stderr=subprocess.STDOUT,
                                                      start_new_session=True, cwd=self.work)
+        self.groups.append(self.procs[component].pid)
 
     def kill(self, component: str, sig: int = signal.SIGKILL, whole_group: bool = True) -> None:
-        """Signal a component (by default its whole process group: workers and tasks too) and reap it."""
+        """Signal a component (by default its whole process group: workers and tasks too) and reap it.
+
+        With ``whole_group=False`` only the component's own process gets the signal, as with
+        ``kill -9 <pid>`` or the OOM killer; what it started lives on, orphaned, in its group.
+        """
         proc = self.procs[component]
         self.down.add(component)
         try:
@@ -212,6 +220,9 @@ class AirflowStack:
                     os.killpg(proc.pid, signal.SIGTERM)
         for component in reversed(list(self.procs)):
             self.stop(component)
+        for group in self.groups:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(group, signal.SIGKILL)
         with connect(self.db_url, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{self.meta_db}" WITH (FORCE)')
             conn.execute(f'DROP TABLE IF EXISTS "{self.table}" CASCADE')
