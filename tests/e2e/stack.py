@@ -9,8 +9,9 @@ The stack is what a user runs, on this machine, with LocalExecutor:
   secret of its own, the task logs) and its own metadata database on the local server
   (``airflow_e2e_<hex>``, migrated, dropped afterwards), so runs of ``era5_monthly`` by other tests
   (``airflow dags test`` on the checkout's metadata database) can neither be seen nor disturbed;
-* one hypertable of its own (``ERA5_TABLE``), a small area (``ERA5_AREA``), quick retries, and its
-  own local CDS server (``CDSAPI_URL``/``CDSAPI_KEY``), whose faults the tests switch on and off;
+* one hypertable of its own (``ERA5_TABLE``), a small area (``ERA5_AREA``), retries two seconds
+  apart (``ERA5_RETRIES``/``ERA5_RETRY_DELAY_S``), and its own local CDS server
+  (``CDSAPI_URL``/``CDSAPI_KEY``), whose faults the tests switch on and off;
 * ``ERA5_START_MONTH`` set to next month: the schedule creates no run while the tests run (the
   first interval ends in the future), yet backfills of past months work, since a backfill's runs
   are not held to the DAG's start date. The DAG starts paused (Airflow's default): a backfill of a
@@ -120,18 +121,18 @@ class AirflowStack:
             # The DAG file is parsed once at start; re-parsing it every 30 s only costs CPU here.
             "AIRFLOW__DAG_PROCESSOR__MIN_FILE_PROCESS_INTERVAL": "600",
             "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "600",
-            # Tasks whose process vanished (a killed scheduler took its workers with it) are found
-            # in seconds rather than the default five minutes.
-            "AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT": "30",
-            "AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT_DETECTION_INTERVAL": "5",
+            # The tasks of a killed scheduler are found orphaned (its heartbeat older than the
+            # threshold) and reset within seconds rather than the default five minutes.
             "AIRFLOW__SCHEDULER__ORPHANED_TASKS_CHECK_INTERVAL": "10",
             "AIRFLOW__SCHEDULER__SCHEDULER_HEALTH_CHECK_THRESHOLD": "15",
+            # A task whose process vanished otherwise is failed after this (default 300 s).
+            "AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT": "120",
             # The pipeline's settings, as the DAG's params default to them.
             "ERA5_DATABASE_URL": db_url,
             "ERA5_TABLE": self.table,
             "ERA5_AREA": self.area,
             "ERA5_START_MONTH": str(next_month()),
-            "ERA5_RETRIES": "1",
+            "ERA5_RETRIES": "2",
             "ERA5_RETRY_DELAY_S": "2",
             "ERA5_MAX_ACTIVE_RUNS": "4",
             "ERA5_STAGING_DIR": str(self.staging),
@@ -464,7 +465,7 @@ def _wait_ready(stack: AirflowStack) -> None:
 
 
 @pytest.fixture(scope="session")
-def airflow_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AirflowStack]:
+def airflow_stack(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[AirflowStack]:
     work = tmp_path_factory.mktemp("airflow-stack")
     db_url = database_url()
     with LocalCDS() as cds:
@@ -477,8 +478,9 @@ def airflow_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AirflowS
             yield stack
         finally:
             stack.close()
-            if os.environ.get("ERA5_E2E_KEEP"):
-                print(f"kept {work}")
+            # A failed session keeps the components' logs and the task logs for a look afterwards.
+            if os.environ.get("ERA5_E2E_KEEP") or request.session.testsfailed:
+                print(f"\nthe Airflow stack's logs are kept in {work}")
             else:
                 shutil.rmtree(work, ignore_errors=True)
 

@@ -180,6 +180,10 @@ def test_scheduler_killed_mid_backfill_then_restarted(airflow_stack: AirflowStac
     interrupted = stack.wait_for("tasks of the backfill running", running_tasks, timeout=300, interval=0.3)
     # SIGKILL to the scheduler's process group: its LocalExecutor workers and the tasks they supervise
     # die with it, as when a scheduler's container or machine dies.
+    # (SIGKILL to the scheduler's process alone leaves its LocalExecutor workers running, and one of
+    # them, forked with the scheduler's metadata connection, can hold the dead scheduler's open
+    # transaction and its row locks: the restarted scheduler then skips the locked runs until that
+    # old process group is killed. Kill a crashed scheduler's whole group before restarting it.)
     stack.kill("scheduler")
     assert all(state == "running" for state in _states(stack, months).values())
     stack.start("scheduler")
