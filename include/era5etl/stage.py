@@ -26,9 +26,10 @@ expver order is taken. The CDS fills the other expver with _FillValue at every t
 "the expver that has the step"; if both ever held a value, final ERA5 (0001) beats ERA5T (0005).
 
 Memory: only coordinates are read at open; ``blocks`` reads just the time slices of each block
-(xarray lazy indexing on a netCDF4 handle). HDF5 decompresses whole chunks, so when a variable's chunks
-span several time steps its chunk cache is enlarged (up to a cap) to hold one time-slab of chunks;
-otherwise reading hour by hour would decompress every chunk once per hour (measured 30x slower).
+(xarray lazy indexing on a netCDF4 handle). HDF5 decompresses whole chunks, so each variable's chunk
+cache is sized to two time-slabs of chunks (up to a cap): when chunks span several time steps, reading
+hour by hour would otherwise decompress every chunk once per hour (measured 30x slower). A part the
+reader has passed releases its caches, so a month delivered as 31 day files holds one file's worth.
 
 Why xarray rather than netCDF4 directly: on a global 24 h synthetic file netCDF4 was at most ~1.8x
 faster (NetCDF3) and ~1.05x (NetCDF4), both far above what binary COPY into PostgreSQL consumes, and
@@ -119,6 +120,8 @@ class _Part:
     expver: tuple[str, ...] = ()
     expver_order: tuple[int, ...] = ()  # set when expver is a dimension: indices, ERA5 before ERA5T
     time_chunk: int = 1
+    nc: Any = None  # the netCDF4 handle of an HDF5 part, whose chunk caches are released once read past
+    cached: bool = False  # read since its caches were last released
 
 
 @dataclass
@@ -275,8 +278,15 @@ def _nc3_required_size(buf: mmap.mmap) -> int:
     return need
 
 
-def _enlarge_chunk_caches(nc: Any, names: list[str], label: str, cap: int) -> int:
-    """Let each variable's HDF5 chunk cache hold one time-slab of chunks; returns the largest time chunk."""
+def _size_chunk_caches(nc: Any, names: list[str], label: str, cap: int) -> int:
+    """Size each variable's HDF5 chunk cache to two time-slabs of chunks; returns the largest time chunk.
+
+    A block reads every point of a run of time steps, so a chunk is needed again only by the next
+    block, when the block boundary falls inside its time span: one slab (the chunks of one time span
+    across the grid) must stay cached, two leave room for the slab being read. More is waste that
+    stays resident until the part is released (netCDF-C's default is 64 MiB a variable, whatever the
+    chunking: a global day of hourly chunks kept 384 MiB per file for nothing).
+    """
     time_chunk = 1
     for name in names:
         var = nc.variables[name]
@@ -292,15 +302,24 @@ def _enlarge_chunk_caches(nc: Any, names: list[str], label: str, cap: int) -> in
             if i != ti:
                 n_chunks *= -(-length // c)
                 slab *= -(-length // c) * c
-        size, nelems, preemption = var.get_var_chunk_cache()
-        if slab > size:
-            var.set_var_chunk_cache(size=max(size, min(slab, cap)), nelems=max(nelems, 4 * n_chunks + 1),
-                                    preemption=preemption)
-            if slab > max(size, cap):
-                log.warning("%s: %s is chunked %s steps deep; one time-slab of chunks is %d MiB, more than "
-                            "the %d MiB chunk cache, so blocks shorter than %s steps re-decompress chunks",
-                            label, name, chunks[ti], slab >> 20, max(size, cap) >> 20, chunks[ti])
+        _, nelems, preemption = var.get_var_chunk_cache()
+        var.set_var_chunk_cache(size=min(2 * slab, cap), nelems=max(nelems, 8 * n_chunks + 1),
+                                preemption=preemption)
+        if slab > cap:
+            log.warning("%s: %s is chunked %s steps deep; one time-slab of chunks is %d MiB, more than "
+                        "the %d MiB chunk cache, so blocks shorter than %s steps re-decompress chunks",
+                        label, name, chunks[ti], slab >> 20, cap >> 20, chunks[ti])
     return time_chunk
+
+
+def _release_chunk_caches(nc: Any, names: list[str]) -> None:
+    """Free what a part's chunk caches hold. Setting a variable's cache makes netCDF-C reopen its HDF5
+    dataset, which drops the cached chunks; the size itself is kept for a later read."""
+    for name in names:
+        var = nc.variables[name]
+        size, nelems, preemption = var.get_var_chunk_cache()
+        var.set_var_chunk_cache(size=0, nelems=nelems, preemption=preemption)
+        var.set_var_chunk_cache(size=size, nelems=nelems, preemption=preemption)
 
 
 def _open_part(path: Path, label: str, kind: str, chunk_cache_bytes: int) -> _Part:
@@ -314,7 +333,7 @@ def _open_part(path: Path, label: str, kind: str, chunk_cache_bytes: int) -> _Pa
         time_chunk = 1
         if kind == "hdf5":
             names = [n for n in nc.variables if n in BY_SHORT_NAME]
-            time_chunk = _enlarge_chunk_caches(nc, names, label, chunk_cache_bytes)
+            time_chunk = _size_chunk_caches(nc, names, label, chunk_cache_bytes)
         # Wrapping our own handle keeps the chunk caches set above and lets ds.close() close it.
         store = xr.backends.NetCDF4DataStore(nc)  # type: ignore[no-untyped-call]  # untyped in xarray
         ds = xr.open_dataset(store, mask_and_scale=True, decode_times=True,
@@ -323,7 +342,10 @@ def _open_part(path: Path, label: str, kind: str, chunk_cache_bytes: int) -> _Pa
         nc.close()
         raise StageError(f"{label}: cannot be read as NetCDF ({type(exc).__name__}: {exc})") from exc
     try:
-        return _describe(ds, label, time_chunk)
+        part = _describe(ds, label, time_chunk)
+        if kind == "hdf5":
+            part.nc = nc
+        return part
     except BaseException:
         ds.close()
         raise
@@ -475,6 +497,7 @@ class StagedDownload:
                                          "of the same time steps; which one to load is ambiguous")
                 sources.setdefault(var.column, []).append(_Source(p, name, var))
         self._sources = sources
+        self._table_parts = table_parts
         self.variables = [v for v in VARIABLES if v.column in sources]
         self.missing_columns = [c for c in DATA_COLUMNS if c not in sources]
         self.valid_time = np.unique(np.concatenate([p.times for p in table_parts if p.times is not None]))
@@ -528,6 +551,13 @@ class StagedDownload:
         for a in range(i0, i1, hours):
             times = self.valid_time[a:min(a + hours, i1)].copy()
             values = {v.column: self._read(v.column, times) for v in self.variables}
+            # A download split by days is read part after part: a part whose steps all lie behind
+            # the reader gives its cached chunks back, so memory follows the part being read, not
+            # the number of parts.
+            for part in self._table_parts:
+                if part.cached and part.nc is not None and part.times is not None and part.times[-1] <= times[-1]:
+                    _release_chunk_caches(part.nc, part.table_names)
+                    part.cached = False
             yield Block(times, self.location_id, self.latitude, self.longitude, values)
 
     def _read(self, column: str, times: DT64) -> F32:
@@ -538,10 +568,12 @@ class StagedDownload:
         # the union), so a part with as many steps there as the block has every one of them.
         for s, j0, j1 in spans:
             if j1 - j0 == len(times):
+                s.part.cached = True
                 return s.read(j0, j1)
         out = np.full((len(times), self.points), np.nan, dtype=np.float32)
         for s, j0, j1 in spans:
             if j1 > j0:
+                s.part.cached = True
                 out[np.searchsorted(times, s.times[j0:j1])] = s.read(j0, j1)
         return out
 
