@@ -280,14 +280,20 @@ def _write_chunk(conn: psycopg.Connection[tuple[Any, ...]], table: str, box: Box
                 params,
             )
             deleted, replaced = max(cur.rowcount, 0), "delete"
+            freeze = sql.SQL("")
         else:
             count = cur.execute(sql.SQL("SELECT count(*) FROM {}").format(chunk)).fetchone()
             deleted = int(count[0]) if count else 0
+            # Even an empty chunk is truncated: a table truncated in the COPY's own transaction can
+            # take FREEZE (its rows need no hint-bit writes or freezing vacuum later, so the first
+            # reads after a load do not rewrite it), and on a wal_level=minimal server its COPY and
+            # index builds write no WAL at all (the files are synced at commit instead).
             cur.execute(sql.SQL("TRUNCATE {}").format(chunk))
             replaced = "truncate" if deleted else "new"
+            freeze = sql.SQL(", FREEZE")
         columns = sql.SQL(", ").join(map(sql.Identifier, pgcopy.COPY_COLUMNS))
         t_copy = time.perf_counter()
-        with cur.copy(sql.SQL("COPY {} ({}) FROM STDIN (FORMAT BINARY)").format(chunk, columns)) as cp:
+        with cur.copy(sql.SQL("COPY {} ({}) FROM STDIN (FORMAT BINARY{})").format(chunk, columns, freeze)) as cp:
             cp.write(pgcopy.HEADER)
             while (item := w.data.get()) is not None:
                 if stop.is_set():
