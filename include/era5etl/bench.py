@@ -887,18 +887,11 @@ def run_sustained(url: str, total_rows: int, *, area: Sequence[float] | None = N
             raise BenchError(f"the sustained load says {child['rows']} rows but {table} holds {held}")
         per_tenth = tenths(child["points"], child["rows"])
         first, last = per_tenth[0]["rows_per_s"], per_tenth[-1]["rows_per_s"]
-        # With global days a tenth is 0.4 of a 25M-row chunk, so tenths alias with the phases of a
-        # chunk (COPY alone, COPY beside the previous chunk's index build, the last build alone).
-        # The whole chunks themselves do not: the last full-size chunk's rate against the first's.
-        full = [c for c in child["chunks"] if c["rows"] == max(c["rows"] for c in child["chunks"])]
-        full.sort(key=lambda c: c["start"])
         gaps = np.diff([p[0] for p in child["points"]])
         out.update({
             "rows": child["rows"], "seconds": round(child["seconds"], 3),
             "rows_per_s": round(child["rows"] / child["seconds"]),
             "tenths": per_tenth, "last_tenth_vs_first_tenth": round(last / first, 4) if first else None,
-            "last_chunk_vs_first_chunk": round(full[-1]["rows_per_s"] / full[0]["rows_per_s"], 4)
-            if len(full) > 1 and full[0]["rows_per_s"] else None,
             "progress_points": len(child["points"]), "max_rows_between_points": int(gaps.max()) if gaps.size else 0,
             "chunks": child["chunks"], "open_seconds": [round(s, 3) for s in child["open_seconds"]],
             "client_peak_rss_mb": round(child["vm_hwm_mb"], 1),
@@ -1131,8 +1124,6 @@ def cmd_bench(args: argparse.Namespace) -> int:
               f"{sustained['rows_per_s']:,} rows/s; client peak RSS {sustained['client_peak_rss_mb']:,.0f} MB "
               f"(psutil {sustained['psutil_peak_rss_mb']:,.0f} MB)")
         print("per tenth (rows/s): " + ", ".join(f"{t['rows_per_s']:,}" for t in sustained["tenths"]))
-        if sustained.get("last_chunk_vs_first_chunk") is not None:
-            print(f"last full-size chunk's rate / the first's: {sustained['last_chunk_vs_first_chunk']:.3f}")
         print(f"blog's path on the same data: {sustained['blog']['rows_per_s']:,} rows/s "
               f"({sustained['blog']['rows']:,} rows; the post's loader timer: frame, COPY, commit); its "
               f"write_row COPY alone (the post's copy_timer): {sustained['blog']['copy_rows_per_s']:,} rows/s")

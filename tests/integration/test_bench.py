@@ -76,9 +76,6 @@ def test_sustained_reports_rate_per_tenth_and_the_loaders_peak_rss(db_url: str, 
     assert len(out["tenths"]) == 10 and all(t["rows_per_s"] > 0 for t in out["tenths"])
     assert out["last_tenth_vs_first_tenth"] == pytest.approx(
         out["tenths"][-1]["rows_per_s"] / out["tenths"][0]["rows_per_s"], rel=1e-3)
-    full = sorted((c for c in out["chunks"] if c["rows"] == 600), key=lambda c: c["start"])
-    assert len(full) == 3 and out["last_chunk_vs_first_chunk"] == pytest.approx(
-        full[-1]["rows_per_s"] / full[0]["rows_per_s"], rel=1e-3)
     assert 0 < out["client_peak_rss_mb"] < 1024 and out["psutil_peak_rss_mb"] > 0
     assert out["logged"] and out["chunk_count"] == 4 and out["blog"]["rows"] == 25
     assert out["rows_per_s"] == pytest.approx(out["rows"] / out["seconds"], rel=1e-2)
