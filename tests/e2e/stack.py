@@ -464,12 +464,15 @@ def _wait_ready(stack: AirflowStack) -> None:
         stack.api("POST", "pools", {"name": name, "slots": slots, "include_deferred": False})
 
 
-@pytest.fixture(scope="session")
-def airflow_stack(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[AirflowStack]:
+@contextlib.contextmanager
+def running_stack(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+                  **settings: str) -> Iterator[AirflowStack]:
+    """A stack started and torn down around the block; ``settings`` override its environment."""
     work = tmp_path_factory.mktemp("airflow-stack")
     db_url = database_url()
     with LocalCDS() as cds:
         stack = AirflowStack(work, db_url, cds)
+        stack.env.update(settings)
         try:
             stack.migrate()
             for component in COMPONENTS:
@@ -484,3 +487,8 @@ def airflow_stack(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempP
             else:
                 shutil.rmtree(work, ignore_errors=True)
 
+
+@pytest.fixture(scope="session")
+def airflow_stack(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[AirflowStack]:
+    with running_stack(request, tmp_path_factory) as stack:
+        yield stack

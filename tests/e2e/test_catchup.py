@@ -1,0 +1,54 @@
+"""The schedule catches up month by month from the configured start month, on a running Airflow.
+
+A stack of its own (``tests/e2e/stack.py``), started as a user starts a new installation: with
+``ERA5_START_MONTH`` three months back. Unpausing the DAG is all it takes: the scheduler creates
+one ``scheduled`` run per finished month since then, each run's data interval is exactly its
+month, each month is loaded and validated exactly, and the month still under way has no run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+import pytest
+
+from era5etl.months import Month
+from tests.e2e.stack import AirflowStack, running_stack
+
+pytestmark = pytest.mark.e2e
+
+NOW = Month.of(datetime.now(UTC))
+
+
+def _back(month: Month, k: int) -> Month:
+    n = month.year * 12 + month.month - 1 - k
+    return Month(n // 12, n % 12 + 1)
+
+
+MONTHS = [_back(NOW, 3), _back(NOW, 2), _back(NOW, 1)]
+
+
+@pytest.fixture(scope="module")
+def catchup_stack(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+                  ) -> Iterator[AirflowStack]:
+    with running_stack(request, tmp_path_factory, ERA5_START_MONTH=str(MONTHS[0])) as stack:
+        yield stack
+
+
+def test_the_schedule_catches_up_month_by_month_from_the_start_month(catchup_stack: AirflowStack) -> None:
+    stack = catchup_stack
+    assert stack.is_paused() and stack.runs() == {}  # a new installation: nothing runs until unpaused
+    stack.unpause()
+    runs = stack.wait_runs([str(m) for m in MONTHS], {"success"}, timeout=420)
+    assert {r["run_type"] for r in runs.values()} == {"scheduled"}, runs
+    for m in MONTHS:
+        run = runs[str(m)]
+        assert (run["data_interval_start"][:10], run["data_interval_end"][:10]) == (
+            m.start.date().isoformat(), m.end.date().isoformat()), run
+        # Every task ran (a run whose tasks were left out would succeed too, with nothing loaded).
+        tis = stack.task_instances(run["dag_run_id"])
+        assert {t: ti["state"] for t, ti in tis.items()} == {t: "success" for t in (
+            "wait_for_era5", "fetch", "stage", "load", "validate", "compress", "report")}, tis
+        stack.assert_month_exact(str(m))
+    assert set(stack.runs()) == {str(m) for m in MONTHS}  # the current month's interval has not ended
