@@ -307,6 +307,11 @@ def _write_chunk(conn: psycopg.Connection[tuple[Any, ...]], table: str, box: Box
         for suffix, definition in CHUNK_INDEXES:
             cur.execute(sql.SQL("CREATE INDEX {} ON {} " + definition).format(  # definition: a constant above
                 sql.Identifier(f"{name}_{suffix}"), chunk))
+        # Statistics for the columns the reads filter on, before anyone reads the chunk: without them
+        # the planner guesses 0.5% of a chunk per hour instead of 1/24 and scans a whole day for an
+        # hour's slice (measured: 325 ms instead of 197 ms on BRIN). Autovacuum would get there later;
+        # this costs ~0.05 us a row.
+        cur.execute(sql.SQL("ANALYZE {} (time, location_id)").format(chunk))
         t_done = time.perf_counter()
     return ChunkResult(w.start.isoformat(), rows, deleted, nbytes, time.perf_counter() - t0,
                        copy_seconds=t_index - t_copy, index_seconds=t_done - t_index, replaced=replaced)

@@ -103,6 +103,10 @@ def test_each_chunk_has_the_read_indexes(db_url: str, table: str, big_file: Path
                 "SELECT indexdef FROM pg_indexes WHERE schemaname || '.' || tablename = %s", (chunk,)))
             assert any("USING brin (\"time\")" in d for d in defs), defs
             assert any("(location_id, \"time\" DESC)" in d for d in defs), defs
+            # The loader analyzed the chunk: the planner knows a day holds 24 hours.
+            stats = dict(conn.execute(
+                "SELECT attname, n_distinct FROM pg_stats WHERE schemaname || '.' || tablename = %s", (chunk,)))
+            assert stats.get("time") == 24 and set(stats) == {"time", "location_id"}, stats
         # One place's history and one hour's slice are both answered from an index.
         conn.execute("SET enable_seqscan = off")  # tiny chunks: make the planner show its index choice
         plan = "\n".join(r[0] for r in conn.execute(
