@@ -27,9 +27,10 @@ expver order is taken. The CDS fills the other expver with _FillValue at every t
 
 Memory: only coordinates are read at open; ``blocks`` reads just the time slices of each block
 (xarray lazy indexing on a netCDF4 handle). HDF5 decompresses whole chunks, so each variable's chunk
-cache is sized to two time-slabs of chunks (up to a cap): when chunks span several time steps, reading
-hour by hour would otherwise decompress every chunk once per hour (measured 30x slower). A part the
-reader has passed releases its caches, so a month delivered as 31 day files holds one file's worth.
+cache is sized to a time-slab of chunks and one chunk more (up to a cap): when chunks span several
+time steps, reading hour by hour would otherwise decompress every chunk once per hour (measured 30x
+slower). A part the reader has passed releases its caches, so a month delivered as 31 day files
+holds one file's worth.
 
 Why xarray rather than netCDF4 directly: on a global 24 h synthetic file netCDF4 was at most ~1.8x
 faster (NetCDF3) and ~1.05x (NetCDF4), both far above what binary COPY into PostgreSQL consumes, and
@@ -279,13 +280,15 @@ def _nc3_required_size(buf: mmap.mmap) -> int:
 
 
 def _size_chunk_caches(nc: Any, names: list[str], label: str, cap: int) -> int:
-    """Size each variable's HDF5 chunk cache to two time-slabs of chunks; returns the largest time chunk.
+    """Size each variable's HDF5 chunk cache to one time-slab of chunks and one chunk more; returns
+    the largest time chunk.
 
     A block reads every point of a run of time steps, so a chunk is needed again only by the next
     block, when the block boundary falls inside its time span: one slab (the chunks of one time span
-    across the grid) must stay cached, two leave room for the slab being read. More is waste that
-    stays resident until the part is released (netCDF-C's default is 64 MiB a variable, whatever the
-    chunking: a global day of hourly chunks kept 384 MiB per file for nothing).
+    across the grid) must stay cached, and one chunk more leaves room for the first chunk of the
+    next slab. More is waste that stays resident until the part is released (netCDF-C's default is
+    64 MiB a variable, whatever the chunking: a global day of hourly chunks kept 384 MiB per file
+    for nothing).
     """
     time_chunk = 1
     for name in names:
@@ -297,13 +300,14 @@ def _size_chunk_caches(nc: Any, names: list[str], label: str, cap: int) -> int:
         ti = tdims[0]
         time_chunk = max(time_chunk, int(chunks[ti]))
         n_chunks = 1
-        slab = int(chunks[ti]) * var.dtype.itemsize
+        chunk = slab = int(chunks[ti]) * var.dtype.itemsize
         for i, (c, length) in enumerate(zip(chunks, var.shape, strict=True)):
             if i != ti:
                 n_chunks *= -(-length // c)
                 slab *= -(-length // c) * c
+                chunk *= c
         _, nelems, preemption = var.get_var_chunk_cache()
-        var.set_var_chunk_cache(size=min(2 * slab, cap), nelems=max(nelems, 8 * n_chunks + 1),
+        var.set_var_chunk_cache(size=min(slab + chunk, cap), nelems=max(nelems, 4 * n_chunks + 1),
                                 preemption=preemption)
         if slab > cap:
             log.warning("%s: %s is chunked %s steps deep; one time-slab of chunks is %d MiB, more than "
