@@ -73,6 +73,11 @@ class Month:
     def next(self) -> Month:
         return Month(self.year + 1, 1) if self.month == 12 else Month(self.year, self.month + 1)
 
+    def plus(self, n: int) -> Month:
+        """The month ``n`` calendar months later (earlier when ``n`` is negative)."""
+        index = self.year * 12 + self.month - 1 + n
+        return Month(index // 12, index % 12 + 1)
+
     def day_starts(self) -> list[datetime]:
         return [self.start + timedelta(days=d) for d in range(self.days)]
 

@@ -107,15 +107,10 @@ def publication_target_iso(month_param: str | None, interval_start: datetime | N
 # ERA5T -> final
 
 
-def _add_months(month: Month, n: int) -> Month:
-    index = month.year * 12 + month.month - 1 + n
-    return Month(index // 12, index % 12 + 1)
-
-
 def final_expected_at(month: Month, after_months: int | None = None) -> datetime:
     """When final ERA5 should cover ``month``: ``after_months`` calendar months after its end."""
     n = final_after_months() if after_months is None else after_months
-    return _add_months(month.next(), n).start
+    return month.next().plus(n).start
 
 
 @dataclass(frozen=True)

@@ -21,12 +21,7 @@ pytestmark = pytest.mark.e2e
 NOW = Month.of(datetime.now(UTC))
 
 
-def _back(month: Month, k: int) -> Month:
-    n = month.year * 12 + month.month - 1 - k
-    return Month(n // 12, n % 12 + 1)
-
-
-MONTHS = [_back(NOW, 3), _back(NOW, 2), _back(NOW, 1)]
+MONTHS = [NOW.plus(-3), NOW.plus(-2), NOW.plus(-1)]
 
 
 @pytest.fixture(scope="module")

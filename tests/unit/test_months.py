@@ -78,3 +78,10 @@ def test_variables() -> None:
         parse_list("2m_temperature,sea_surface_temperature")
     with pytest.raises(InputError):
         parse_list("")
+
+
+def test_plus_moves_by_calendar_months_across_years() -> None:
+    assert Month(2024, 11).plus(2) == Month(2025, 1)
+    assert Month(2025, 1).plus(-3) == Month(2024, 10)
+    assert Month(2024, 5).plus(0) == Month(2024, 5)
+    assert Month(2024, 12).plus(-24) == Month(2022, 12)
