@@ -1,2 +1,3 @@
--- TimescaleDB provides the hypertable; the Apache-licensed build is enough (no compression needed).
+-- TimescaleDB: hypertables on every licence; the columnstore (sql/020_columnstore.sql) with the
+-- Community licence ('timescale'), which the local server runs.
 CREATE EXTENSION IF NOT EXISTS timescaledb;

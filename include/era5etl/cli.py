@@ -40,21 +40,22 @@ def cmd_db(args: argparse.Namespace) -> int:
         return 0
     server = LocalTimescale()
     if args.action == "up":
-        url = server.up()
+        url = server.up(progress=lambda line: print(line, file=sys.stderr, flush=True))
         if not args.json:
             print(url)
         _emit({"url": url, "running": True, "managed": True, "home": str(server.home)}, args.json)
     elif args.action == "down":
         stopped = server.down()
-        print("stopped" if stopped else "not running")
+        if not args.json:
+            print("stopped" if stopped else "not running")
         _emit({"stopped": stopped}, args.json)
     else:
-        state = server.state()
-        running = server.running(state)
-        known = state.url() if state else None
+        info = server.describe()
         if not args.json:
-            print(f"{known or '(not provisioned)'} {'running' if running else 'stopped'}")
-        _emit({"url": known, "running": running, "managed": True, "home": str(server.home)}, args.json)
+            versions = (f" PostgreSQL {info['postgresql']}, TimescaleDB {info['timescaledb']} "
+                        f"(licence {info['licence']})" if info["running"] else "")
+            print(f"{info['url'] or '(not provisioned)'} {'running' if info['running'] else 'stopped'}{versions}")
+        _emit(info, args.json)
     return 0
 
 
@@ -101,14 +102,24 @@ def cmd_run_month(args: argparse.Namespace) -> int:
             rate = f", {step['rows_per_s']:,} rows/s" if step.get("rows_per_s") else ""
             print(f"  {step['task']:<9} {step.get('seconds', 0):8.2f} s{rate}")
         print(f"validation: {'passed' if summary['success'] else 'FAILED'}")
-        packed = summary["compression"]
-        print(f"compression: ratio {packed['ratio']:.2f}" if packed["state"] == "compressed"
-              else f"compression: {packed['state']} ({packed['reason']})")
+        print(_columnstore_line(summary["compression"], summary["steps"][0].get("bytes")))
     _emit(summary, args.json)
     return 0 if summary["success"] else 1
 
 
+def _columnstore_line(packed: dict[str, Any], download_bytes: int | None) -> str:
+    if packed["state"] != "compressed":
+        return f"columnstore: {packed['state']} ({packed['reason']})"
+    versus = f", {packed['bytes'] / download_bytes:.2f}x the download" if download_bytes else ""
+    return (f"columnstore: compressed, {packed['bytes'] / 1e6:,.1f} MB in {packed['chunks']} chunk(s), "
+            f"{packed['bytes_per_row']} bytes a row: ratio {packed['ratio']}:1 to the raw values{versus}")
+
+
 def cmd_load_file(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from era5etl import compress
+    from era5etl.compress import compress_month
     from era5etl.load import load
     from era5etl.stage import open_download
 
@@ -127,6 +138,11 @@ def cmd_load_file(args: argparse.Namespace) -> int:
             print("grid points are off the global 0.25 degree lattice: location_id left NULL")
         ensure_schema(url, table)
         result = load(url, table, staged)
+        months = [Month.parse(str(m)) for m in np.unique(staged.valid_time.astype("datetime64[M]"))]
+        # Each month the files touch ends as the pipeline's months do: compressed, one chunk.
+        packed = [compress_month(url, table, m.start, m.end, compress.mode_from_env()) for m in months]
+        stored = sum(m.bytes for m in packed)
+        download_bytes = sum(path.stat().st_size for path in paths)
         summary = {
             "rows": result.rows,
             "deleted": result.deleted,
@@ -138,10 +154,18 @@ def cmd_load_file(args: argparse.Namespace) -> int:
             "ignored": staged.ignored,
             "expver": staged.expver,
             "location_ids": staged.location_id is not None,
+            "columnstore": packed[0].state if packed else "off",
+            "bytes": stored,
+            "download_bytes": download_bytes,
         }
     if not args.json:
         print(f"loaded {result.rows:,} rows into {table} in {result.seconds:.2f} s "
               f"({result.rows_per_s:,.0f} rows/s; replaced {result.deleted:,})")
+        if packed and packed[0].state == "compressed":
+            print(f"columnstore: {stored / 1e6:,.1f} MB for {len(months)} month(s), "
+                  f"{stored / download_bytes:.2f}x the files")
+        elif packed:
+            print(f"columnstore: {packed[0].state} ({packed[0].reason})")
     _emit(summary, args.json)
     return 0
 

@@ -209,12 +209,13 @@ def compress_step(url: str, job: MonthJob, mode: compress.Mode | None = None) ->
     with metrics.timed("compress") as fig:
         result = compress.compress_month(url, job.table, job.month.start, job.month.end,
                                          mode if mode is not None else compress.mode_from_env())
-        fig.bytes = result.before_bytes
+        fig.rows, fig.bytes = result.rows, result.bytes
         fig.detail = result.as_dict()
     metrics.record(url, run_id=job.run_id, month=job.month, table=job.table, area=str(job.area), figures=fig)
     if result.state == "compressed":
-        log.info("%s compressed: %d chunks, %s -> %s bytes (ratio %s)", job.month, len(result.chunks),
-                 f"{result.before_bytes:,}", f"{result.after_bytes:,}",
+        log.info("%s in the columnstore: %d chunk(s), %s bytes, %s bytes a row (ratio %s to the raw values)",
+                 job.month, len(result.chunks), f"{result.bytes:,}",
+                 f"{result.bytes_per_row:.2f}" if result.bytes_per_row else "-",
                  f"{result.ratio:.2f}" if result.ratio else "-")
     else:
         log.info("%s not compressed (%s): %s", job.month, result.state, result.reason)

@@ -1,5 +1,5 @@
-"""docker-compose.yaml, as a real compose parser reads it: Debian 13's docker-compose 2.26, in the project's
-trixie root (no Docker engine needed for `config`).
+"""docker-compose.yaml, as a real compose parser reads it: Debian 13's docker-compose 2.26, in a copy of the
+project's trixie server image (no Docker engine needed for `config`).
 
 `docker-compose config --format json` resolves anchors, merge keys, interpolation and profiles into the
 model the engine would get; the tests read that model, per profile, as `docker compose up` would see it.
@@ -20,7 +20,8 @@ from typing import Any
 
 import pytest
 
-from era5etl.db import PROJECT_ROOT, LocalTimescale
+from era5etl.db import PROJECT_ROOT
+from era5etl.db.image import POSTGRES_MAJOR, TIMESCALEDB_VERSION, ensure_image, system_dir
 
 pytestmark = pytest.mark.integration
 
@@ -30,7 +31,8 @@ INSTALL = ("apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install 
 FILES = ("docker-compose.yaml", "Dockerfile", ".env.example", ".dockerignore")
 CHROOT_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
 
-TIMESCALE_IMAGE = "timescale/timescaledb:2.19.3-pg17"
+# The compose stack runs the TimescaleDB the local server is built from: the same features.
+TIMESCALE_IMAGE = f"timescale/timescaledb:{TIMESCALEDB_VERSION}-pg{POSTGRES_MAJOR}"
 CORE = {"postgres", "timescaledb", "airflow-init", "airflow-apiserver", "airflow-scheduler",
         "airflow-dag-processor", "airflow-triggerer"}
 CELERY = {"redis", "airflow-worker"}
@@ -41,21 +43,26 @@ AIRFLOW_SERVICES = {"airflow-init", "airflow-apiserver", "airflow-scheduler", "a
 
 @pytest.fixture(scope="module")
 def root() -> Path:
-    """The trixie root with docker-compose installed: made by the suite's setup, or here if missing."""
-    lt = LocalTimescale()
-    if not lt.installed:
-        lt.up()  # debootstrap + PostgreSQL/TimescaleDB, under the provisioning lock
-    binary = lt.root / COMPOSE_BIN.lstrip("/")
-    lt.home.mkdir(parents=True, exist_ok=True)
-    with open(lt.home / ".docker-compose.lock", "w") as lock:
+    """A trixie root with docker-compose: the server image copied by hard links, once per machine.
+
+    Its own copy, never the server's: dpkg replaces files by renaming new ones into place, so the
+    image's files (hard-linked) stay as they were.
+    """
+    image = ensure_image()
+    tools = system_dir() / "tools" / f"compose-{image.name}"
+    binary = tools / COMPOSE_BIN.lstrip("/")
+    tools.parent.mkdir(parents=True, exist_ok=True)
+    with open(tools.parent / ".compose.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one install, however many test processes ask
         if not binary.exists():
-            proc = subprocess.run(["chroot", str(lt.root), "sh", "-c", INSTALL], capture_output=True, text=True,
+            shutil.rmtree(tools, ignore_errors=True)
+            subprocess.run(["cp", "-a", "--link", str(image), str(tools)], check=True)
+            proc = subprocess.run(["chroot", str(tools), "sh", "-c", INSTALL], capture_output=True, text=True,
                                   env={"PATH": CHROOT_PATH, "LANG": "C.UTF-8", "HOME": "/root"}, timeout=600)
             if proc.returncode != 0 or not binary.exists():
-                pytest.fail(f"installing docker-compose into {lt.root} failed ({proc.returncode}):\n"
+                pytest.fail(f"installing docker-compose into {tools} failed ({proc.returncode}):\n"
                             f"{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
-    return lt.root
+    return tools
 
 
 @pytest.fixture(scope="module")

@@ -1,11 +1,16 @@
-"""The local TimescaleDB: idempotent `db up`, `db down`/`status`, ERA5_DATABASE_URL provisions nothing."""
+"""The local TimescaleDB: idempotent `db up`, `db down`/`status`, ERA5_DATABASE_URL provisions nothing,
+the Community build from the machine's image, and the Apache licence on the same binaries."""
 
 from __future__ import annotations
 
 import socket
 from pathlib import Path
 
-from era5etl.db import LocalTimescale, _choose_port, connect
+import pytest
+
+from era5etl.db import LocalTimescale, connect
+from era5etl.db.image import SOURCE_TREE, TIMESCALEDB_VERSION, check_source, image_path, source_tree_digest
+from era5etl.db.local import _choose_port
 
 from .helpers import cli
 
@@ -18,7 +23,11 @@ def test_up_is_idempotent_and_down_then_up_restarts(db_url: str) -> None:
     assert first is not None and second is not None
     assert first["url"] == second["url"] == db_url and second["running"] is True
 
-    assert cli("db", "down")[0] == 0
+    code, out, _, _ = cli("db", "status")
+    assert code == 0 and f"TimescaleDB {TIMESCALEDB_VERSION} (licence timescale)" in out
+
+    code, out, _, stopped = cli("db", "down", "--json")
+    assert code == 0 and out.strip().startswith("{") and stopped == {"stopped": True}  # only JSON
     code, _, _, status = cli("db", "status", "--json")
     assert code == 0 and status is not None and status["running"] is False
     code, _, err, again = cli("db", "up", "--json")
@@ -57,3 +66,45 @@ def test_a_second_checkout_gets_its_own_port(tmp_path: Path) -> None:
         s.bind(("127.0.0.1", other))
         s.listen()
         assert _choose_port(tmp_path / "other-checkout" / ".local") != other
+
+
+def test_the_server_is_timescaledb_community_built_from_the_checked_source(db_url: str, samples: Path) -> None:
+    with connect(db_url) as conn:
+        row = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'timescaledb'").fetchone()
+        licence = conn.execute("SELECT current_setting('timescaledb.license')").fetchone()
+    assert row == (TIMESCALEDB_VERSION,) and licence == ("timescale",)
+    # The checkout's server is the machine's image, hard-linked: built once per machine.
+    ours = LocalTimescale()
+    postgres = ours.root / "usr/lib/postgresql/17/bin/postgres"
+    assert postgres.stat().st_ino == (image_path() / "usr/lib/postgresql/17/bin/postgres").stat().st_ino
+    # The source check accepts the release tree and nothing else.
+    vendored = samples.parent / "vendor" / f"timescaledb-{TIMESCALEDB_VERSION}.tar.gz"
+    if vendored.exists():
+        assert source_tree_digest(vendored) == SOURCE_TREE
+        check_source(vendored)
+
+
+def test_a_source_archive_that_is_not_the_release_is_refused(tmp_path: Path) -> None:
+    import tarfile
+
+    from era5etl.db.image import ImageError
+
+    fake = tmp_path / "timescaledb.tar.gz"
+    (tmp_path / "timescaledb-2.29.2").mkdir()
+    (tmp_path / "timescaledb-2.29.2" / "README.md").write_text("not timescaledb\n")
+    with tarfile.open(fake, "w:gz") as tar:
+        tar.add(tmp_path / "timescaledb-2.29.2", arcname="timescaledb-2.29.2")
+    with pytest.raises(ImageError, match="not the TimescaleDB"):
+        check_source(fake)
+    (tmp_path / "junk.tar.gz").write_bytes(b"junk")
+    with pytest.raises(ImageError, match="not a readable"):
+        check_source(tmp_path / "junk.tar.gz")
+
+
+def test_licence_setting_is_checked() -> None:
+    from era5etl.db.local import DatabaseError, licence_from_env
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ERA5_TIMESCALEDB_LICENSE", "gpl")
+        with pytest.raises(DatabaseError, match="ERA5_TIMESCALEDB_LICENSE"):
+            licence_from_env()

@@ -1,10 +1,16 @@
-"""Database access: where the database is, connections, the schema from sql/, and the local TimescaleDB.
+"""The checkout's own PostgreSQL 17 + TimescaleDB Community server.
 
-When ``ERA5_DATABASE_URL`` is set that server is used and nothing is provisioned. Otherwise the
-project runs its own PostgreSQL 17 + TimescaleDB: Debian 13 packages installed into a
-``debootstrap --variant=minbase trixie`` root under ``.local/`` (TimescaleDB is not packaged for
-the host's Debian 12), started with chroot on loopback with a port derived from the checkout's
-path, so two checkouts on one machine never share a server by accident.
+Each checkout runs its own server: a hard-linked copy of the machine's server image
+(``db.image``: Debian 13 root, TimescaleDB built from source) under ``<ERA5_HOME>/server`` with its
+own data directory, started with chroot on 127.0.0.1 on a port derived from the checkout's path, so
+two checkouts never share a server by accident. Copying the image by hard links takes seconds and
+no space; nothing in it is written in place (the server writes only its data directory and log).
+
+The licence is TimescaleDB's ``timescaledb.license``: ``timescale`` (Community: the columnstore,
+continuous aggregates) by default, ``apache`` with ``ERA5_TIMESCALEDB_LICENSE=apache`` to run the
+Apache-licensed feature set on the same binaries. TimescaleDB reads it only from the server's
+configuration or command line, so it is passed at start, and a server running under the other
+licence is restarted.
 """
 
 from __future__ import annotations
@@ -23,20 +29,20 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-from urllib.parse import quote, urlsplit, urlunsplit
+from urllib.parse import quote
 
 import psycopg
 from psycopg import sql
 
+from era5etl.db.errors import DatabaseError
+from era5etl.db.image import POSTGRES_MAJOR, STAMP, Progress, ensure_image, image_stamp
+
 log = logging.getLogger(__name__)
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
-SQL_DIR = PROJECT_ROOT / "sql"
-PG_BIN = "/usr/lib/postgresql/17/bin"
+PG_BIN = f"/usr/lib/postgresql/{POSTGRES_MAJOR}/bin"
 DATA_DIR_IN_ROOT = "/var/lib/era5/pgdata"
 LOG_IN_ROOT = "/var/lib/era5/postgresql.log"
-DEBIAN_MIRROR = os.environ.get("ERA5_DEBIAN_MIRROR", "http://deb.debian.org/debian")
+LICENCES = ("timescale", "apache")
 
 # Bulk-load settings: durability stays on (fsync, full_page_writes, synchronous_commit); what
 # changes is how often checkpoints force full-page images and how much memory index builds get.
@@ -65,78 +71,11 @@ SERVER_SETTINGS: dict[str, str] = {
 }
 
 
-class DatabaseError(RuntimeError):
-    """The database cannot be reached or provisioned; the message says which and how to fix it."""
-
-
-def redact(url: str) -> str:
-    """The URL with its password replaced, for logs and error messages."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
-    return urlunsplit(parts._replace(netloc=netloc))
-
-
-def with_database(url: str, dbname: str) -> str:
-    return urlunsplit(urlsplit(url)._replace(path="/" + dbname))
-
-
-@contextlib.contextmanager
-def connect(url: str, *, autocommit: bool = False) -> Iterator[psycopg.Connection[tuple[Any, ...]]]:
-    try:
-        conn = psycopg.connect(url, autocommit=autocommit, connect_timeout=10, application_name="era5etl")
-    except psycopg.OperationalError as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise DatabaseError(f"cannot connect to the database at {redact(url)}: {first}") from None
-    try:
-        yield conn
-    finally:
-        conn.close()
-
-
-def table_ident(table: str) -> sql.Identifier:
-    """A table name as given, optionally schema-qualified (``schema.table``)."""
-    if not table or len(table) > 63 * 2 + 1:
-        raise ValueError(f"table name {table!r} is empty or too long")
-    return sql.Identifier(*table.split(".", 1))
-
-
-def split_table(table: str) -> tuple[str | None, str]:
-    """(schema or None, name) of a table name as given; None means the search path's first schema."""
-    parts = table.split(".", 1)
-    return (parts[0], parts[1]) if len(parts) == 2 else (None, parts[0])
-
-
-def _render(path: Path, **idents: sql.Composable) -> sql.SQL | sql.Composed:
-    # A schema file that takes identifiers uses {name} placeholders for them (values are never
-    # formatted in); one that takes none is run as written, so its braces (JSON defaults) stay literal.
-    text = sql.SQL(path.read_text())  # a file of ours, never user input
-    return text.format(**idents) if idents else text
-
-
-def ensure_schema(url: str, table: str = "weather", chunk_interval: str = "1 day") -> None:
-    """Create the extension, the pipeline's own tables, and the hypertable ``table`` if missing."""
-    ident = table_ident(table)
-    with connect(url, autocommit=True) as conn:
-        # Two first runs at once would both try CREATE; a session lock keeps them in line.
-        conn.execute("SELECT pg_advisory_lock(hashtext('era5etl.schema'))")
-        try:
-            conn.execute(_render(SQL_DIR / "001_extension.sql"))
-            conn.execute(_render(SQL_DIR / "002_pipeline_tables.sql"))
-            conn.execute(_render(SQL_DIR / "003_cds_jobs.sql"))
-            conn.execute(_render(SQL_DIR / "004_validation.sql"))
-            conn.execute(_render(SQL_DIR / "010_weather_hypertable.sql", table=ident))
-            conn.execute(
-                "SELECT create_hypertable(%s::regclass, by_range('time', %s::interval),"
-                " create_default_indexes => false, if_not_exists => true)",
-                (ident.as_string(conn), chunk_interval),
-            )
-        finally:
-            conn.execute("SELECT pg_advisory_unlock(hashtext('era5etl.schema'))")
-
-
-# --- the local server ---------------------------------------------------------------------------
+def licence_from_env() -> str:
+    raw = (os.environ.get("ERA5_TIMESCALEDB_LICENSE") or "timescale").strip().lower()
+    if raw not in LICENCES:
+        raise DatabaseError(f"ERA5_TIMESCALEDB_LICENSE={raw!r} must be one of: {', '.join(LICENCES)}")
+    return raw
 
 
 @dataclass(frozen=True)
@@ -149,12 +88,15 @@ class LocalState:
 
 
 class LocalTimescale:
-    """The project's own PostgreSQL + TimescaleDB, under ``home`` (default ``<project>/.local``)."""
+    """The checkout's server, under ``home`` (default ``<project>/.local``)."""
 
-    def __init__(self, home: Path | None = None) -> None:
+    def __init__(self, home: Path | None = None, licence: str | None = None) -> None:
+        from era5etl.db import PROJECT_ROOT
+
         self.home = (home or Path(os.environ.get("ERA5_HOME", PROJECT_ROOT / ".local"))).resolve()
-        self.root = self.home / "trixie"
-        self.state_file = self.home / "timescaledb.json"
+        self.root = self.home / "server"
+        self.state_file = self.home / "server.json"
+        self.licence = licence or licence_from_env()
 
     # paths inside the root as the host sees them
     def _host(self, path_in_root: str) -> Path:
@@ -162,9 +104,7 @@ class LocalTimescale:
 
     @property
     def installed(self) -> bool:
-        return self._host(f"{PG_BIN}/postgres").exists() and self._host(
-            "/usr/share/postgresql/17/extension/timescaledb.control"
-        ).exists()
+        return (self.root / STAMP).is_file()
 
     @contextlib.contextmanager
     def _lock(self) -> Iterator[None]:
@@ -176,7 +116,7 @@ class LocalTimescale:
             finally:
                 fcntl.flock(fh, fcntl.LOCK_UN)
 
-    def up(self) -> str:
+    def up(self, progress: Progress | None = None) -> str:
         """Install, initialise and start as needed; return the URL of the ``era5`` database."""
         if os.geteuid() != 0:
             raise DatabaseError(
@@ -185,8 +125,11 @@ class LocalTimescale:
             )
         with self._lock():
             if not self.installed:
-                self._install()
+                self._install(progress)
             state = self._init_cluster()
+            if self.running(state) and self.server_licence(state) != self.licence:
+                log.info("restarting the local server with timescaledb.license=%s", self.licence)
+                self.down()
             if not self.running(state):
                 self._start(state)
             self._create_databases(state)
@@ -213,6 +156,28 @@ class LocalTimescale:
         result = self._pg(["pg_isready", "-h", "127.0.0.1", "-p", str(state.port), "-q"], check=False)
         return result.returncode == 0 and self._owns_port(state)
 
+    def server_licence(self, state: LocalState | None = None) -> str | None:
+        """The licence the running server was started with, or None when it is not running."""
+        state = state or self.state()
+        if state is None:
+            return None
+        try:
+            with psycopg.connect(state.url("postgres"), connect_timeout=5) as conn:
+                row = conn.execute("SELECT current_setting('timescaledb.license', true)").fetchone()
+        except psycopg.OperationalError:
+            return None
+        return str(row[0]) if row and row[0] else None
+
+    def describe(self) -> dict[str, object]:
+        """What ``db status`` says: versions, licence, where it lives."""
+        state = self.state()
+        running = self.running(state)
+        info: dict[str, object] = {"url": state.url() if state else None, "running": running, "managed": True,
+                                   "home": str(self.home), "image": image_stamp(self.root).get("image")}
+        if running and state is not None:
+            info.update(server_versions(state.url()))
+        return info
+
     def _owns_port(self, state: LocalState) -> bool:
         pid_file = self._host(f"{DATA_DIR_IN_ROOT}/postmaster.pid")
         if not pid_file.exists():
@@ -222,27 +187,18 @@ class LocalTimescale:
 
     # --- steps -----------------------------------------------------------------------------------
 
-    def _install(self) -> None:
-        log.info("installing PostgreSQL 17 + TimescaleDB from Debian 13 into %s (a few minutes, once)", self.root)
-        if shutil.which("debootstrap") is None:
-            _run(["apt-get", "update", "-q"])
-            _run(["apt-get", "install", "-y", "-q", "debootstrap"])
+    def _install(self, progress: Progress | None) -> None:
+        image = ensure_image(progress)
         staging = self.root.with_name(self.root.name + ".partial")
         if staging.exists():
             shutil.rmtree(staging)
-        if self.root.exists():
-            shutil.rmtree(self.root)
-        _run(["debootstrap", "--variant=minbase", "trixie", str(staging), DEBIAN_MIRROR])
-        # Keep the cluster under our own data directory: no Debian-managed main cluster.
-        (staging / "etc/postgresql-common/createcluster.conf").parent.mkdir(parents=True, exist_ok=True)
-        (staging / "etc/postgresql-common/createcluster.conf").write_text("create_main_cluster = false\n")
-        _run(
-            [
-                "chroot", str(staging), "/bin/sh", "-c",
-                "apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "
-                "--no-install-recommends postgresql-17 postgresql-17-timescaledb && apt-get clean",
-            ]
-        )
+        # Hard links: seconds and no space for a 2 GB root. A home on another file system gets a copy.
+        result = subprocess.run(["cp", "-a", "--link", str(image), str(staging)], capture_output=True, text=True,
+                                check=False)
+        if result.returncode != 0:
+            shutil.rmtree(staging, ignore_errors=True)
+            log.info("hard links from %s failed (%s); copying the image instead", image, result.stderr.strip())
+            _run(["cp", "-a", str(image), str(staging)])
         staging.rename(self.root)
 
     def _ids(self) -> tuple[int, int]:
@@ -276,7 +232,7 @@ class LocalTimescale:
             self._pg(
                 [
                     "initdb", "-D", DATA_DIR_IN_ROOT, "-U", "postgres", "--auth-local=trust",
-                    "--auth-host=scram-sha-256", f"--pwfile={'/var/lib/era5/pwfile'}", "-E", "UTF8",
+                    "--auth-host=scram-sha-256", "--pwfile=/var/lib/era5/pwfile", "-E", "UTF8",
                     "--locale=C.UTF-8",
                 ]
             )
@@ -297,7 +253,8 @@ class LocalTimescale:
                 f"{self._host(DATA_DIR_IN_ROOT)}/postgresql.auto.conf"
             )
         result = self._pg(
-            ["pg_ctl", "-D", DATA_DIR_IN_ROOT, "-l", LOG_IN_ROOT, "-w", "-t", "120", "start"], check=False
+            ["pg_ctl", "-D", DATA_DIR_IN_ROOT, "-l", LOG_IN_ROOT, "-w", "-t", "120",
+             "-o", f"-c timescaledb.license={self.licence}", "start"], check=False
         )
         if result.returncode != 0:
             tail = "\n".join(self._host(LOG_IN_ROOT).read_text(errors="replace").splitlines()[-15:])
@@ -318,6 +275,16 @@ class LocalTimescale:
             for name in ("era5", "airflow"):
                 if name not in existing:
                     conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+
+
+def server_versions(url: str) -> dict[str, str | None]:
+    """PostgreSQL and TimescaleDB versions and TimescaleDB's licence, as the server reports them."""
+    with psycopg.connect(url, connect_timeout=5) as conn:
+        row = conn.execute(
+            "SELECT current_setting('server_version'), current_setting('timescaledb.license', true),"
+            " (SELECT default_version FROM pg_available_extensions WHERE name = 'timescaledb')").fetchone()
+    assert row is not None
+    return {"postgresql": row[0], "licence": row[1], "timescaledb": row[2]}
 
 
 def _run(
@@ -349,16 +316,3 @@ def _choose_port(home: Path) -> int:
         if _port_free(port):
             return port
     raise DatabaseError(f"no free port in {base}..{base + 199} for the local TimescaleDB")
-
-
-def database_url() -> str:
-    """The pipeline's database: ``ERA5_DATABASE_URL``, else the local server (provisioned on demand)."""
-    url = os.environ.get("ERA5_DATABASE_URL")
-    if url:
-        return url
-    return LocalTimescale().up()
-
-
-def airflow_database_url() -> str:
-    """Airflow's metadata database on the same server, so LocalExecutor can run tasks in parallel."""
-    return with_database(database_url(), "airflow")

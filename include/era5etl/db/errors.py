@@ -1,0 +1,5 @@
+"""The database package's one error: what cannot be reached or provisioned, and how to fix it."""
+
+
+class DatabaseError(RuntimeError):
+    """The database cannot be reached or provisioned; the message says which and how to fix it."""
