@@ -48,6 +48,17 @@ def table(db_url: str) -> Iterator[str]:
         conn.execute("DELETE FROM era5_validation_days WHERE table_name = %s", (name,))
 
 
+@pytest.fixture
+def row_store_table(db_url: str, table: str) -> str:
+    """A hypertable of its own kept in the row store (as on an Apache-licensed server): the loader's
+    per-chunk indexes, statistics and COPY FREEZE path."""
+    from era5etl.db import connect
+
+    with connect(db_url, autocommit=True) as conn:
+        conn.execute(f"ALTER TABLE {table} SET (timescaledb.compress = false)")
+    return table
+
+
 @pytest.fixture(scope="session")
 def cds() -> Iterator[object]:
     from era5etl.cds.server import LocalCDS

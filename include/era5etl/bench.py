@@ -70,7 +70,8 @@ GLOBAL_POINTS = 721 * 1440
 REGION_NORTH, REGION_WEST, REGION_MAX_WIDTH = 70.0, -10.0, 120
 
 KINDS = ("plain", "hypertable")
-TARGET_ROWS_PER_S = 600_000
+TARGET_ROWS_PER_S = 1_200_000
+TARGET_X_DOWNLOAD = 1.5
 TARGET_MIN_ROWS = 100_000_000
 TARGET_RATIO_VS_BLOG = 10.0
 TARGET_RSS_MB = 1024.0
@@ -1079,6 +1080,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    help="area of the sustained files (default global)")
     p.add_argument("--blog-hours", type=_positive, default=1,
                    help="hours of the sustained data the blog's path loads for the ratio (default 1)")
+    p.add_argument("--layouts", action="store_true",
+                   help="also compare the storage layouts (plain, hypertable, compressed, columnstore, the server "
+                        "alone) on the same day(s): sizes, rates, reads, and the projected size of 1940-now")
+    p.add_argument("--layout-days", type=_positive, default=1, help="days of the layout comparison (default 1)")
+    p.add_argument("--layout-area", type=_area, metavar="N/W/S/E",
+                   help="area of the layout comparison (default global)")
     p.add_argument("--chart", type=Path, default=DEFAULT_CHART, help=f"PNG to write (default {DEFAULT_CHART})")
     p.add_argument("--no-chart", action="store_true")
     p.add_argument("--no-checkpoint", action="store_true", help="no CHECKPOINT before each timed run")
@@ -1086,6 +1093,40 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--check", action="store_true", help="exit 1 unless every target is met")
     p.add_argument("--json", action="store_true", help="end with one JSON object of the figures")
     p.set_defaults(func=cmd_bench)
+
+
+def _run_layouts(url: str, args: argparse.Namespace) -> dict[str, Any]:
+    from era5etl.bench_columnstore import projection, run_layouts
+    from era5etl.config import Settings
+
+    days = [FIRST_DAY + timedelta(days=k) for k in range(args.layout_days)]
+    path = cached_download(day_request(days, args.layout_area))
+    figures = run_layouts(url, path, keep=args.keep_tables)
+    area = Settings.from_env().area
+    figures["projection"] = projection(figures, area.points(Settings.from_env().grid))
+    figures["projection"]["area"]["name"] = str(area)
+    return figures
+
+
+def _print_layouts(figures: dict[str, Any]) -> None:
+    from era5etl.bench_columnstore import format_layouts
+
+    print(f"\nlayouts: {figures['rows']:,} rows from {Path(figures['download']).name} "
+          f"({figures['download_bytes'] / 1e6:,.1f} MB downloaded); reads: median of 5 warm runs")
+    print(format_layouts(figures))
+    by = {f["layout"]: f for f in figures["layouts"]}
+    col, server = by.get("columnstore"), by.get("server alone")
+    if col and server and "rows_per_s" in server:
+        ratio = col["rows_per_s"] / server["rows_per_s"]
+        print(f"columnstore load vs the server alone (COPY from files on the server, {server['writers']} at once): "
+              f"{col['rows_per_s']:,} / {server['rows_per_s']:,} rows/s = {ratio:.2f}")
+    if col:
+        verdict = "met" if col["x_download"] <= TARGET_X_DOWNLOAD else "NOT met"
+        print(f"target storage: {col['x_download']}x the download (want <= {TARGET_X_DOWNLOAD}): {verdict}")
+        for name, p in figures["projection"].items():
+            where = "global" if name == "global" else f"area {p.get('name', '')}"
+            print(f"1940-now, {where}: {p['rows']:,} rows, {p['bytes'] / 1e12:,.3f} TB in the columnstore, "
+                  f"~{p['load_hours']:,} h of loading at {col['rows_per_s']:,} rows/s")
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -1112,6 +1153,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.sustained:
         sustained = run_sustained(url, args.sustained, area=args.sustained_area, run_id=run_id,
                                   keep_table=args.keep_tables, blog_hours=args.blog_hours)
+    layouts = None
+    if args.layouts:
+        layouts = _run_layouts(url, args)
     summary = summarize(results, sustained, settings)
 
     if results:
@@ -1129,6 +1173,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
               f"write_row COPY alone (the post's copy_timer): {sustained['blog']['copy_rows_per_s']:,} rows/s")
         if summary["ratio_vs_blog_copy_loop"]:
             print(f"end to end vs the blog's COPY loop alone: {summary['ratio_vs_blog_copy_loop']:.2f}x")
+    if layouts:
+        _print_layouts(layouts)
     fmt = {"ratio_vs_blog": "{:.2f}x", "last_tenth_vs_first_tenth": "{:.3f}"}
     print(f"\nsettings: fsync={settings.get('fsync')} synchronous_commit={settings.get('synchronous_commit')} "
           f"full_page_writes={settings.get('full_page_writes')}")
@@ -1143,7 +1189,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({
             **summary, "settings": settings, "comparison": comparison, "repeat": args.repeat,
-            "results": [r.as_dict() for r in results], "sustained": sustained,
+            "results": [r.as_dict() for r in results], "sustained": sustained, "layouts": layouts,
             "chart": None if args.no_chart or not (results or sustained) else str(args.chart),
             "client": {"pid": os.getpid(), "python": sys.version.split()[0]},
         }))

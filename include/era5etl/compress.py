@@ -132,10 +132,14 @@ def compress_month(url: str, table: str, start: datetime, end: datetime, mode: M
             result.merged = len(inside)
         final = month_chunks(conn, table, start, end)
         result.chunks = [f"{schema}.{name}" for schema, name, *_ in final]
+        # A chunk's bytes are its own relation's and, once compressed, its compressed relation's
+        # (TimescaleDB's size functions walk every chunk of the hypertable: quadratic over decades).
         size = conn.execute(
-            sql.SQL("SELECT coalesce(sum(total_bytes), 0) FROM chunks_detailed_size({}::regclass)"
-                    " WHERE chunk_name = ANY(%s)").format(sql.Literal(table_ident(table).as_string(conn))),
-            ([name for _, name, *_ in final],)).fetchone()
+            "SELECT coalesce(sum(pg_total_relation_size(c.oid) + coalesce(pg_total_relation_size(s.compress_relid),"
+            " 0)), 0) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+            " LEFT JOIN _timescaledb_catalog.compression_settings s ON s.relid = c.oid"
+            " WHERE (n.nspname, c.relname) IN (SELECT * FROM unnest(%s::text[], %s::text[]))",
+            ([schema for schema, *_ in final], [name for _, name, *_ in final])).fetchone()
         rows = conn.execute(sql.SQL("SELECT count(*) FROM {} WHERE time >= %s AND time < %s").format(
             table_ident(table)), (start, end)).fetchone()
         result.bytes = int(size[0]) if size else 0

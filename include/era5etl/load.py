@@ -17,7 +17,9 @@ Why it is shaped this way (figures in the README's benchmark section):
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 import queue
 import threading
 import time
@@ -126,35 +128,40 @@ def chunk_interval_of(url: str, table: str) -> timedelta:
     return interval
 
 
-def chunk_windows(times: np.ndarray, interval: timedelta) -> Iterator[tuple[datetime, datetime]]:
-    """Windows aligned to the hypertable's chunk interval (from the epoch) that hold any time step."""
-    if len(times) == 0:
-        return
-    step = int(interval.total_seconds())
-    secs = times.astype("datetime64[s]").astype(np.int64)
-    for start in np.unique(secs // step * step):
-        t0 = datetime.fromtimestamp(int(start), UTC)
-        yield t0, t0 + interval
-
-
-# Chunks created per transaction: a download over decades of a few points spans tens of thousands
-# of daily chunks, and one statement over all of them held every chunk's lock at once (measured: a
-# backend of 22 GB, killed). In batches, memory follows the batch.
+# Chunks created per transaction: a download over decades of a few points spans a thousand months,
+# and one statement creating all their chunks held every chunk's lock at once (measured: a backend
+# of 22 GB, killed). In batches, memory follows the batch.
 CREATE_BATCH = 200
+# A month of a download holding at most this many rows gets one chunk for the whole month at once
+# (a global day is 24.9M rows): a few points over decades is then ~1,000 chunks and transactions,
+# not ~31,000 daily ones. Larger months are loaded a chunk interval (a day) per transaction, two at
+# once, and their chunks merged into one once the month is proven (compress.compress_month).
+MONTH_CHUNK_ROWS = 25_000_000
 
 
-def chunk_plan(url: str, table: str, times: np.ndarray) -> list[tuple[datetime, datetime, list[datetime]]]:
+def month_chunk_rows() -> int:
+    """ERA5_MONTH_CHUNK_ROWS, default MONTH_CHUNK_ROWS (0: every chunk on the table's interval)."""
+    raw = os.environ.get("ERA5_MONTH_CHUNK_ROWS", str(MONTH_CHUNK_ROWS))
+    if not raw.strip().isdigit():
+        raise LoadError(f"ERA5_MONTH_CHUNK_ROWS={raw!r} must be a whole number of rows (0 or more)")
+    return int(raw)
+
+
+def chunk_plan(url: str, table: str, times: np.ndarray, points: int = 1
+               ) -> list[tuple[datetime, datetime, list[datetime]]]:
     """The chunks holding ``times``, each with its time steps: (range start, range end, times).
 
-    Where the table has no chunk yet, one is created on the interval's grid; where it has one (a
-    month's daily chunks merged into one, say), that chunk is the unit, whatever its size.
+    Where the table has a chunk (a month's daily chunks merged into one, say), that chunk is the
+    unit, whatever its size. Where it has none, one is created: for the whole calendar month when
+    the month has no chunk yet and its rows (``points`` a time step) fit MONTH_CHUNK_ROWS, else on
+    the table's chunk interval.
     """
     if len(times) == 0:
         return []
     interval = chunk_interval_of(url, table)
     secs = np.unique(times.astype("datetime64[s]").astype(np.int64))
     ranges = _chunk_ranges(url, table, int(secs[0]), int(secs[-1]))
-    missing = [t0 for t0, _ in chunk_windows(_uncovered(secs, ranges).astype("datetime64[s]"), interval)]
+    missing = _new_chunks(_uncovered(secs, ranges), ranges, interval, points)
     for i in range(0, len(missing), CREATE_BATCH):
         _create_chunks(url, table, missing[i:i + CREATE_BATCH])
     if missing:
@@ -163,9 +170,8 @@ def chunk_plan(url: str, table: str, times: np.ndarray) -> list[tuple[datetime, 
     if (which < 0).any():
         raise LoadError(f"{int((which < 0).sum())} time steps of the download fall in no chunk of {table}")
     # secs is sorted, so each chunk's times are one run of ``which``.
-    chunks, first = np.unique(which, return_index=True)
     plan = []
-    for i, run in zip(chunks, np.split(secs, first[1:]), strict=True):
+    for i, run in zip(*_runs(which, secs), strict=True):
         r0, r1 = ranges[int(i)]
         plan.append((datetime.fromtimestamp(r0, UTC), datetime.fromtimestamp(r1, UTC),
                      [datetime.fromtimestamp(int(t), UTC) for t in run]))
@@ -197,6 +203,35 @@ def _containing(secs: np.ndarray, ranges: Sequence[tuple[int, int]]) -> np.ndarr
 
 def _uncovered(secs: np.ndarray, ranges: Sequence[tuple[int, int]]) -> np.ndarray:
     return secs[_containing(secs, ranges) < 0]
+
+
+def _new_chunks(secs: np.ndarray, ranges: Sequence[tuple[int, int]], interval: timedelta, points: int
+                ) -> list[tuple[datetime, datetime]]:
+    """Ranges of the chunks to create for the uncovered ``secs`` (sorted epoch seconds)."""
+    out: list[tuple[datetime, datetime]] = []
+    if len(secs) == 0:
+        return out
+    months = secs.astype("datetime64[s]").astype("datetime64[M]")
+    starts = np.array([r[0] for r in ranges], dtype=np.int64)
+    ends = np.array([r[1] for r in ranges], dtype=np.int64)
+    step = int(interval.total_seconds())
+    limit = month_chunk_rows()
+    for month, run in zip(*_runs(months, secs), strict=True):
+        m0 = int(month.astype("datetime64[s]").astype(np.int64))
+        m1 = int((month + 1).astype("datetime64[s]").astype(np.int64))
+        taken = bool(((starts < m1) & (ends > m0)).any()) if len(starts) else False
+        if not taken and len(run) * points <= limit:
+            out.append((datetime.fromtimestamp(m0, UTC), datetime.fromtimestamp(m1, UTC)))
+        else:
+            out.extend((datetime.fromtimestamp(int(w), UTC), datetime.fromtimestamp(int(w) + step, UTC))
+                       for w in np.unique(run // step * step))
+    return out
+
+
+def _runs(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The distinct ``keys`` of a sorted array and, for each, its run of ``values``."""
+    distinct, first = np.unique(keys, return_index=True)
+    return distinct, np.split(values, first[1:])
 
 
 def is_columnstore(url: str, table: str) -> bool:
@@ -241,7 +276,7 @@ def load(
         times = times[times >= _np(start)]
     if end is not None:
         times = times[times < _np(end)]
-    windows = [_Window(w0, w1, ts) for w0, w1, ts in chunk_plan(url, table, times)]
+    windows = [_Window(w0, w1, ts) for w0, w1, ts in chunk_plan(url, table, times, staged.points)]
     result = LoadResult()
     if not windows:
         return result
@@ -413,17 +448,20 @@ def _write_chunk(conn: psycopg.Connection[tuple[Any, ...]], table: str, box: Box
                        copy_seconds=t_index - t_copy, index_seconds=t_done - t_index, replaced=replaced)
 
 
-def _create_chunks(url: str, table: str, starts: Sequence[datetime]) -> None:
-    """Make sure a chunk exists for each window, in one short transaction of its own."""
-    ident = table_ident(table)
+def _create_chunks(url: str, table: str, ranges: Sequence[tuple[datetime, datetime]]) -> None:
+    """Create a chunk for each [start, end), in one short transaction of its own.
+
+    TimescaleDB's chunk API takes the range as given, so a chunk can be a day or a whole month. The
+    chunks are made before the loaders start because the transaction that creates a chunk locks the
+    hypertable until it commits, which would serialise the loaders.
+    """
+    epoch = datetime(1970, 1, 1, tzinfo=UTC)
     with connect(url) as conn, conn.transaction():
-        # Inserting a row creates its chunk; deleting it again leaves the chunk, empty. The marker
-        # rows have only a time, which no loaded row has (every row has a latitude).
-        conn.execute(sql.SQL("INSERT INTO {} (time) SELECT unnest(%s::timestamptz[])").format(ident),
-                     (list(starts),))
-        conn.execute(sql.SQL("DELETE FROM {} WHERE time >= %s AND time <= %s AND time = ANY(%s::timestamptz[])"
-                             " AND latitude IS NULL AND longitude IS NULL AND location_id IS NULL").format(ident),
-                     (min(starts), max(starts), list(starts)))
+        regclass = table_ident(table).as_string(conn)
+        for r0, r1 in ranges:
+            us = [int((t - epoch) / timedelta(microseconds=1)) for t in (r0, r1)]
+            conn.execute("SELECT _timescaledb_functions.create_chunk(%s::regclass, %s::jsonb)",
+                         (regclass, json.dumps({"time": us})))
 
 
 def _chunk_of(cur: psycopg.Cursor[tuple[Any, ...]], table: str, start: datetime) -> tuple[str, str, bool]:

@@ -29,8 +29,8 @@ INNER = "46/7.5/45.5/8"  # a part of AREA: a partial reload
 MONTH = Month(2024, 3)
 
 
-def _run_month(cds: Any, table: str, staging: Path, area: str = AREA, env: dict[str, str] | None = None,
-               seed_revision: str = "") -> dict[str, Any]:
+def _run_month(cds: Any, table: str, staging: Path, area: str = AREA, env: dict[str, str] | None = None
+               ) -> dict[str, Any]:
     env = {"CDSAPI_URL": cds.url, "CDSAPI_KEY": cds.key, "ERA5_STAGING_DIR": str(staging), **(env or {})}
     code, out, err, summary = cli("run-month", str(MONTH), "--area", area, "--table", table, "--json", env=env)
     assert code == 0, out + err
@@ -67,14 +67,15 @@ def test_mode_setting() -> None:
         compress.mode_from_env({"ERA5_COMPRESSION": "yes"})
 
 
-def test_a_month_is_loaded_into_the_columnstore_and_ends_as_one_chunk(
+def test_a_month_is_loaded_into_the_columnstore_as_one_chunk(
     db_url: str, cds: Any, table: str, tmp_path: Path
 ) -> None:
+    # A small area's month (18,600 rows) fits ERA5_MONTH_CHUNK_ROWS: one chunk from the start.
     expected = expected_rows(MONTH, Area.parse(AREA), Grid())
     summary = _run_month(cds, table, tmp_path)
     assert summary["rows"] == expected and summary["success"]
     packed = summary["compression"]
-    assert packed["state"] == "compressed" and packed["merged"] == MONTH.days and packed["chunks"] == 1
+    assert packed["state"] == "compressed" and packed["merged"] == 0 and packed["chunks"] == 1
     assert packed["compressed_now"] == 0  # the load itself wrote compressed batches
     assert packed["rows"] == expected and packed["ratio"] > 1
     assert _chunks(db_url, table) == [(MONTH.start, MONTH.end, True)]
@@ -93,11 +94,16 @@ def test_a_month_is_loaded_into_the_columnstore_and_ends_as_one_chunk(
     _exact(db_url, table, expected)
 
 
-def test_reload_and_partial_reload_inside_the_compressed_month_stay_exact(
+def test_daily_chunks_are_merged_then_reloads_and_partial_reloads_stay_exact(
     db_url: str, cds: Any, table: str, tmp_path: Path
 ) -> None:
+    # A month over ERA5_MONTH_CHUNK_ROWS (here forced to 0) loads a day per transaction, two at once,
+    # and its daily chunks are merged into one once the month is validated.
     expected = expected_rows(MONTH, Area.parse(AREA), Grid())
-    _run_month(cds, table, tmp_path)
+    summary = _run_month(cds, table, tmp_path, env={"ERA5_MONTH_CHUNK_ROWS": "0"})
+    assert summary["compression"]["merged"] == MONTH.days
+    assert [step["rows_per_s"] > 0 for step in summary["steps"] if step["task"] == "load"] == [True]
+    assert _chunks(db_url, table) == [(MONTH.start, MONTH.end, True)]
     before = _values(db_url, table, AREA)
     # The whole month again: its one merged chunk is rewritten in one transaction.
     assert _run_month(cds, table, tmp_path)["rows"] == expected

@@ -91,7 +91,8 @@ def test_kill_during_first_load_leaves_no_partial_day(db_url: str, table: str, b
     assert _per_day(db_url, table) == {f"2023-06-{d:02d}": per_day for d in range(1, DAYS + 1)}
 
 
-def test_each_chunk_has_the_read_indexes(db_url: str, table: str, big_file: Path) -> None:
+def test_each_row_store_chunk_has_the_read_indexes(db_url: str, row_store_table: str, big_file: Path) -> None:
+    table = row_store_table
     cmd = [sys.executable, "-m", "era5etl", "load-file", str(big_file), "--table", table]
     assert subprocess.run(cmd, capture_output=True, text=True, check=False).returncode == 0
     with connect(db_url) as conn:
@@ -159,7 +160,9 @@ def test_database_restarted_mid_load_fails_clearly_and_a_rerun_is_exact(
     assert _per_day(db_url, table) == {f"2023-06-{d:02d}": per_day for d in range(1, DAYS + 1)}
 
 
-def test_loaded_chunks_are_frozen_so_first_reads_write_nothing(db_url: str, table: str, big_file: Path) -> None:
+def test_loaded_row_store_chunks_are_frozen_so_first_reads_write_nothing(db_url: str, row_store_table: str,
+                                                                       big_file: Path) -> None:
+    table = row_store_table
     # The loader truncates each chunk it replaces in the COPY's own transaction, so COPY ... FREEZE
     # applies: its pages are all-visible and all-frozen at commit (PostgreSQL marks the pages a COPY
     # batch fills from empty; the few a batch starts part-full are left to vacuum). Without it none

@@ -1,0 +1,285 @@
+"""``python -m era5etl bench --layouts``: the storage layouts compared on the same rows, as the
+compression seed's table does (plain table, hypertable, compressed hypertable), plus the product's
+direct-to-columnstore load, and the server alone (COPY from a file on the server into the same layout).
+
+Each layout gets a fresh table and the same download (by default one global day, 24.9M rows):
+
+* ``plain``: one binary COPY stream into a plain table, then the product's two read indexes;
+* ``hypertable``: the product's loader into a row-store hypertable (per-chunk indexes, ANALYZE);
+* ``compressed``: the same row-store load, then ``compress_chunk`` of every chunk (load + compress timed);
+* ``columnstore``: the product's loader into the columnstore (what a month gets on the local server);
+* ``server alone``: the columnstore load's rows written as binary COPY files inside the server's
+  root, then ``COPY chunk FROM 'file'`` with the loader's settings, as many at once as the loader
+  ran writers: what the server does with no client, no network, no reading of NetCDF.
+
+For each: rows/s, sizes (heap, TOAST, indexes, total), bytes a row and the multiple of the download,
+and two reads: one place's history over the data and one hour's slice (binary COPY out to the client).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import statistics
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from psycopg import sql
+
+from era5etl import copy as pgcopy
+from era5etl.db import connect, ensure_schema, table_ident
+
+GLOBAL_HOURS_1940_ON = 727_080  # 1940-01-01 .. 2022-12-31: the issue's 754 billion rows over 1,038,240 points
+GLOBAL_POINTS = 1_038_240
+LAYOUTS = ("plain", "hypertable", "compressed", "columnstore")
+
+
+def _log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def _sizes(url: str, table: str, hypertable: bool) -> dict[str, int]:
+    with connect(url) as conn:
+        reg = table_ident(table).as_string(conn)
+        if hypertable:
+            row = conn.execute("SELECT table_bytes, index_bytes, toast_bytes, total_bytes"
+                               " FROM hypertable_detailed_size(%s::regclass)", (reg,)).fetchone()
+        else:
+            row = conn.execute(
+                "SELECT pg_relation_size(c.oid), pg_indexes_size(c.oid),"
+                " coalesce(pg_total_relation_size(nullif(c.reltoastrelid, 0)), 0), pg_total_relation_size(c.oid)"
+                " FROM pg_class c WHERE c.oid = %s::regclass", (reg,)).fetchone()
+    assert row is not None
+    return dict(zip(("table_bytes", "index_bytes", "toast_bytes", "total_bytes"), (int(v or 0) for v in row),
+                    strict=True))
+
+
+def _reads(url: str, table: str, location_id: int, hour: str, runs: int) -> dict[str, Any]:
+    """Median ms of one place's history (all rows of one location_id, to Python) and of one hour's
+    slice (every point, the values as binary COPY to the client)."""
+    ident = table_ident(table)
+    place = sql.SQL("SELECT time, temperature_2m, total_precipitation FROM {} WHERE location_id = %s"
+                    " ORDER BY time").format(ident)
+    slice_ = sql.SQL("COPY (SELECT location_id, latitude, longitude, temperature_2m, total_precipitation"
+                     " FROM {} WHERE time = {}) TO STDOUT (FORMAT BINARY)").format(ident, sql.Literal(hour))
+    out: dict[str, Any] = {}
+    with connect(url) as conn:
+        timings, rows = [], 0
+        for _ in range(runs + 1):  # the first run warms the cache and is not counted
+            t0 = time.perf_counter()
+            rows = len(conn.execute(place, (location_id,)).fetchall())
+            timings.append(time.perf_counter() - t0)
+        out["place_history"] = {"rows": rows, "median_ms": round(statistics.median(timings[1:]) * 1000, 2)}
+        timings, size = [], 0
+        for _ in range(runs + 1):
+            t0 = time.perf_counter()
+            size = 0
+            with conn.cursor().copy(slice_) as cp:
+                for data in cp:
+                    size += len(data)
+            timings.append(time.perf_counter() - t0)
+        count = conn.execute(sql.SQL("SELECT count(*) FROM {} WHERE time = {}").format(ident, sql.Literal(hour)))
+        out["hour_slice"] = {"rows": int(count.fetchone()[0]),  # type: ignore[index]
+                             "bytes": size, "median_ms": round(statistics.median(timings[1:]) * 1000, 2)}
+    return out
+
+
+def run_layouts(url: str, path: Path, *, layouts: Sequence[str] = LAYOUTS, runs: int = 5,
+                keep: bool = False) -> dict[str, Any]:
+    """Every layout on the rows of the download at ``path``; returns the figures of each."""
+    from era5etl import load as loader
+    from era5etl.stage import open_download
+
+    run_id = uuid.uuid4().hex[:6]
+    download = path.stat().st_size
+    results: list[dict[str, Any]] = []
+    made: list[str] = []
+    try:
+        with open_download([path]) as staged:
+            rows = staged.rows
+            ids = staged.location_id
+            location_id = int(ids[len(ids) // 2]) if ids is not None else 0
+            hour = str(staged.valid_time[len(staged.valid_time) // 2]) + "+00"
+            for layout in layouts:
+                table = f"bench_{run_id}_{layout}"
+                made.append(table)
+                _log(f"bench layouts: {layout} ...")
+                _checkpoint(url)
+                extra: dict[str, Any] = {}
+                if layout == "plain":
+                    seconds = _plain_copy(url, table, staged)
+                else:
+                    ensure_schema(url, table)
+                    if layout != "columnstore":
+                        with connect(url, autocommit=True) as conn:
+                            conn.execute(sql.SQL("ALTER TABLE {} SET (timescaledb.compress = false)").format(
+                                table_ident(table)))
+                    t0 = time.perf_counter()
+                    result = loader.load(url, table, staged)
+                    seconds = time.perf_counter() - t0
+                    if layout == "compressed":
+                        t1 = time.perf_counter()
+                        with connect(url, autocommit=True) as conn:
+                            conn.execute(sql.SQL("ALTER TABLE {} SET (timescaledb.compress,"
+                                                 " timescaledb.compress_segmentby = '',"
+                                                 " timescaledb.compress_orderby = 'time, location_id')").format(
+                                table_ident(table)))
+                            for (chunk,) in conn.execute("SELECT show_chunks(%s::regclass)::text",
+                                                         (table,)).fetchall():
+                                conn.execute("SELECT compress_chunk(%s::regclass)", (chunk,))
+                        extra["compress_seconds"] = round(time.perf_counter() - t1, 2)
+                        seconds = time.perf_counter() - t0
+                    extra["chunks"] = len(result.chunks)
+                    extra["writers"] = min(2, len(result.chunks))
+                sizes = _sizes(url, table, layout != "plain")
+                figures = {"layout": layout, "rows": rows, "seconds": round(seconds, 2),
+                           "rows_per_s": round(rows / seconds), **sizes,
+                           "bytes_per_row": round(sizes["total_bytes"] / rows, 2),
+                           "x_download": round(sizes["total_bytes"] / download, 3), **extra,
+                           **_reads(url, table, location_id, hour, runs)}
+                results.append(figures)
+                _log(f"bench layouts: {layout}: {figures['rows_per_s']:,} rows/s, "
+                     f"{figures['bytes_per_row']} bytes a row ({figures['x_download']}x the download)")
+            if "columnstore" in layouts:
+                results.append(_server_alone(url, f"bench_{run_id}_server", staged, made))
+    finally:
+        if not keep:
+            with connect(url, autocommit=True) as conn:
+                for table in made:
+                    conn.execute(sql.SQL("DROP TABLE IF EXISTS {} CASCADE").format(table_ident(table)))
+    return {"download": str(path), "download_bytes": download, "rows": rows, "layouts": results}
+
+
+def _checkpoint(url: str) -> None:
+    with connect(url, autocommit=True) as conn:
+        conn.execute("CHECKPOINT")
+
+
+def _plain_copy(url: str, table: str, staged: Any) -> float:
+    from era5etl.load import CHUNK_INDEXES
+
+    ident = table_ident(table)
+    with connect(url, autocommit=True) as conn:
+        conn.execute(sql.SQL(
+            "CREATE TABLE {} (time timestamptz NOT NULL, location_id int, latitude float4, longitude float4,"
+            " temperature_2m float4, zonal_wind_10m float4, meridional_wind_10m float4, total_cloud_cover float4,"
+            " total_precipitation float4, snowfall float4)").format(ident))
+    t0 = time.perf_counter()
+    with connect(url) as conn:
+        with conn.cursor().copy(sql.SQL("COPY {} FROM STDIN (FORMAT BINARY)").format(ident)) as cp:
+            cp.write(pgcopy.HEADER)
+            for block in staged.blocks(hours=max(1, 1_000_000 // staged.points)):
+                cp.write(pgcopy.encode_block(block))
+            cp.write(pgcopy.TRAILER)
+        for suffix, definition in CHUNK_INDEXES:
+            conn.execute(sql.SQL("CREATE INDEX {} ON {} " + definition).format(  # definition: load's constant
+                sql.Identifier(f"{table}_{suffix}"), ident))
+        conn.commit()
+    return time.perf_counter() - t0
+
+
+def _server_alone(url: str, table: str, staged: Any, made: list[str]) -> dict[str, Any]:
+    """The columnstore load with no client: each chunk's COPY stream from a file on the server."""
+    from era5etl.db.local import LocalTimescale
+    from era5etl.load import COLUMNSTORE_COPY_SETTINGS, _reordered, chunk_plan
+
+    server = LocalTimescale()
+    if os.environ.get("ERA5_DATABASE_URL") or not server.installed:
+        return {"layout": "server alone", "skipped": "needs the local server (files are written into its root)"}
+    ensure_schema(url, table)
+    made.append(table)
+    plan = chunk_plan(url, table, staged.valid_time, staged.points)
+    folder = server.root / "var/lib/era5/bench"
+    folder.mkdir(parents=True, exist_ok=True)
+    order = staged.location_id.argsort(kind="stable") if staged.location_id is not None else None
+    files = []
+    try:
+        for i, (start, end, _) in enumerate(plan):
+            f = folder / f"{table}-{i}.bin"
+            with open(f, "wb") as out:
+                out.write(pgcopy.HEADER)
+                for block in staged.blocks(start=start, end=end, hours=max(1, 1_000_000 // staged.points)):
+                    out.write(pgcopy.encode_block(block if order is None else _reordered(block, order)))
+                out.write(pgcopy.TRAILER)
+            uid, gid = server._ids()
+            os.chown(f, uid, gid)
+            files.append((start, f))
+        _checkpoint(url)
+        writers = min(2, len(files))
+        todo = list(files)
+        lock = threading.Lock()
+        errors: list[BaseException] = []
+
+        def writer() -> None:
+            try:
+                with connect(url) as conn:
+                    while True:
+                        with lock:
+                            if not todo:
+                                return
+                            start, f = todo.pop(0)
+                        with conn.transaction():
+                            name = conn.execute(
+                                "SELECT format('%%I.%%I', chunk_schema, chunk_name) FROM timescaledb_information.chunks"
+                                " WHERE hypertable_name = %s AND range_start = %s", (table, start)).fetchone()
+                            assert name is not None
+                            for k, v in COLUMNSTORE_COPY_SETTINGS.items():
+                                conn.execute("SELECT set_config(%s, %s, true)", (k, v))
+                            conn.execute(sql.SQL("COPY {} FROM {} (FORMAT BINARY)").format(
+                                sql.SQL(name[0]), sql.Literal("/var/lib/era5/bench/" + f.name)))
+            except BaseException as exc:
+                errors.append(exc)
+
+        t0 = time.perf_counter()
+        threads = [threading.Thread(target=writer) for _ in range(writers)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        seconds = time.perf_counter() - t0
+        if errors:
+            raise errors[0]
+        sizes = _sizes(url, table, True)
+        return {"layout": "server alone", "rows": staged.rows, "seconds": round(seconds, 2),
+                "rows_per_s": round(staged.rows / seconds), "writers": writers, **sizes,
+                "bytes_per_row": round(sizes["total_bytes"] / staged.rows, 2)}
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def projection(figures: dict[str, Any], area_points: int) -> dict[str, Any]:
+    """1940-now, global and for an area, at the columnstore's measured bytes a row and rows/s."""
+    col = next(f for f in figures["layouts"] if f["layout"] == "columnstore")
+    out = {}
+    for name, points in (("global", GLOBAL_POINTS), ("area", area_points)):
+        rows = points * GLOBAL_HOURS_1940_ON
+        out[name] = {"points": points, "rows": rows, "bytes": round(rows * col["bytes_per_row"]),
+                     "load_hours": round(rows / col["rows_per_s"] / 3600, 1)}
+    return out
+
+
+def format_layouts(figures: dict[str, Any]) -> str:
+    head = (f"{'layout':<14}{'rows/s':>11}{'heap MB':>10}{'toast MB':>10}{'index MB':>10}{'total MB':>10}"
+            f"{'B/row':>8}{'x dl':>7}{'place ms':>10}{'hour ms':>9}")
+    lines = [head, "-" * len(head)]
+    for f in figures["layouts"]:
+        if "skipped" in f:
+            lines.append(f"{f['layout']:<14} skipped: {f['skipped']}")
+            continue
+        reads = (f"{f['place_history']['median_ms']:>10.1f}{f['hour_slice']['median_ms']:>9.1f}"
+                 if "place_history" in f else f"{'':>10}{'':>9}")
+        lines.append(
+            f"{f['layout']:<14}{f['rows_per_s']:>11,}{f['table_bytes'] / 1e6:>10,.0f}{f['toast_bytes'] / 1e6:>10,.0f}"
+            f"{f['index_bytes'] / 1e6:>10,.0f}{f['total_bytes'] / 1e6:>10,.0f}{f['bytes_per_row']:>8}"
+            f"{f.get('x_download', ''):>7}{reads}")
+    return "\n".join(lines)
+
+
+def dumps(obj: Any) -> str:
+    return json.dumps(obj, default=str)
