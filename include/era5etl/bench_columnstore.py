@@ -38,6 +38,12 @@ from era5etl.db import connect, ensure_schema, table_ident
 GLOBAL_HOURS_1940_ON = 727_080  # 1940-01-01 .. 2022-12-31: the 754 billion rows over 1,038,240 points
 GLOBAL_POINTS = 1_038_240
 LAYOUTS = ("plain", "hypertable", "compressed", "columnstore")
+# Columnstore settings tried against the product's (sql/020_columnstore.sql), on request (--layout-kinds):
+# one place's rows together in each batch, or batches ordered by place first.
+ALTERNATIVES: dict[str, str] = {
+    "segmentby": "timescaledb.compress_segmentby = 'location_id', timescaledb.compress_orderby = 'time'",
+    "placefirst": "timescaledb.compress_segmentby = '', timescaledb.compress_orderby = 'location_id, time'",
+}
 
 
 def _log(msg: str) -> None:
@@ -116,8 +122,11 @@ def run_layouts(url: str, path: Path, *, layouts: Sequence[str] = LAYOUTS, runs:
                     seconds = _plain_copy(url, table, staged)
                 else:
                     ensure_schema(url, table)
-                    if layout != "columnstore":
-                        with connect(url, autocommit=True) as conn:
+                    with connect(url, autocommit=True) as conn:
+                        if layout in ALTERNATIVES:
+                            conn.execute(sql.SQL("ALTER TABLE {} SET (" + ALTERNATIVES[layout] + ")").format(
+                                table_ident(table)))  # a constant above
+                        elif layout != "columnstore":
                             conn.execute(sql.SQL("ALTER TABLE {} SET (timescaledb.compress = false)").format(
                                 table_ident(table)))
                     t0 = time.perf_counter()

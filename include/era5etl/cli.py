@@ -119,7 +119,7 @@ def cmd_load_file(args: argparse.Namespace) -> int:
     import numpy as np
 
     from era5etl import compress
-    from era5etl.compress import compress_month
+    from era5etl.compress import finish_months
     from era5etl.load import load
     from era5etl.stage import open_download
 
@@ -140,7 +140,7 @@ def cmd_load_file(args: argparse.Namespace) -> int:
         result = load(url, table, staged)
         months = [Month.parse(str(m)) for m in np.unique(staged.valid_time.astype("datetime64[M]"))]
         # Each month the files touch ends as the pipeline's months do: compressed, one chunk.
-        packed = [compress_month(url, table, m.start, m.end, compress.mode_from_env()) for m in months]
+        packed = finish_months(url, table, [(m.start, m.end) for m in months], compress.mode_from_env())
         stored = sum(m.bytes for m in packed)
         download_bytes = sum(path.stat().st_size for path in paths)
         summary = {

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -29,7 +30,7 @@ import psycopg
 from psycopg import sql
 
 from era5etl.db import columnstore_available, columnstore_enabled, connect, licence, split_table, table_ident
-from era5etl.load import lock_chunk
+from era5etl.load import lock_chunk, lock_month
 from era5etl.months import InputError
 
 log = logging.getLogger(__name__)
@@ -104,44 +105,66 @@ def month_chunks(conn: psycopg.Connection[Any], table: str, start: datetime, end
 
 def compress_month(url: str, table: str, start: datetime, end: datetime, mode: Mode = "auto") -> Compression:
     """Finish [start, end) in the columnstore, or say why not; never fails a month for lack of licence."""
+    return finish_months(url, table, [(start, end)], mode)[0]
+
+
+def finish_months(url: str, table: str, months: Sequence[tuple[datetime, datetime]], mode: Mode = "auto"
+                  ) -> list[Compression]:
+    """compress_month for each (start, end), in one connection with one listing of the chunks, so
+    a download over decades (~1,000 months) does not list the hypertable's chunks ~1,000 times."""
     if mode == "off":
-        return Compression("off", reason="ERA5_COMPRESSION=off")
+        return [Compression("off", reason="ERA5_COMPRESSION=off") for _ in months]
+    if not months:
+        return []
     with connect(url, autocommit=True) as conn:
         reason = unavailable_reason(conn, table)
         if reason is not None:
             log.warning("columnstore unavailable, the month stays in the row store: %s", reason)
-            return Compression("unavailable", reason=reason)
-        result = Compression("compressed")
-        chunks = month_chunks(conn, table, start, end)
-        for schema, name, chunk_start, _, compressed in chunks:
-            if not compressed:
-                with conn.transaction(), conn.cursor() as cur:
-                    lock_chunk(cur, table, chunk_start)  # a rerun rewriting this chunk finishes first
-                    cur.execute("SELECT compress_chunk(%s::regclass, if_not_compressed => true)",
-                                (sql.Identifier(schema, name).as_string(conn),))
-                result.compressed_now += 1
-        # Only chunks wholly inside the month merge: a chunk reaching into a neighbouring month
-        # (another chunk interval) is left as it is.
-        inside = [c for c in chunks if c[2] >= start and c[3] <= end]
-        if len(inside) > 1:
+            return [Compression("unavailable", reason=reason) for _ in months]
+        every = month_chunks(conn, table, min(m[0] for m in months), max(m[1] for m in months))
+        results = []
+        for start, end in months:
+            chunks = [c for c in every if c[2] < end and c[3] > start]
+            results.append(_finish(conn, table, start, end, chunks))
+        return results
+
+
+def _finish(conn: psycopg.Connection[Any], table: str, start: datetime, end: datetime,
+            chunks: list[tuple[str, str, datetime, datetime, bool]]) -> Compression:
+    result = Compression("compressed")
+    for schema, name, chunk_start, _, compressed in chunks:
+        if not compressed:
             with conn.transaction(), conn.cursor() as cur:
-                for _, _, chunk_start, _, _ in inside:
-                    lock_chunk(cur, table, chunk_start)
+                lock_month(cur, table, chunk_start, shared=True)
+                lock_chunk(cur, table, chunk_start)  # a rerun rewriting this chunk finishes first
+                cur.execute("SELECT compress_chunk(%s::regclass, if_not_compressed => true)",
+                            (sql.Identifier(schema, name).as_string(conn),))
+            result.compressed_now += 1
+    # Only chunks wholly inside the month merge: a chunk reaching into a neighbouring month (another
+    # chunk interval) is left as it is. merge_chunks keeps the first chunk, now spanning them all.
+    # The month's lock, taken alone, waits for every writer of its chunks and holds new ones off;
+    # the chunks are listed again under it, as a load of the same month may have merged them first.
+    final = chunks
+    if len([c for c in chunks if c[2] >= start and c[3] <= end]) > 1:
+        with conn.transaction(), conn.cursor() as cur:
+            lock_month(cur, table, start, shared=False)
+            inside = [c for c in month_chunks(conn, table, start, end) if c[2] >= start and c[3] <= end]
+            if len(inside) > 1:
                 cur.execute("CALL merge_chunks(%s::regclass[])",
                             ([sql.Identifier(s, n).as_string(conn) for s, n, *_ in inside],))
-            result.merged = len(inside)
+                result.merged = len(inside)
         final = month_chunks(conn, table, start, end)
-        result.chunks = [f"{schema}.{name}" for schema, name, *_ in final]
-        # A chunk's bytes are its own relation's and, once compressed, its compressed relation's
-        # (TimescaleDB's size functions walk every chunk of the hypertable: quadratic over decades).
-        size = conn.execute(
-            "SELECT coalesce(sum(pg_total_relation_size(c.oid) + coalesce(pg_total_relation_size(s.compress_relid),"
-            " 0)), 0) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
-            " LEFT JOIN _timescaledb_catalog.compression_settings s ON s.relid = c.oid"
-            " WHERE (n.nspname, c.relname) IN (SELECT * FROM unnest(%s::text[], %s::text[]))",
-            ([schema for schema, *_ in final], [name for _, name, *_ in final])).fetchone()
-        rows = conn.execute(sql.SQL("SELECT count(*) FROM {} WHERE time >= %s AND time < %s").format(
-            table_ident(table)), (start, end)).fetchone()
-        result.bytes = int(size[0]) if size else 0
-        result.rows = int(rows[0]) if rows else 0
-        return result
+    result.chunks = [f"{schema}.{name}" for schema, name, *_ in final]
+    # A chunk's bytes are its own relation's and, once compressed, its compressed relation's
+    # (TimescaleDB's size functions walk every chunk of the hypertable: quadratic over decades).
+    size = conn.execute(
+        "SELECT coalesce(sum(pg_total_relation_size(c.oid) + coalesce(pg_total_relation_size(s.compress_relid),"
+        " 0)), 0) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+        " LEFT JOIN _timescaledb_catalog.compression_settings s ON s.relid = c.oid"
+        " WHERE (n.nspname, c.relname) IN (SELECT * FROM unnest(%s::text[], %s::text[]))",
+        ([schema for schema, *_ in final], [name for _, name, *_ in final])).fetchone()
+    rows = conn.execute(sql.SQL("SELECT count(*) FROM {} WHERE time >= %s AND time < %s").format(
+        table_ident(table)), (start, end)).fetchone()
+    result.bytes = int(size[0]) if size else 0
+    result.rows = int(rows[0]) if rows else 0
+    return result

@@ -33,7 +33,7 @@ import psycopg
 from psycopg import sql
 
 from era5etl import copy as pgcopy
-from era5etl.db import columnstore_enabled, connect, split_table, table_ident
+from era5etl.db import columnstore_available, columnstore_enabled, connect, split_table, table_ident
 from era5etl.stage import Block, StagedDownload
 
 log = logging.getLogger(__name__)
@@ -51,14 +51,37 @@ CHUNK_INDEXES: tuple[tuple[str, str], ...] = (
 )
 
 
-# Session settings of a COPY into a columnstore chunk. The rows arrive sorted by the table's
-# orderby (time, location_id), so the server needs no sort; batches of 5,000 rows rather than the
-# default 1,000 (measured: 13.3 instead of 14.4 bytes a row, place and hour reads as fast).
+# Session settings of a COPY into a columnstore chunk laid out as sql/020_columnstore.sql says. The
+# rows arrive sorted by its orderby (time, location_id), so the server needs no sort; batches of
+# 5,000 rows rather than the default 1,000 (measured: 13.3 instead of 14.4 bytes a row).
 COLUMNSTORE_COPY_SETTINGS: dict[str, str] = {
     "timescaledb.enable_direct_compress_copy": "on",
     "timescaledb.enable_direct_compress_copy_client_sorted": "on",
     "timescaledb.compression_batch_size_limit": "5000",
 }
+# The order the loader sends rows in, as TimescaleDB reports a table's columnstore settings.
+SENT_ORDER = ("", "time,location_id")
+
+
+def copy_settings(url: str, table: str) -> dict[str, str] | None:
+    """How to COPY into ``table``: None for the row store; else the columnstore's session settings.
+
+    Only a table laid out in the order the loader sends (SENT_ORDER) may be told the rows are
+    sorted; a table whose settings were changed gets its batches sorted by the server instead.
+    """
+    with connect(url) as conn:
+        if not conn.execute("SELECT to_regclass(%s) IS NOT NULL", (table_ident(table).as_string(conn),)).fetchone():
+            raise LoadError(f"{table} does not exist")
+        if not columnstore_enabled(conn, table):
+            return None
+        row = conn.execute(
+            "SELECT coalesce(segmentby, ''), coalesce(orderby, '')"
+            " FROM timescaledb_information.hypertable_columnstore_settings WHERE hypertable = %s::regclass",
+            (table_ident(table).as_string(conn),)).fetchone()
+    layout = (str(row[0]), str(row[1]).replace('"', "").replace(" ", "")) if row else None
+    if layout == SENT_ORDER:
+        return dict(COLUMNSTORE_COPY_SETTINGS)
+    return {**COLUMNSTORE_COPY_SETTINGS, "timescaledb.enable_direct_compress_copy_client_sorted": "off"}
 
 
 class LoadError(RuntimeError):
@@ -161,9 +184,11 @@ def chunk_plan(url: str, table: str, times: np.ndarray, points: int = 1
     interval = chunk_interval_of(url, table)
     secs = np.unique(times.astype("datetime64[s]").astype(np.int64))
     ranges = _chunk_ranges(url, table, int(secs[0]), int(secs[-1]))
-    missing = _new_chunks(_uncovered(secs, ranges), ranges, interval, points)
+    with connect(url) as conn:
+        chunk_api = columnstore_available(conn)  # TimescaleDB's chunk API needs the Community licence
+    missing = _new_chunks(_uncovered(secs, ranges), ranges, interval, points, whole_months=chunk_api)
     for i in range(0, len(missing), CREATE_BATCH):
-        _create_chunks(url, table, missing[i:i + CREATE_BATCH])
+        _create_chunks(url, table, missing[i:i + CREATE_BATCH], chunk_api=chunk_api)
     if missing:
         ranges = _chunk_ranges(url, table, int(secs[0]), int(secs[-1]))
     which = _containing(secs, ranges)
@@ -205,9 +230,10 @@ def _uncovered(secs: np.ndarray, ranges: Sequence[tuple[int, int]]) -> np.ndarra
     return secs[_containing(secs, ranges) < 0]
 
 
-def _new_chunks(secs: np.ndarray, ranges: Sequence[tuple[int, int]], interval: timedelta, points: int
-                ) -> list[tuple[datetime, datetime]]:
-    """Ranges of the chunks to create for the uncovered ``secs`` (sorted epoch seconds)."""
+def _new_chunks(secs: np.ndarray, ranges: Sequence[tuple[int, int]], interval: timedelta, points: int,
+                whole_months: bool = True) -> list[tuple[datetime, datetime]]:
+    """Ranges of the chunks to create for the uncovered ``secs`` (sorted epoch seconds); whole months
+    only when ``whole_months`` (the server can make a chunk of any range)."""
     out: list[tuple[datetime, datetime]] = []
     if len(secs) == 0:
         return out
@@ -215,7 +241,7 @@ def _new_chunks(secs: np.ndarray, ranges: Sequence[tuple[int, int]], interval: t
     starts = np.array([r[0] for r in ranges], dtype=np.int64)
     ends = np.array([r[1] for r in ranges], dtype=np.int64)
     step = int(interval.total_seconds())
-    limit = month_chunk_rows()
+    limit = month_chunk_rows() if whole_months else -1
     for month, run in zip(*_runs(months, secs), strict=True):
         m0 = int(month.astype("datetime64[s]").astype(np.int64))
         m1 = int((month + 1).astype("datetime64[s]").astype(np.int64))
@@ -232,14 +258,6 @@ def _runs(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, list[np.nda
     """The distinct ``keys`` of a sorted array and, for each, its run of ``values``."""
     distinct, first = np.unique(keys, return_index=True)
     return distinct, np.split(values, first[1:])
-
-
-def is_columnstore(url: str, table: str) -> bool:
-    """Whether the hypertable's chunks live in the columnstore (compression enabled on it)."""
-    with connect(url) as conn:
-        if not conn.execute("SELECT to_regclass(%s) IS NOT NULL", (table_ident(table).as_string(conn),)).fetchone():
-            raise LoadError(f"{table} does not exist")
-        return columnstore_enabled(conn, table)
 
 
 def _reordered(block: Block, order: np.ndarray) -> Block:
@@ -281,9 +299,10 @@ def load(
     if not windows:
         return result
     began = time.perf_counter()
-    columnstore = is_columnstore(url, table)
+    settings = copy_settings(url, table)
     # Rows reach a columnstore chunk in its order (time, location_id): the grid points sorted once.
-    order = None if staged.location_id is None or not columnstore else np.argsort(staged.location_id, kind="stable")
+    sorted_copy = settings is not None and settings["timescaledb.enable_direct_compress_copy_client_sorted"] == "on"
+    order = np.argsort(staged.location_id, kind="stable") if sorted_copy and staged.location_id is not None else None
     # About a million rows per block: big enough to amortise reads and COPY calls, small enough that
     # memory follows the block (a global hour is one block), never the chunk or the month.
     hours = max(1, min(24, BLOCK_ROWS // max(staged.points, 1)))
@@ -296,7 +315,7 @@ def load(
         try:
             with connect(url) as conn:
                 while (w := todo.get()) is not None:
-                    w.result = _write_chunk(conn, table, box, w, stop, columnstore=columnstore)
+                    w.result = _write_chunk(conn, table, box, w, stop, settings)
                     if on_chunk is not None:
                         on_chunk(w.result)
         except BaseException as exc:  # surfaced to the caller below, after the other threads stop
@@ -371,14 +390,20 @@ def _put(q: queue.Queue[tuple[bytes, int] | None], item: tuple[bytes, int] | Non
 
 
 def _write_chunk(conn: psycopg.Connection[tuple[Any, ...]], table: str, box: Box, w: _Window,
-                 stop: threading.Event, *, columnstore: bool = False) -> ChunkResult:
+                 stop: threading.Event, settings: dict[str, str] | None = None) -> ChunkResult:
+    """One chunk's transaction; ``settings``: the columnstore's COPY settings, None for the row store."""
+    columnstore = settings is not None
     t0 = time.perf_counter()
     nbytes = rows = deleted = 0
     with conn.transaction(), conn.cursor() as cur:
         # Two loads of the same chunk (a double-clicked rerun, a backfill beside the schedule)
-        # queue here instead of interleaving their deletes and copies.
-        lock_chunk(cur, table, w.start)
-        schema, name, compressed = _chunk_of(cur, table, w.start)
+        # queue on the chunk's lock instead of interleaving their deletes and copies. The month's
+        # lock, shared here, is what merging the month's chunks takes alone: the chunk found after
+        # it is the one that holds these hours until this transaction ends (the day's own chunk, or
+        # the merged month if a merge committed while this load waited).
+        lock_month(cur, table, w.start, shared=True)
+        schema, name, chunk_start, compressed = _chunk_of(cur, table, w.start)
+        lock_chunk(cur, table, chunk_start)
         chunk = sql.Identifier(schema, name)
         if compressed and not columnstore:
             # A month compressed on a table since turned back to the row store: plain rows again.
@@ -410,16 +435,17 @@ def _write_chunk(conn: psycopg.Connection[tuple[Any, ...]], table: str, box: Box
             count = cur.execute(sql.SQL("SELECT count(*) FROM {}").format(chunk)).fetchone()
             deleted = int(count[0]) if count else 0
             # Even an empty chunk is truncated: a table truncated in the COPY's own transaction can
-            # take FREEZE (its rows need no hint-bit writes or freezing vacuum later, so the first
-            # reads after a load do not rewrite it), and on a wal_level=minimal server its COPY and
-            # index builds write no WAL at all (the files are synced at commit instead).
+            # take FREEZE (its rows need no hint-bit writes or freezing vacuum later). TimescaleDB
+            # 2.19 passed a chunk's COPY to PostgreSQL, which honours it; 2.29 routes it through its
+            # own COPY, which does not (measured: no page frozen, against all of them on a plain
+            # table), so on the row store it now helps only older servers.
             cur.execute(sql.SQL("TRUNCATE {}").format(chunk))
             replaced = "truncate" if deleted else "new"
             freeze = sql.SQL(", FREEZE")
         if columnstore:
             # Straight into the columnstore: the server compresses batches as rows arrive, in the
             # order the loader sends them (time, location_id), with no sort and no row-store detour.
-            for setting, value in COLUMNSTORE_COPY_SETTINGS.items():
+            for setting, value in (settings or {}).items():
                 cur.execute("SELECT set_config(%s, %s, true)", (setting, value))
         columns = sql.SQL(", ").join(map(sql.Identifier, pgcopy.COPY_COLUMNS))
         t_copy = time.perf_counter()
@@ -448,32 +474,45 @@ def _write_chunk(conn: psycopg.Connection[tuple[Any, ...]], table: str, box: Box
                        copy_seconds=t_index - t_copy, index_seconds=t_done - t_index, replaced=replaced)
 
 
-def _create_chunks(url: str, table: str, ranges: Sequence[tuple[datetime, datetime]]) -> None:
+def _create_chunks(url: str, table: str, ranges: Sequence[tuple[datetime, datetime]], *, chunk_api: bool) -> None:
     """Create a chunk for each [start, end), in one short transaction of its own.
 
-    TimescaleDB's chunk API takes the range as given, so a chunk can be a day or a whole month. The
-    chunks are made before the loaders start because the transaction that creates a chunk locks the
-    hypertable until it commits, which would serialise the loaders.
+    TimescaleDB's chunk API (Community licence) takes the range as given, so a chunk can be a day or
+    a whole month. Without it, a row inserted at each start creates the interval's chunk, and is
+    deleted again in the same transaction (marker rows have only a time; every loaded row has a
+    latitude). The chunks are made before the loaders start because the transaction that creates a
+    chunk locks the hypertable until it commits, which would serialise the loaders.
     """
     epoch = datetime(1970, 1, 1, tzinfo=UTC)
+    ident = table_ident(table)
     with connect(url) as conn, conn.transaction():
-        regclass = table_ident(table).as_string(conn)
+        if not chunk_api:
+            starts = [r0 for r0, _ in ranges]
+            conn.execute(sql.SQL("INSERT INTO {} (time) SELECT unnest(%s::timestamptz[])").format(ident), (starts,))
+            conn.execute(sql.SQL("DELETE FROM {} WHERE time >= %s AND time <= %s AND time = ANY(%s::timestamptz[])"
+                                 " AND latitude IS NULL AND longitude IS NULL AND location_id IS NULL").format(ident),
+                         (min(starts), max(starts), starts))
+            return
+        regclass = ident.as_string(conn)
         for r0, r1 in ranges:
             us = [int((t - epoch) / timedelta(microseconds=1)) for t in (r0, r1)]
             conn.execute("SELECT _timescaledb_functions.create_chunk(%s::regclass, %s::jsonb)",
                          (regclass, json.dumps({"time": us})))
 
 
-def _chunk_of(cur: psycopg.Cursor[tuple[Any, ...]], table: str, start: datetime) -> tuple[str, str, bool]:
+def _chunk_of(cur: psycopg.Cursor[tuple[Any, ...]], table: str, moment: datetime
+              ) -> tuple[str, str, datetime, bool]:
+    """(schema, name, range start, is_compressed) of the chunk holding ``moment``."""
     schema, name = _split(table)
     row = cur.execute(
-        "SELECT chunk_schema, chunk_name, is_compressed FROM timescaledb_information.chunks WHERE hypertable_schema = "
-        "COALESCE(%s, current_schema()) AND hypertable_name = %s AND range_start = %s",
-        (schema, name, start),
+        "SELECT chunk_schema, chunk_name, range_start, is_compressed FROM timescaledb_information.chunks"
+        " WHERE hypertable_schema = COALESCE(%s, current_schema()) AND hypertable_name = %s"
+        " AND range_start <= %s AND range_end > %s",
+        (schema, name, moment, moment),
     ).fetchone()
     if row is None:
-        raise LoadError(f"no chunk of {table} starts at {start.isoformat()}; is its chunk interval aligned?")
-    return str(row[0]), str(row[1]), bool(row[2])
+        raise LoadError(f"no chunk of {table} holds {moment.isoformat()}")
+    return str(row[0]), str(row[1]), row[2], bool(row[3])
 
 
 def _split(table: str) -> tuple[str | None, str]:
@@ -483,6 +522,14 @@ def _split(table: str) -> tuple[str | None, str]:
 def lock_chunk(cur: psycopg.Cursor[tuple[Any, ...]], table: str, start: datetime) -> None:
     """The transaction's lock on one chunk of ``table``: whoever rewrites or compresses it takes this first."""
     cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s), hashtext(%s))", (table, start.astimezone(UTC).isoformat()))
+
+
+def lock_month(cur: psycopg.Cursor[tuple[Any, ...]], table: str, moment: datetime, *, shared: bool) -> None:
+    """The transaction's lock on the calendar month holding ``moment``: shared by every writer of a
+    chunk in it, taken alone by whoever changes the month's chunks themselves (merging them)."""
+    month = moment.astimezone(UTC).strftime("month %Y-%m")
+    fn = "pg_advisory_xact_lock_shared" if shared else "pg_advisory_xact_lock"
+    cur.execute(f"SELECT {fn}(hashtext(%s), hashtext(%s))", (table, month))  # fn: one of two names above
 
 
 def _np(t: datetime) -> np.datetime64:

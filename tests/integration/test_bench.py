@@ -69,8 +69,11 @@ def test_every_method_loads_the_same_rows_as_binary_copy(db_url: str, ctx: bench
             bench.drop_table(db_url, table)
 
 
-def test_sustained_reports_rate_per_tenth_and_the_loaders_peak_rss(db_url: str, tmp_path: Path) -> None:
+def test_sustained_reports_rate_per_tenth_and_the_loaders_peak_rss(db_url: str, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     area = (50.0, 5.0, 49.0, 6.0)  # 5 x 5 points: 2,010 rows are 81 whole hours, 4 day files (the last cut)
+    # A chunk a day, as global days get (a month this small would otherwise be one chunk).
+    monkeypatch.setenv("ERA5_MONTH_CHUNK_ROWS", "0")
     out = bench.run_sustained(db_url, 2010, area=area, cache_dir=tmp_path)
     assert out["rows"] == 81 * 25 and len(out["files"]) == 4
     assert len(out["tenths"]) == 10 and all(t["rows_per_s"] > 0 for t in out["tenths"])
@@ -83,3 +86,27 @@ def test_sustained_reports_rate_per_tenth_and_the_loaders_peak_rss(db_url: str, 
     summary = bench.summarize([], out, bench.server_settings(db_url))
     assert summary["end_to_end_rows_per_s"] == out["rows_per_s"]
     assert summary["targets"]["end_to_end_rows_per_s"]["met"] is False  # far fewer than 100M rows
+
+
+def test_layouts_compare_the_same_rows_in_every_layout(db_url: str, tmp_path: Path) -> None:
+    from era5etl.bench_columnstore import format_layouts, projection, run_layouts
+
+    path = bench.cached_download(bench.day_request([bench.FIRST_DAY], (50.0, 5.0, 48.0, 7.0)), tmp_path)
+    figures = run_layouts(db_url, path, runs=1)
+    by = {f["layout"]: f for f in figures["layouts"]}
+    assert set(by) == {"plain", "hypertable", "compressed", "columnstore", "server alone"}
+    rows = 24 * 9 * 9
+    for name in ("plain", "hypertable", "compressed", "columnstore"):
+        f = by[name]
+        assert f["rows"] == rows and f["total_bytes"] > 0 and f["rows_per_s"] > 0
+        assert f["place_history"]["rows"] == 24 and f["hour_slice"]["rows"] == 81
+    # The row store keeps indexes; the columnstore keeps no index of the loader's and is smaller.
+    assert by["hypertable"]["index_bytes"] > 0
+    assert by["columnstore"]["total_bytes"] < by["hypertable"]["total_bytes"]
+    assert by["server alone"]["rows"] == rows and by["server alone"]["writers"] == 1
+    plan = projection(figures, 441)
+    assert plan["global"]["rows"] == 1_038_240 * 727_080 and plan["area"]["points"] == 441
+    assert "columnstore" in format_layouts(figures)
+    with connect(db_url) as conn:
+        left = conn.execute("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'bench\\_%%\\_server'").fetchone()
+    assert left == (0,), "the layouts' tables are dropped afterwards"

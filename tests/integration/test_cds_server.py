@@ -349,11 +349,12 @@ def test_wire_protocol_by_hand_and_range_downloads(cds: LocalCDS) -> None:
 
 def test_cut_download_is_resumed_with_range(cds: LocalCDS, tmp_path: Path) -> None:
     # The client writes 1 MiB blocks and resumes from what reached the disk: the file must be big
-    # enough that half of it holds at least one whole block.
+    # enough that half of it holds at least one whole block (a 10 x 10 degree box: ~6 MB).
     cds.truncate_downloads = 1
     first = len(cds.downloads)
     target = tmp_path / "download.zip"
-    client(cds).retrieve(DATASET, month_request(2024, 6, TABLE_VARIABLES, days=30), str(target))
+    client(cds).retrieve(DATASET, month_request(2024, 6, TABLE_VARIABLES, days=30, area=[55.0, 0.0, 45.0, 10.0]),
+                         str(target))
 
     gets = [d for d in cds.downloads[first:] if d.method == "GET"]
     assert [(d.status, d.truncated) for d in gets] == [(200, True), (206, False)]

@@ -68,6 +68,12 @@ def test_each_sample_loads_exactly(db_url: str, table: str, samples: Path, name:
     else:
         expected = expected_frame(path)
     assert summary["rows"] == len(expected)
+    # Read back from the columnstore: every chunk compressed, values bit-equal to xarray's decoding.
+    assert summary["columnstore"] == "compressed"
+    with connect(db_url) as conn:
+        chunks = conn.execute("SELECT count(*), count(*) FILTER (WHERE is_compressed) FROM"
+                              " timescaledb_information.chunks WHERE hypertable_name = %s", (table,)).fetchone()
+    assert chunks is not None and chunks[0] == chunks[1] > 0
     assert_table_holds(db_url, table, expected)
 
     # Loading the same file again replaces it: same rows, none doubled.

@@ -104,13 +104,17 @@ def ensure_schema(url: str, table: str = "weather", chunk_interval: str = "1 day
             conn.execute(_render(SQL_DIR / "002_pipeline_tables.sql"))
             conn.execute(_render(SQL_DIR / "003_cds_jobs.sql"))
             conn.execute(_render(SQL_DIR / "004_validation.sql"))
+            found = conn.execute("SELECT to_regclass(%s)", (ident.as_string(conn),)).fetchone()
+            new = found is None or found[0] is None
             conn.execute(_render(SQL_DIR / "010_weather_hypertable.sql", table=ident))
             conn.execute(
                 "SELECT create_hypertable(%s::regclass, by_range('time', %s::interval),"
                 " create_default_indexes => false, if_not_exists => true)",
                 (ident.as_string(conn), chunk_interval),
             )
-            if columnstore_available(conn) and not columnstore_enabled(conn, table):
+            # A new table gets the columnstore where the licence has it; an existing one keeps the
+            # layout it has (a table someone set to the row store stays there).
+            if new and columnstore_available(conn):
                 conn.execute(_render(SQL_DIR / "020_columnstore.sql", table=ident))
         finally:
             conn.execute("SELECT pg_advisory_unlock(hashtext('era5etl.schema'))")
