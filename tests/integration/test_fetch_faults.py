@@ -159,9 +159,9 @@ def test_split_month_is_fetched_in_parts_within_the_cap_and_reads_as_one(
 def test_faults_that_heal_are_retried_per_request_and_nothing_partial_is_staged(
     cds: LocalCDS, store: PgJobStore, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    # 28 days: two parts of 14 days under a limit of 2100; 5 x 5 points, so that half a cut
-    # transfer holds whole chunks to resume from.
-    request = month("2023-02", Area.parse("46/7/45/8"))
+    # 28 days: two parts of 14 days under a limit of 2100; 9 x 9 points, so that half a cut
+    # transfer holds whole 64 KiB blocks to resume from (ERA5's packed values compress well).
+    request = month("2023-02", Area.parse("47/7/45/9"))
     first, second = of_month(request, days=(1,)), of_month(request, days=(15,))
     faults = [
         cds.inject("submit", status=503, times=2, match=first),  # the gateway's HTML 503, twice
