@@ -54,7 +54,8 @@ def cmd_db(args: argparse.Namespace) -> int:
         if not args.json:
             versions = (f" PostgreSQL {info['postgresql']}, TimescaleDB {info['timescaledb']} "
                         f"(licence {info['licence']})" if info["running"] else "")
-            print(f"{info['url'] or '(not provisioned)'} {'running' if info['running'] else 'stopped'}{versions}")
+            shown = redact(str(info["url"])) if info["url"] else "(not provisioned)"
+            print(f"{shown} {'running' if info['running'] else 'stopped'}{versions}")
         _emit(info, args.json)
     return 0
 

@@ -170,3 +170,19 @@ def test_the_apache_licence_keeps_the_row_store_and_says_so(apache_url: str, cds
     with connect(apache_url) as conn:
         assert conn.execute("SELECT compression_enabled FROM timescaledb_information.hypertables"
                             " WHERE hypertable_name = 'weather_apache_2'").fetchone() == (False,)
+
+
+def test_reads_time_a_place_over_a_year_and_all_years_and_an_hour(
+    db_url: str, cds: Any, table: str, tmp_path: Path
+) -> None:
+    _run_month(cds, table, tmp_path)
+    code, out, err, figures = cli("reads", "--table", table, "--runs", "2", "--json")
+    assert code == 0, out + err
+    assert figures is not None and figures["chunks"] == 1
+    by = {f["query"]: f for f in figures["reads"]}
+    assert set(by) == {"place, one year (hourly)", "place, all years (hourly)", "hour slice (all points)"}
+    hours = MONTH.days * 24
+    assert by["place, all years (hourly)"]["rows"] == hours  # one month loaded: every hour of one point
+    assert by["hour slice (all points)"]["rows"] == Area.parse(AREA).points(Grid())
+    assert all("ColumnarScan" in f["plan"] for f in by.values())
+    assert "target <= 100 ms" in out and "target <= 500 ms" in out

@@ -127,7 +127,8 @@ def test_two_loads_of_the_same_days_at_once_never_interleave(db_url: str, table:
     # chunk's advisory lock), so whichever commits last replaces the other's rows, never adds to them.
     per_day = 24 * 121 * 121
     cmd = [sys.executable, "-m", "era5etl", "load-file", str(big_file), "--table", table]
-    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=DAILY) for _ in range(2)]
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=DAILY)
+             for _ in range(2)]
     for p in procs:
         _, err = p.communicate(timeout=300)
         assert p.returncode == 0, err

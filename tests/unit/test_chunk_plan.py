@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from itertools import pairwise
 
 import numpy as np
 import pytest
@@ -36,7 +37,7 @@ def test_decades_of_a_few_points_make_a_chunk_a_month() -> None:
     made = load._new_chunks(hours, [], timedelta(days=1), points=4)
     assert len(made) == 36 + 1
     assert made[0] == (datetime(1940, 1, 1, tzinfo=UTC), datetime(1940, 2, 1, tzinfo=UTC))
-    assert all(b == c for (_, b), (c, _) in zip(made, made[1:], strict=False))  # back to back
+    assert all(b == c for (_, b), (c, _) in pairwise(made))  # back to back
 
 
 def test_a_month_that_already_has_chunks_gets_daily_ones_beside_them() -> None:
