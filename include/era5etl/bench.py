@@ -1120,6 +1120,9 @@ def _print_layouts(figures: dict[str, Any]) -> None:
         ratio = col["rows_per_s"] / server["rows_per_s"]
         print(f"columnstore load vs the server alone (COPY from files on the server, {server['writers']} at once): "
               f"{col['rows_per_s']:,} / {server['rows_per_s']:,} rows/s = {ratio:.2f}")
+    if col and col.get("column_bytes_per_row"):
+        print("columnstore bytes a row by column: " + ", ".join(
+            f"{c} {b}" for c, b in col["column_bytes_per_row"].items()))
     if col:
         verdict = "met" if col["x_download"] <= TARGET_X_DOWNLOAD else "NOT met"
         print(f"target storage: {col['x_download']}x the download (want <= {TARGET_X_DOWNLOAD}): {verdict}")

@@ -66,6 +66,31 @@ def _sizes(url: str, table: str, hypertable: bool) -> dict[str, int]:
                     strict=True))
 
 
+def column_bytes(url: str, table: str) -> dict[str, float]:
+    """Bytes a row of each column in the table's compressed chunks (their compressed datums, as stored):
+    where the columnstore's bytes go."""
+    totals: dict[str, int] = {}
+    rows = 0
+    with connect(url) as conn:
+        compressed = [r[0] for r in conn.execute(
+            "SELECT s.compress_relid::regclass::text FROM _timescaledb_catalog.compression_settings s"
+            " WHERE s.compress_relid IS NOT NULL AND s.relid IN (SELECT show_chunks(%s::regclass))",
+            (table_ident(table).as_string(conn),)).fetchall()]
+        for rel in compressed:
+            cols = [r[0] for r in conn.execute(
+                "SELECT attname FROM pg_attribute WHERE attrelid = %s::regclass AND attnum > 0 AND NOT attisdropped"
+                " AND attname NOT LIKE '\\_ts\\_meta%%'", (rel,)).fetchall()]
+            select = sql.SQL(", ").join(sql.SQL("coalesce(sum(pg_column_size({})), 0)").format(sql.Identifier(c))
+                                        for c in cols)
+            sizes = conn.execute(sql.SQL("SELECT sum(_ts_meta_count), {} FROM {}").format(
+                select, sql.SQL(rel))).fetchone()  # rel: a regclass TimescaleDB named
+            assert sizes is not None
+            rows += int(sizes[0] or 0)
+            for c, n in zip(cols, sizes[1:], strict=True):
+                totals[c] = totals.get(c, 0) + int(n)
+    return {c: round(n / rows, 3) for c, n in totals.items()} if rows else {}
+
+
 def _reads(url: str, table: str, location_id: int, hour: str, runs: int) -> dict[str, Any]:
     """Median ms of one place's history (all rows of one location_id, to Python) and of one hour's
     slice (every point, the values as binary COPY to the client)."""
@@ -152,6 +177,8 @@ def run_layouts(url: str, path: Path, *, layouts: Sequence[str] = LAYOUTS, runs:
                            "bytes_per_row": round(sizes["total_bytes"] / rows, 2),
                            "x_download": round(sizes["total_bytes"] / download, 3), **extra,
                            **_reads(url, table, location_id, hour, runs)}
+                if layout == "columnstore":
+                    figures["column_bytes_per_row"] = column_bytes(url, table)
                 results.append(figures)
                 _log(f"bench layouts: {layout}: {figures['rows_per_s']:,} rows/s, "
                      f"{figures['bytes_per_row']} bytes a row ({figures['x_download']}x the download)")

@@ -103,6 +103,9 @@ def test_layouts_compare_the_same_rows_in_every_layout(db_url: str, tmp_path: Pa
     # The row store keeps indexes; the columnstore keeps no index of the loader's and is smaller.
     assert by["hypertable"]["index_bytes"] > 0
     assert by["columnstore"]["total_bytes"] < by["hypertable"]["total_bytes"]
+    per_column = by["columnstore"]["column_bytes_per_row"]
+    assert set(per_column) == {"time", "location_id", "latitude", "longitude", *DATA_COLUMNS}
+    assert 0 < sum(per_column.values()) < by["columnstore"]["bytes_per_row"]
     assert by["server alone"]["rows"] == rows and by["server alone"]["writers"] == 1
     plan = projection(figures, 441)
     assert plan["global"]["rows"] == 1_038_240 * 727_080 and plan["area"]["points"] == 441
