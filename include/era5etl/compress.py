@@ -155,16 +155,28 @@ def _finish(conn: psycopg.Connection[Any], table: str, start: datetime, end: dat
                 result.merged = len(inside)
         final = month_chunks(conn, table, start, end)
     result.chunks = [f"{schema}.{name}" for schema, name, *_ in final]
-    # A chunk's bytes are its own relation's and, once compressed, its compressed relation's
-    # (TimescaleDB's size functions walk every chunk of the hypertable: quadratic over decades).
-    size = conn.execute(
+    rows = conn.execute(sql.SQL("SELECT count(*) FROM {} WHERE time >= %s AND time < %s").format(
+        table_ident(table)), (start, end)).fetchone()
+    # A month inside a larger chunk (a year's) reports that chunk's bytes: what it occupies with it.
+    result.bytes = chunk_bytes(conn, [(schema, name) for schema, name, *_ in final])
+    result.rows = int(rows[0]) if rows else 0
+    return result
+
+
+def chunk_bytes(conn: psycopg.Connection[Any], chunks: Sequence[tuple[str, str]]) -> int:
+    """Bytes of the chunks (schema, name): each relation's and, once compressed, its compressed
+    relation's with TOAST. (TimescaleDB's size functions walk every chunk of the hypertable: over
+    decades, once per month, that is quadratic.)"""
+    row = conn.execute(
         "SELECT coalesce(sum(pg_total_relation_size(c.oid) + coalesce(pg_total_relation_size(s.compress_relid),"
         " 0)), 0) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
         " LEFT JOIN _timescaledb_catalog.compression_settings s ON s.relid = c.oid"
         " WHERE (n.nspname, c.relname) IN (SELECT * FROM unnest(%s::text[], %s::text[]))",
-        ([schema for schema, *_ in final], [name for _, name, *_ in final])).fetchone()
-    rows = conn.execute(sql.SQL("SELECT count(*) FROM {} WHERE time >= %s AND time < %s").format(
-        table_ident(table)), (start, end)).fetchone()
-    result.bytes = int(size[0]) if size else 0
-    result.rows = int(rows[0]) if rows else 0
-    return result
+        ([schema for schema, _ in chunks], [name for _, name in chunks])).fetchone()
+    return int(row[0]) if row else 0
+
+
+def span_bytes(url: str, table: str, start: datetime, end: datetime) -> int:
+    """Bytes of the table's chunks holding any time in [start, end), each chunk once."""
+    with connect(url) as conn:
+        return chunk_bytes(conn, [(s, n) for s, n, *_ in month_chunks(conn, table, start, end)])

@@ -155,18 +155,20 @@ def chunk_interval_of(url: str, table: str) -> timedelta:
 # and one statement creating all their chunks held every chunk's lock at once (measured: a backend
 # of 22 GB, killed). In batches, memory follows the batch.
 CREATE_BATCH = 200
-# A month of a download holding at most this many rows gets one chunk for the whole month at once
-# (a global day is 24.9M rows): a few points over decades is then ~1,000 chunks and transactions,
-# not ~31,000 daily ones. Larger months are loaded a chunk interval (a day) per transaction, two at
-# once, and their chunks merged into one once the month is proven (compress.compress_month).
-MONTH_CHUNK_ROWS = 25_000_000
+# A chunk made for a whole calendar year, or month, may hold at most this many rows (a global day
+# is 24.9M): the grid points times the hours of the span, whatever part of it a download holds,
+# since later loads of the span land in the same chunk. A few points over decades are then a chunk
+# a year (planning a read over 1,020 monthly chunks took 261 ms of its 573); a small area a chunk a
+# year; a continental one a chunk a month; a global month (772M rows) a chunk a day, loaded two at
+# once and merged into one once the month is proven (compress.compress_month).
+CHUNK_ROWS = 25_000_000
 
 
-def month_chunk_rows() -> int:
-    """ERA5_MONTH_CHUNK_ROWS, default MONTH_CHUNK_ROWS (0: every chunk on the table's interval)."""
-    raw = os.environ.get("ERA5_MONTH_CHUNK_ROWS", str(MONTH_CHUNK_ROWS))
+def chunk_rows() -> int:
+    """ERA5_CHUNK_ROWS, default CHUNK_ROWS (0: every chunk on the table's own interval)."""
+    raw = os.environ.get("ERA5_CHUNK_ROWS", str(CHUNK_ROWS))
     if not raw.strip().isdigit():
-        raise LoadError(f"ERA5_MONTH_CHUNK_ROWS={raw!r} must be a whole number of rows (0 or more)")
+        raise LoadError(f"ERA5_CHUNK_ROWS={raw!r} must be a whole number of rows (0 or more)")
     return int(raw)
 
 
@@ -175,9 +177,9 @@ def chunk_plan(url: str, table: str, times: np.ndarray, points: int = 1
     """The chunks holding ``times``, each with its time steps: (range start, range end, times).
 
     Where the table has a chunk (a month's daily chunks merged into one, say), that chunk is the
-    unit, whatever its size. Where it has none, one is created: for the whole calendar month when
-    the month has no chunk yet and its rows (``points`` a time step) fit MONTH_CHUNK_ROWS, else on
-    the table's chunk interval.
+    unit, whatever its size. Where it has none, one is created (``_new_chunks``): a whole calendar
+    year or month when it has no chunk yet and ``points`` a time step over it fit ERA5_CHUNK_ROWS,
+    else on the table's chunk interval.
     """
     if len(times) == 0:
         return []
@@ -186,7 +188,7 @@ def chunk_plan(url: str, table: str, times: np.ndarray, points: int = 1
     ranges = _chunk_ranges(url, table, int(secs[0]), int(secs[-1]))
     with connect(url) as conn:
         chunk_api = columnstore_available(conn)  # TimescaleDB's chunk API needs the Community licence
-    missing = _new_chunks(_uncovered(secs, ranges), ranges, interval, points, whole_months=chunk_api)
+    missing = _new_chunks(_uncovered(secs, ranges), ranges, interval, points, whole_spans=chunk_api)
     for i in range(0, len(missing), CREATE_BATCH):
         _create_chunks(url, table, missing[i:i + CREATE_BATCH], chunk_api=chunk_api)
     if missing:
@@ -231,27 +233,37 @@ def _uncovered(secs: np.ndarray, ranges: Sequence[tuple[int, int]]) -> np.ndarra
 
 
 def _new_chunks(secs: np.ndarray, ranges: Sequence[tuple[int, int]], interval: timedelta, points: int,
-                whole_months: bool = True) -> list[tuple[datetime, datetime]]:
-    """Ranges of the chunks to create for the uncovered ``secs`` (sorted epoch seconds); whole months
-    only when ``whole_months`` (the server can make a chunk of any range)."""
-    out: list[tuple[datetime, datetime]] = []
+                whole_spans: bool = True) -> list[tuple[datetime, datetime]]:
+    """Ranges of the chunks to create for the uncovered ``secs`` (sorted epoch seconds): per calendar
+    year, the year if it is free and fits ERA5_CHUNK_ROWS, else per month the same, else the table's
+    interval. Years and months only when ``whole_spans`` (the server can make a chunk of any range)."""
+    out: list[tuple[int, int]] = []
     if len(secs) == 0:
-        return out
-    months = secs.astype("datetime64[s]").astype("datetime64[M]")
+        return []
     starts = np.array([r[0] for r in ranges], dtype=np.int64)
     ends = np.array([r[1] for r in ranges], dtype=np.int64)
     step = int(interval.total_seconds())
-    limit = month_chunk_rows() if whole_months else -1
-    for month, run in zip(*_runs(months, secs), strict=True):
-        m0 = int(month.astype("datetime64[s]").astype(np.int64))
-        m1 = int((month + 1).astype("datetime64[s]").astype(np.int64))
-        taken = bool(((starts < m1) & (ends > m0)).any()) if len(starts) else False
-        if not taken and len(run) * points <= limit:
-            out.append((datetime.fromtimestamp(m0, UTC), datetime.fromtimestamp(m1, UTC)))
-        else:
-            out.extend((datetime.fromtimestamp(int(w), UTC), datetime.fromtimestamp(int(w) + step, UTC))
-                       for w in np.unique(run // step * step))
-    return out
+    limit = chunk_rows() if whole_spans else -1
+
+    def free_and_fits(first: np.datetime64, after: np.datetime64) -> tuple[int, int] | None:
+        s0, s1 = (int(t.astype("datetime64[s]").astype(np.int64)) for t in (first, after))
+        taken = bool(((starts < s1) & (ends > s0)).any()) if len(starts) else False
+        return None if taken or (s1 - s0) // 3600 * points > limit else (s0, s1)
+
+    years = secs.astype("datetime64[s]").astype("datetime64[Y]")
+    for year, in_year in zip(*_runs(years, secs), strict=True):
+        span = free_and_fits(year, year + 1)
+        if span is not None:
+            out.append(span)
+            continue
+        months = in_year.astype("datetime64[s]").astype("datetime64[M]")
+        for month, run in zip(*_runs(months, in_year), strict=True):
+            span = free_and_fits(month, month + 1)
+            if span is not None:
+                out.append(span)
+            else:
+                out.extend((int(w), int(w) + step) for w in np.unique(run // step * step))
+    return [(datetime.fromtimestamp(a, UTC), datetime.fromtimestamp(b, UTC)) for a, b in out]
 
 
 def _runs(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:

@@ -4,8 +4,9 @@ year) and one hour's slice.
 ``python -m era5etl reads`` picks grid points and hours at random (seeded) among what the table
 holds and reports latency per query (median, min, max, warm: after one unmeasured run) with the
 plan's scan (the columnstore's ColumnarScan, or the row store's chunk indexes), so the layout's
-effect is measured rather than assumed. A place's history comes back as rows; an hour's slice as
-binary COPY, the way a map is drawn from it.
+effect is measured rather than assumed. Every read brings its rows to the client as binary COPY,
+as a program that reads many rows does (a Python tuple per row costs more than the read: 1.7 s
+against 0.65 s for 745,128 rows of one place).
 """
 
 from __future__ import annotations
@@ -75,14 +76,13 @@ def measure(url: str, table: str, runs: int = 20, seed: int = 1) -> list[ReadFig
             "SELECT time, temperature_2m, zonal_wind_10m, meridional_wind_10m, total_cloud_cover,"
             " total_precipitation, snowfall FROM {} WHERE location_id = %s AND time >= %s AND time <= %s"
             " ORDER BY time").format(ident)
-        # An hour's field goes to the client as binary COPY: what a map needs, without Python objects.
         slice_ = sql.SQL("SELECT location_id, latitude, longitude, temperature_2m, total_precipitation FROM {}"
                          " WHERE time = %s").format(ident)
         year_ago = max(first, last - timedelta(days=365))
         out = []
         for name, stmt, binary, pick in (
-            ("place, one year (hourly)", history, False, lambda: (rng.choice(ids), year_ago, last)),
-            ("place, all years (hourly)", history, False, lambda: (rng.choice(ids), first, last)),
+            ("place, one year (hourly)", history, True, lambda: (rng.choice(ids), year_ago, last)),
+            ("place, all years (hourly)", history, True, lambda: (rng.choice(ids), first, last)),
             ("hour slice (all points)", slice_, True, lambda: (rng.choice(hours),)),
         ):
             plan = "\n".join(r[0] for r in conn.execute(sql.SQL("EXPLAIN ") + stmt, pick()))

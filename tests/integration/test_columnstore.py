@@ -27,6 +27,7 @@ from .helpers import cli
 AREA = "46/7/45/8"
 INNER = "46/7.5/45.5/8"  # a part of AREA: a partial reload
 MONTH = Month(2024, 3)
+YEAR_START, YEAR_END = Month(2024, 1).start, Month(2025, 1).start
 
 
 def _run_month(cds: Any, table: str, staging: Path, area: str = AREA, env: dict[str, str] | None = None
@@ -70,7 +71,7 @@ def test_mode_setting() -> None:
 def test_a_month_is_loaded_into_the_columnstore_as_one_chunk(
     db_url: str, cds: Any, table: str, tmp_path: Path
 ) -> None:
-    # A small area's month (18,600 rows) fits ERA5_MONTH_CHUNK_ROWS: one chunk from the start.
+    # A small area (25 points) over a whole year fits ERA5_CHUNK_ROWS: one chunk for 2024 from the start.
     expected = expected_rows(MONTH, Area.parse(AREA), Grid())
     summary = _run_month(cds, table, tmp_path)
     assert summary["rows"] == expected and summary["success"]
@@ -78,7 +79,7 @@ def test_a_month_is_loaded_into_the_columnstore_as_one_chunk(
     assert packed["state"] == "compressed" and packed["merged"] == 0 and packed["chunks"] == 1
     assert packed["compressed_now"] == 0  # the load itself wrote compressed batches
     assert packed["rows"] == expected and packed["ratio"] > 1
-    assert _chunks(db_url, table) == [(MONTH.start, MONTH.end, True)]
+    assert _chunks(db_url, table) == [(YEAR_START, YEAR_END, True)]
     with connect(db_url) as conn:
         layout = conn.execute(
             "SELECT segmentby, orderby FROM timescaledb_information.hypertable_columnstore_settings"
@@ -97,10 +98,10 @@ def test_a_month_is_loaded_into_the_columnstore_as_one_chunk(
 def test_daily_chunks_are_merged_then_reloads_and_partial_reloads_stay_exact(
     db_url: str, cds: Any, table: str, tmp_path: Path
 ) -> None:
-    # A month over ERA5_MONTH_CHUNK_ROWS (here forced to 0) loads a day per transaction, two at once,
-    # and its daily chunks are merged into one once the month is validated.
+    # A month over ERA5_CHUNK_ROWS (here 0, as a global month's 772M rows are) loads a day per
+    # transaction, two at once, and its daily chunks are merged into one once the month is validated.
     expected = expected_rows(MONTH, Area.parse(AREA), Grid())
-    summary = _run_month(cds, table, tmp_path, env={"ERA5_MONTH_CHUNK_ROWS": "0"})
+    summary = _run_month(cds, table, tmp_path, env={"ERA5_CHUNK_ROWS": "0"})
     assert summary["compression"]["merged"] == MONTH.days
     assert [step["rows_per_s"] > 0 for step in summary["steps"] if step["task"] == "load"] == [True]
     assert _chunks(db_url, table) == [(MONTH.start, MONTH.end, True)]

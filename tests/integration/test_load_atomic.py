@@ -21,7 +21,7 @@ DAYS = 6
 # A chunk a day, as a global month is loaded (this file's 2.1M rows would otherwise be one month
 # chunk): the kills below then land between and inside per-day transactions, and each load ends by
 # merging the month's days into one chunk.
-DAILY = {**os.environ, "ERA5_MONTH_CHUNK_ROWS": "0"}
+DAILY = {**os.environ, "ERA5_CHUNK_ROWS": "0"}
 
 
 @pytest.fixture(scope="module")
