@@ -53,7 +53,8 @@ CHUNK_INDEXES: tuple[tuple[str, str], ...] = (
 
 # Session settings of a COPY into a columnstore chunk laid out as sql/020_columnstore.sql says. The
 # rows arrive sorted by its orderby (time, location_id), so the server needs no sort; batches of
-# 5,000 rows rather than the default 1,000 (measured: 13.3 instead of 14.4 bytes a row).
+# 5,000 rows rather than the default 1,000: fewer batch headers and TOAST pieces, while one place's
+# history still decompresses only 5,000 rows an hour.
 COLUMNSTORE_COPY_SETTINGS: dict[str, str] = {
     "timescaledb.enable_direct_compress_copy": "on",
     "timescaledb.enable_direct_compress_copy_client_sorted": "on",
