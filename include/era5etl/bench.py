@@ -1086,6 +1086,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--layout-days", type=_positive, default=1, help="days of the layout comparison (default 1)")
     p.add_argument("--layout-area", type=_area, metavar="N/W/S/E",
                    help="area of the layout comparison (default global)")
+    p.add_argument("--layout-kinds", type=_names(["plain", "hypertable", "compressed", "columnstore", "segmentby",
+                                                  "placefirst"]),
+                   default=["plain", "hypertable", "compressed", "columnstore"],
+                   help="layouts to compare (default plain,hypertable,compressed,columnstore; also segmentby: "
+                        "one place a batch, placefirst: batches ordered by place then time)")
     p.add_argument("--chart", type=Path, default=DEFAULT_CHART, help=f"PNG to write (default {DEFAULT_CHART})")
     p.add_argument("--no-chart", action="store_true")
     p.add_argument("--no-checkpoint", action="store_true", help="no CHECKPOINT before each timed run")
@@ -1101,10 +1106,11 @@ def _run_layouts(url: str, args: argparse.Namespace) -> dict[str, Any]:
 
     days = [FIRST_DAY + timedelta(days=k) for k in range(args.layout_days)]
     path = cached_download(day_request(days, args.layout_area))
-    figures = run_layouts(url, path, keep=args.keep_tables)
+    figures = run_layouts(url, path, layouts=args.layout_kinds, keep=args.keep_tables)
     area = Settings.from_env().area
     figures["projection"] = projection(figures, area.points(Settings.from_env().grid))
-    figures["projection"]["area"]["name"] = str(area)
+    if figures["projection"]:
+        figures["projection"]["area"]["name"] = str(area)
     return figures
 
 
@@ -1126,7 +1132,7 @@ def _print_layouts(figures: dict[str, Any]) -> None:
     if col:
         verdict = "met" if col["x_download"] <= TARGET_X_DOWNLOAD else "NOT met"
         print(f"target storage: {col['x_download']}x the download (want <= {TARGET_X_DOWNLOAD}): {verdict}")
-        for name, p in figures["projection"].items():
+        for name, p in figures.get("projection", {}).items():
             where = "global" if name == "global" else f"area {p.get('name', '')}"
             print(f"1940-now, {where}: {p['rows']:,} rows, {p['bytes'] / 1e12:,.3f} TB in the columnstore, "
                   f"~{p['load_hours']:,} h of loading at {col['rows_per_s']:,} rows/s")

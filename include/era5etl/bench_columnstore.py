@@ -291,7 +291,9 @@ def _server_alone(url: str, table: str, staged: Any, made: list[str]) -> dict[st
 
 def projection(figures: dict[str, Any], area_points: int) -> dict[str, Any]:
     """1940-now, global and for an area, at the columnstore's measured bytes a row and rows/s."""
-    col = next(f for f in figures["layouts"] if f["layout"] == "columnstore")
+    col = next((f for f in figures["layouts"] if f["layout"] == "columnstore"), None)
+    if col is None:
+        return {}
     out = {}
     for name, points in (("global", GLOBAL_POINTS), ("area", area_points)):
         rows = points * GLOBAL_HOURS_1940_ON
