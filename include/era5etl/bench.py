@@ -1092,7 +1092,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    help="layouts to compare (default plain,hypertable,compressed,columnstore; also segmentby: "
                         "one place a batch, placefirst: batches ordered by place then time)")
     p.add_argument("--chart", type=Path, default=DEFAULT_CHART, help=f"PNG to write (default {DEFAULT_CHART})")
-    p.add_argument("--no-chart", action="store_true")
+    p.add_argument("--no-chart", action="store_true", help="write no PNG chart")
     p.add_argument("--no-checkpoint", action="store_true", help="no CHECKPOINT before each timed run")
     p.add_argument("--keep-tables", action="store_true", help="leave the bench tables in the database")
     p.add_argument("--check", action="store_true", help="exit 1 unless every target is met")

@@ -256,13 +256,34 @@ def cmd_cds_server(args: argparse.Namespace) -> int:
     return 0
 
 
+EPILOG = """\
+exit status: 0 done; 1 a failure the message explains (database unreachable, CDS refusal, failed
+validation); 2 bad input (month, area, variables, a file that cannot be loaded); nothing is loaded
+from bad input.
+
+environment (README, Configuration): ERA5_DATABASE_URL (else the local TimescaleDB, built once per
+machine), CDSAPI_URL and CDSAPI_KEY (or ~/.cdsapirc), ERA5_AREA, ERA5_GRID, ERA5_VARIABLES,
+ERA5_TABLE, ERA5_STAGING_DIR, ERA5_CHUNK_ROWS, ERA5_COMPRESSION, ERA5_TIMESCALEDB_LICENSE,
+ERA5_LOG_LEVEL."""
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="era5etl", description=__doc__)
+    from importlib.metadata import version
+
+    from era5etl.db.image import TIMESCALEDB_VERSION
+
+    p = argparse.ArgumentParser(prog="era5etl", description=__doc__, epilog=EPILOG,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action="version",
+                   version=f"era5etl {version('era5etl')} (local server: TimescaleDB {TIMESCALEDB_VERSION} Community)")
+    p.add_argument("-v", "--verbose", action="count", default=0,
+                   help="log what each step does (-v: info, -vv: debug; default from ERA5_LOG_LEVEL, else warnings)")
     sub = p.add_subparsers(dest="command", required=True)
 
     db = sub.add_parser("db", help="the database: start (up), stop (down), or show it (status)")
-    db.add_argument("action", choices=["up", "down", "status"])
-    db.add_argument("--json", action="store_true")
+    db.add_argument("action", choices=["up", "down", "status"],
+                    help="up: build (once per machine), start and print the URL; down: stop; status: versions, licence")
+    db.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
     db.set_defaults(func=cmd_db)
 
     rm = sub.add_parser("run-month", help="fetch, stage, load, validate and record one month")
@@ -272,26 +293,26 @@ def build_parser() -> argparse.ArgumentParser:
     rm.add_argument("--variables", help="comma-separated CDS variable names (default: all six)")
     rm.add_argument("--table", help="hypertable name (default weather)")
     rm.add_argument("--local-cds", action="store_true", help="start the local CDS server for this run")
-    rm.add_argument("--json", action="store_true")
+    rm.add_argument("--json", action="store_true", help="end with one JSON object of the figures")
     rm.set_defaults(func=cmd_run_month)
 
     lf = sub.add_parser("load-file", help="load NetCDF/ZIP files as the CDS delivered them")
-    lf.add_argument("paths", nargs="+")
-    lf.add_argument("--table")
-    lf.add_argument("--json", action="store_true")
+    lf.add_argument("paths", nargs="+", help="the files of one download (.nc, or a ZIP even when named .nc)")
+    lf.add_argument("--table", help="hypertable name (default ERA5_TABLE or weather; created if missing)")
+    lf.add_argument("--json", action="store_true", help="end with one JSON object of the figures")
     lf.set_defaults(func=cmd_load_file)
 
     va = sub.add_parser("validate", help="run the Great Expectations suite on a loaded month")
-    va.add_argument("month")
-    va.add_argument("--area")
-    va.add_argument("--grid")
-    va.add_argument("--table")
-    va.add_argument("--json", action="store_true")
+    va.add_argument("month", help="YYYY-MM")
+    va.add_argument("--area", help="N/W/S/E in degrees (default ERA5_AREA or 50/5/45/10)")
+    va.add_argument("--grid", help="grid step in degrees (default 0.25)")
+    va.add_argument("--table", help="hypertable name (default weather)")
+    va.add_argument("--json", action="store_true", help="end with one JSON object of the verdict")
     va.set_defaults(func=cmd_validate)
 
     st = sub.add_parser("status", help="the month ledger")
-    st.add_argument("--table")
-    st.add_argument("--json", action="store_true")
+    st.add_argument("--table", help="only this table's months")
+    st.add_argument("--json", action="store_true", help="print the ledger as one JSON object")
     st.set_defaults(func=cmd_status)
 
     from era5etl import bench, reads, schedule
@@ -304,16 +325,16 @@ def build_parser() -> argparse.ArgumentParser:
     ae.set_defaults(func=cmd_airflow_env)
 
     cs = sub.add_parser("cds-server", help="run the local CDS server in the foreground")
-    cs.add_argument("--port", type=int, default=8765)
-    cs.add_argument("--host", default="127.0.0.1")
+    cs.add_argument("--port", type=int, default=8765, help="port to listen on (default 8765)")
+    cs.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     cs.set_defaults(func=cmd_cds_server)
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    logging.basicConfig(level=os.environ.get("ERA5_LOG_LEVEL", "WARNING"),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     args = build_parser().parse_args(argv)
+    level = {0: os.environ.get("ERA5_LOG_LEVEL", "WARNING"), 1: "INFO"}.get(args.verbose, "DEBUG")
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         return int(args.func(args))
     except Exception as exc:

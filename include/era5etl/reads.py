@@ -98,9 +98,9 @@ def measure(url: str, table: str, runs: int = 20, seed: int = 1) -> list[ReadFig
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("reads", help="time the two reads people make: a place's history, an hour's slice")
-    p.add_argument("--table", default="weather")
-    p.add_argument("--runs", type=int, default=20)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--table", default="weather", help="the hypertable to read (default weather)")
+    p.add_argument("--runs", type=int, default=20, help="timed runs of each read, after one warm-up (default 20)")
+    p.add_argument("--json", action="store_true", help="end with one JSON object of the figures")
     p.set_defaults(func=_cmd)
 
 

@@ -218,7 +218,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--table", help="only this hypertable")
     p.add_argument("--as-of", help="YYYY-MM-DD to judge by instead of today")
     p.add_argument("--run", action="store_true", help="reload each month from a fresh download")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="end with one JSON object of the months")
     p.set_defaults(func=_cmd)
 
 

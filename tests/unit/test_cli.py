@@ -1,0 +1,42 @@
+"""The CLI explains itself: help for every command and option, exit codes and settings in the epilog,
+--version, -v."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from era5etl.cli import build_parser
+from era5etl.db.image import TIMESCALEDB_VERSION
+
+
+def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(sub.choices)
+
+
+def test_every_command_and_option_has_help() -> None:
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    assert all(choice.help for choice in sub._choices_actions)
+    for name, command in _commands(parser).items():
+        for action in command._actions:
+            if isinstance(action, argparse._HelpAction):
+                continue
+            assert action.help, f"{name} {action.option_strings or action.dest} has no help"
+
+
+def test_epilog_names_exit_codes_and_settings() -> None:
+    text = build_parser().format_help()
+    assert "exit status: 0" in text and "2 bad input" in text
+    for name in ("ERA5_DATABASE_URL", "CDSAPI_KEY", "ERA5_CHUNK_ROWS", "ERA5_TIMESCALEDB_LICENSE"):
+        assert name in text
+
+
+def test_version_and_verbosity(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        build_parser().parse_args(["--version"])
+    assert done.value.code == 0
+    assert f"TimescaleDB {TIMESCALEDB_VERSION}" in capsys.readouterr().out
+    assert build_parser().parse_args(["-vv", "status"]).verbose == 2
