@@ -183,6 +183,11 @@ def test_airflow_init_migrates_and_creates_the_user(compose: Compose) -> None:
     assert init["user"] == "0:0"
     script = "\n".join(init["command"])
     assert "/entrypoint airflow version" in script and "ensure_schema" in script
+    # Every pool the DAG's tasks run in is created, or its tasks would never be scheduled.
+    from era5etl.airflow.operators import CDS_POOL, DB_POOL
+
+    for pool in (CDS_POOL, DB_POOL):
+        assert re.search(rf"/entrypoint airflow pools set {pool} ", script), pool
 
 
 def test_executor_follows_airflow_executor(compose: Compose) -> None:
