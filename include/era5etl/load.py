@@ -1,18 +1,20 @@
 """Load staged blocks into a hypertable: one transaction per chunk, replacing what it held.
 
-Why it is shaped this way (figures in the README's benchmark section):
+Why it is shaped this way (figures in the README's "Measured here"):
 
 * Each hypertable chunk is written by exactly one transaction that removes the rows the download
-  replaces (same time steps, inside the download's box), streams the new rows with binary COPY
-  straight into the chunk's table (no per-row chunk routing), and then builds the chunk's indexes.
-  A killed loader leaves every chunk either as it was or fully replaced, and a rerun is idempotent.
-* Indexes are built per chunk after its COPY instead of being maintained row by row: a sorted
-  B-tree build costs a fraction of per-row upkeep. The hypertable itself has no indexes, so chunks
-  are created bare; the loader is the one writer that gives each chunk its indexes.
-* Two chunks load at once on separate connections (one reader/encoder thread feeds them), so the
-  index build of one chunk overlaps the COPY of the next. The month's chunks are created up front in
-  one short transaction, because the transaction that creates a chunk locks the hypertable until it
-  commits, which would serialise the loaders.
+  replaces (same time steps, inside the download's box) and streams the new rows with binary COPY
+  straight into the chunk's table (no per-row chunk routing). A killed loader leaves every chunk
+  either as it was or fully replaced, and a rerun is idempotent.
+* In the columnstore (TimescaleDB's Community licence) the COPY compresses as it goes
+  (direct-to-columnstore COPY), the rows sent in the table's order so the server sorts nothing.
+  On the row store (the Apache licence) each chunk gets its two read indexes after its COPY, built
+  sorted instead of maintained row by row.
+* A chunk is the unit whatever its span: a day of a global month, a whole month or year of a
+  smaller area (``chunk_plan``), or a month whose days were merged after validation.
+* Two chunks load at once on separate connections (one reader/encoder thread feeds them). The
+  chunks are created up front in short transactions, because the transaction that creates a chunk
+  locks the hypertable until it commits, which would serialise the loaders.
 """
 
 from __future__ import annotations
@@ -490,8 +492,8 @@ def _write_chunk(conn: psycopg.Connection[tuple[Any, ...]], table: str, box: Box
 def _create_chunks(url: str, table: str, ranges: Sequence[tuple[datetime, datetime]], *, chunk_api: bool) -> None:
     """Create a chunk for each [start, end), in one short transaction of its own.
 
-    TimescaleDB's chunk API (Community licence) takes the range as given, so a chunk can be a day or
-    a whole month. Without it, a row inserted at each start creates the interval's chunk, and is
+    TimescaleDB's chunk API (Community licence) takes the range as given, so a chunk can be a day, a
+    month or a year. Without it, a row inserted at each start creates the interval's chunk, and is
     deleted again in the same transaction (marker rows have only a time; every loaded row has a
     latitude). The chunks are made before the loaders start because the transaction that creates a
     chunk locks the hypertable until it commits, which would serialise the loaders.
