@@ -117,6 +117,11 @@ def test_daily_chunks_are_merged_then_reloads_and_partial_reloads_stay_exact(
     _exact(db_url, table, expected)
     assert _values(db_url, table, AREA) == before  # the same synthetic values, each row once
     assert all(compressed for *_, compressed in _chunks(db_url, table))
+    # The whole month again after the partial reload, whose DELETE left decompressed rows in the
+    # chunk's row part: the TRUNCATE of a whole replace must clear both parts.
+    assert _run_month(cds, table, tmp_path)["rows"] == expected
+    _exact(db_url, table, expected)
+    assert _values(db_url, table, AREA) == before
 
 
 def test_off_is_recorded(db_url: str, table: str) -> None:
