@@ -18,7 +18,6 @@ and two reads: one place's history over the data and one hour's slice (binary CO
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import statistics
@@ -317,7 +316,3 @@ def format_layouts(figures: dict[str, Any]) -> str:
             f"{f['index_bytes'] / 1e6:>10,.0f}{f['total_bytes'] / 1e6:>10,.0f}{f['bytes_per_row']:>8}"
             f"{f.get('x_download', ''):>7}{reads}")
     return "\n".join(lines)
-
-
-def dumps(obj: Any) -> str:
-    return json.dumps(obj, default=str)

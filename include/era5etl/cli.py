@@ -141,7 +141,8 @@ def cmd_load_file(args: argparse.Namespace) -> int:
         result = load(url, table, staged)
         months = [Month.parse(str(m)) for m in np.unique(staged.valid_time.astype("datetime64[M]"))]
         # Each month the files touch ends as the pipeline's months do: compressed, one chunk.
-        packed = finish_months(url, table, [(m.start, m.end) for m in months], compress.mode_from_env())
+        packed = finish_months(url, table, [(m.start, m.end) for m in months], compress.mode_from_env(),
+                               measure=False)
         # Months can share a chunk (a year's): the file's bytes are its chunks', each counted once.
         stored = span_bytes(url, table, months[0].start, months[-1].end) if months else 0
         download_bytes = sum(path.stat().st_size for path in paths)

@@ -1,13 +1,14 @@
 """A validated month's last step in the columnstore: every chunk compressed, the month one chunk.
 
 With TimescaleDB's Community licence the loader writes straight into the columnstore (``load``:
-direct-to-columnstore COPY), so a month arrives compressed, a daily chunk per transaction. This
+direct-to-columnstore COPY), so a month arrives compressed: in a chunk made for its whole year or
+month when the area is small enough (``load.chunk_plan``), else a daily chunk per transaction. This
 step then (1) compresses any chunk of the month still in the row store (loaded before the table
 had the columnstore, or by another writer), and (2) merges the month's daily chunks into one chunk
-(``merge_chunks``), so that a read over decades plans ~12 chunks a year instead of ~365 (planning
-grew with the chunk count: 357 ms of a 480 ms ten-year read on 3,652 daily chunks). A later reload
-of the month writes that one chunk in one transaction (``load.chunk_plan`` follows the table's real
-chunks).
+(``merge_chunks``), so that a read over decades plans a chunk a month at most instead of ~365 a
+year (planning grew with the chunk count: 357 ms of a 480 ms ten-year read on 3,652 daily chunks).
+A later reload of the month writes that one chunk in one transaction (``load.chunk_plan`` follows
+the table's real chunks).
 
 On the Apache-licensed build there is no columnstore: the month is reported ``unavailable`` with the
 reason and stays in the row store with its per-chunk indexes; the pipeline carries on.
@@ -108,10 +109,12 @@ def compress_month(url: str, table: str, start: datetime, end: datetime, mode: M
     return finish_months(url, table, [(start, end)], mode)[0]
 
 
-def finish_months(url: str, table: str, months: Sequence[tuple[datetime, datetime]], mode: Mode = "auto"
-                  ) -> list[Compression]:
+def finish_months(url: str, table: str, months: Sequence[tuple[datetime, datetime]], mode: Mode = "auto",
+                  *, measure: bool = True) -> list[Compression]:
     """compress_month for each (start, end), in one connection with one listing of the chunks, so
-    a download over decades (~1,000 months) does not list the hypertable's chunks ~1,000 times."""
+    a download over decades (~1,000 months) does not list the hypertable's chunks ~1,000 times.
+    ``measure=False`` leaves each month's rows and bytes at 0: a caller that sizes the whole span
+    once (``span_bytes``) saves a count over every month's compressed rows."""
     if mode == "off":
         return [Compression("off", reason="ERA5_COMPRESSION=off") for _ in months]
     if not months:
@@ -125,12 +128,12 @@ def finish_months(url: str, table: str, months: Sequence[tuple[datetime, datetim
         results = []
         for start, end in months:
             chunks = [c for c in every if c[2] < end and c[3] > start]
-            results.append(_finish(conn, table, start, end, chunks))
+            results.append(_finish(conn, table, start, end, chunks, measure))
         return results
 
 
 def _finish(conn: psycopg.Connection[Any], table: str, start: datetime, end: datetime,
-            chunks: list[tuple[str, str, datetime, datetime, bool]]) -> Compression:
+            chunks: list[tuple[str, str, datetime, datetime, bool]], measure: bool) -> Compression:
     result = Compression("compressed")
     for schema, name, chunk_start, _, compressed in chunks:
         if not compressed:
@@ -155,6 +158,8 @@ def _finish(conn: psycopg.Connection[Any], table: str, start: datetime, end: dat
                 result.merged = len(inside)
         final = month_chunks(conn, table, start, end)
     result.chunks = [f"{schema}.{name}" for schema, name, *_ in final]
+    if not measure:
+        return result
     rows = conn.execute(sql.SQL("SELECT count(*) FROM {} WHERE time >= %s AND time < %s").format(
         table_ident(table)), (start, end)).fetchone()
     # A month inside a larger chunk (a year's) reports that chunk's bytes: what it occupies with it.
