@@ -13,7 +13,7 @@ Each layout gets a fresh table and the same download (by default one global day,
   ran writers: what the server does with no client, no network, no reading of NetCDF.
 
 For each: rows/s, sizes (heap, TOAST, indexes, total), bytes a row and the multiple of the download,
-and two reads: one place's history over the data and one hour's slice (binary COPY out to the client).
+and two reads: one place's history over the data and one hour's slice (one array per column).
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from typing import Any
 from psycopg import sql
 
 from era5etl import copy as pgcopy
+from era5etl import reads
 from era5etl.db import connect, ensure_schema, table_ident
 
 GLOBAL_HOURS_1940_ON = 727_080  # 1940-01-01 .. 2022-12-31: the issue's 754 billion rows over 1,038,240 points
@@ -92,12 +93,10 @@ def column_bytes(url: str, table: str) -> dict[str, float]:
 
 def _reads(url: str, table: str, location_id: int, hour: str, runs: int) -> dict[str, Any]:
     """Median ms of one place's history (all rows of one location_id, to Python) and of one hour's
-    slice (every point, the values as binary COPY to the client)."""
+    slice (every point, one array per column: ``reads.hour_columns``)."""
     ident = table_ident(table)
     place = sql.SQL("SELECT time, temperature_2m, total_precipitation FROM {} WHERE location_id = %s"
                     " ORDER BY time").format(ident)
-    slice_ = sql.SQL("COPY (SELECT location_id, latitude, longitude, temperature_2m, total_precipitation"
-                     " FROM {} WHERE time = {}) TO STDOUT (FORMAT BINARY)").format(ident, sql.Literal(hour))
     out: dict[str, Any] = {}
     with connect(url) as conn:
         timings, rows = [], 0
@@ -109,11 +108,9 @@ def _reads(url: str, table: str, location_id: int, hour: str, runs: int) -> dict
         timings, size = [], 0
         for _ in range(runs + 1):
             t0 = time.perf_counter()
-            size = 0
-            with conn.cursor().copy(slice_) as cp:
-                for data in cp:
-                    size += len(data)
+            columns = reads.hour_columns(conn, table, hour, list(reads.HOUR_COLUMNS))
             timings.append(time.perf_counter() - t0)
+            size = sum(a.nbytes for a in columns.values())
         count = conn.execute(sql.SQL("SELECT count(*) FROM {} WHERE time = {}").format(ident, sql.Literal(hour)))
         out["hour_slice"] = {"rows": int(count.fetchone()[0]),  # type: ignore[index]
                              "bytes": size, "median_ms": round(statistics.median(timings[1:]) * 1000, 2)}

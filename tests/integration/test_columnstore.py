@@ -14,9 +14,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
-from era5etl import compress
+from era5etl import compress, reads
 from era5etl.db import connect, ensure_schema
 from era5etl.db.local import LocalTimescale
 from era5etl.months import Area, Grid, InputError, Month, expected_rows
@@ -192,3 +193,23 @@ def test_reads_time_a_place_over_a_year_and_all_years_and_an_hour(
     assert by["hour slice (all points)"]["rows"] == Area.parse(AREA).points(Grid())
     assert all("ColumnarScan" in f["plan"] for f in by.values())
     assert "target <= 100 ms" in out and "target <= 500 ms" in out
+
+
+def test_an_hours_columns_equal_its_rows_and_a_missing_value_is_nan(
+    db_url: str, cds: Any, table: str, tmp_path: Path
+) -> None:
+    _run_month(cds, table, tmp_path)
+    at = MONTH.start.replace(day=2, hour=5)
+    with connect(db_url) as conn:
+        conn.execute(f"UPDATE {table} SET snowfall = NULL WHERE time = %s AND location_id ="
+                     f" (SELECT min(location_id) FROM {table} WHERE time = %s)", (at, at))
+        rows = conn.execute(f"SELECT location_id, temperature_2m::float8, snowfall::float8 FROM {table}"
+                            " WHERE time = %s", (at,)).fetchall()
+        got = reads.hour_columns(conn, table, at, ["location_id", "temperature_2m", "snowfall"])
+    assert len(rows) == Area.parse(AREA).points(Grid()) == len(got["location_id"])
+    by_id = {r[0]: r[1:] for r in rows}
+    missing = [int(i) for i, s in zip(got["location_id"], got["snowfall"], strict=True) if np.isnan(s)]
+    assert missing == [min(by_id)]
+    for i, t, s in zip(got["location_id"], got["temperature_2m"], got["snowfall"], strict=True):
+        want_t, want_s = by_id[int(i)]
+        assert float(t) == want_t and (want_s is None or float(s) == want_s)
