@@ -10,7 +10,7 @@
 # Python 3.11 matches constraints.txt, a freeze of a fresh install of requirements.txt on 3.11.
 ARG AIRFLOW_VERSION=3.3.2
 ARG PYTHON_VERSION=3.11
-FROM apache/airflow:slim-${AIRFLOW_VERSION}-python${PYTHON_VERSION}
+FROM apache/airflow:slim-${AIRFLOW_VERSION}-python${PYTHON_VERSION} AS airflow
 
 ARG AIRFLOW_VERSION=3.3.2
 ARG CELERY_PROVIDER_VERSION=3.26.0
@@ -45,3 +45,10 @@ COPY --chown=airflow:0 plugins /opt/airflow/plugins
 ENV ERA5_STAGING_DIR=/opt/airflow/staging \
     ERA5_VALIDATION_DIR=/opt/airflow/validation \
     GX_ANALYTICS_ENABLED=False
+
+# The local CDS emulator (tools/localcds) on top of the image above, for the compose file's local-cds
+# profile only: the Airflow services run the `airflow` target, which carries the pipeline and none of
+# the tools. localcds needs nothing beyond the pipeline's requirements (numpy, netCDF4).
+FROM airflow AS localcds
+COPY --chown=airflow:0 tools /opt/era5etl/tools
+RUN pip install --no-cache-dir --no-deps -e /opt/era5etl/tools

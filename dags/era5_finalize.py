@@ -1,7 +1,7 @@
 """Weekly: find months still holding ERA5T (expver 0005) that final ERA5 now covers, and reload each
 through an ``era5_monthly`` run with a ``revision``, so it refetches instead of reusing the ERA5T download.
 
-Wiring only: the selection is era5etl.airflow.tasks.finalize_runs (over era5etl.schedule).
+Wiring only: the selection is era5etl.airflow.tasks.finalize_runs (over era5etl.pipeline.schedule).
 """
 
 from __future__ import annotations

@@ -9,9 +9,9 @@ from datetime import timedelta
 
 from airflow.sdk import DAG, CronDataIntervalTimetable, task
 
-from era5etl import schedule
 from era5etl.airflow import tasks as steps
 from era5etl.airflow.operators import CDS_POOL, DB_POOL, CdsFetchOperator, WaitForPublication
+from era5etl.pipeline import schedule
 
 with DAG(
     dag_id="era5_monthly",

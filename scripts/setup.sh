@@ -15,11 +15,14 @@ fi
 
 reqs=requirements.txt
 [ $dev = 1 ] && reqs=requirements-dev.txt
-stamp=.venv/.installed-$(cat requirements.txt requirements-dev.txt constraints.txt pyproject.toml | sha256sum | cut -c1-16)
+stamp=.venv/.installed-$(cat requirements.txt requirements-dev.txt constraints.txt pyproject.toml \
+  tools/requirements.txt tools/pyproject.toml | sha256sum | cut -c1-16)
 # The dev install is a superset: after it, the plain one has nothing to add.
 if [ ! -e "$stamp-$dev" ] && [ ! -e "$stamp-1" ]; then
   echo "installing Python packages from $reqs (a few minutes the first time)"
-  .venv/bin/pip install -q --disable-pip-version-check -r "$reqs" -e .
+  # The pipeline (.), and beside it the tools the demo and the README's commands use (tools/: the
+  # local CDS emulator and the benchmark, with their own requirements; the Airflow image has neither).
+  .venv/bin/pip install -q --disable-pip-version-check -r "$reqs" -r tools/requirements.txt -e . -e tools
   touch "$stamp-$dev"
 fi
 

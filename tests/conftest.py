@@ -61,7 +61,7 @@ def row_store_table(db_url: str, table: str) -> str:
 
 @pytest.fixture(scope="session")
 def cds() -> Iterator[object]:
-    from era5etl.cds.server import LocalCDS
+    from localcds.server import LocalCDS
 
     with LocalCDS() as server:
         yield server

@@ -14,11 +14,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from era5etl.cds.fetch import Credentials, FetchError
-from era5etl.config import Settings
+from era5etl.core.errors import InputError
+from era5etl.core.grid import Area, Grid
+from era5etl.core.months import Month
+from era5etl.core.variables import parse_list
 from era5etl.db import DatabaseError, LocalTimescale, database_url, ensure_schema, redact
-from era5etl.months import Area, Grid, InputError, Month
-from era5etl.variables import parse_list
+from era5etl.fetch import Credentials, FetchError
+from era5etl.settings import Settings
 
 log = logging.getLogger("era5etl")
 
@@ -71,7 +73,11 @@ def _credentials(local: bool) -> Iterator[Credentials]:
             )
         yield creds
         return
-    from era5etl.cds.server import LocalCDS
+    try:  # the emulator is a tool beside the product (tools/localcds), installed by scripts/setup.sh
+        from localcds.server import LocalCDS
+    except ImportError:
+        raise InputError("--local-cds needs the local CDS emulator: pip install -e tools "
+                         "(scripts/setup.sh installs it)") from None
 
     with LocalCDS() as server:
         yield Credentials(server.url, server.key)
@@ -119,9 +125,8 @@ def _columnstore_line(packed: dict[str, Any], download_bytes: int | None) -> str
 def cmd_load_file(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from era5etl import compress
-    from era5etl.compress import finish_months, span_bytes
-    from era5etl.load import load
+    from era5etl.load import columnstore, load
+    from era5etl.load.columnstore import finish_months, span_bytes
     from era5etl.stage import open_download
 
     paths = [Path(p) for p in args.paths]
@@ -141,7 +146,7 @@ def cmd_load_file(args: argparse.Namespace) -> int:
         result = load(url, table, staged)
         months = [Month.parse(str(m)) for m in np.unique(staged.valid_time.astype("datetime64[M]"))]
         # Each month the files touch ends as the pipeline's months do: compressed, one chunk.
-        packed = finish_months(url, table, [(m.start, m.end) for m in months], compress.mode_from_env(),
+        packed = finish_months(url, table, [(m.start, m.end) for m in months], columnstore.mode_from_env(),
                                measure=False)
         # Months can share a chunk (a year's): the file's bytes are its chunks', each counted once.
         stored = span_bytes(url, table, months[0].start, months[-1].end) if months else 0
@@ -174,7 +179,7 @@ def cmd_load_file(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from era5etl import ledger, metrics
+    from era5etl.track import ledger, metrics
     from era5etl.validate import validate_month
 
     settings = Settings.from_env()
@@ -207,7 +212,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from era5etl import ledger
+    from era5etl.track import ledger
 
     rows = ledger.months(database_url(), args.table)
     if not args.json:
@@ -247,13 +252,6 @@ def cmd_airflow_env(args: argparse.Namespace) -> int:
 
     for key, value in airflow_environment().items():
         print(f"export {key}={shlex.quote(value)}")
-    return 0
-
-
-def cmd_cds_server(args: argparse.Namespace) -> int:
-    from era5etl.cds.server import serve
-
-    serve(port=args.port, host=args.host)
     return 0
 
 
@@ -316,19 +314,14 @@ def build_parser() -> argparse.ArgumentParser:
     st.add_argument("--json", action="store_true", help="print the ledger as one JSON object")
     st.set_defaults(func=cmd_status)
 
-    from era5etl import bench, reads, schedule
+    from era5etl.pipeline import schedule
+    from era5etl.read import timing as reads
 
-    bench.add_parser(sub)
     reads.add_parser(sub)
     schedule.add_parser(sub)
 
     ae = sub.add_parser("airflow-env", help="print shell exports that point Airflow at this checkout")
     ae.set_defaults(func=cmd_airflow_env)
-
-    cs = sub.add_parser("cds-server", help="run the local CDS server in the foreground")
-    cs.add_argument("--port", type=int, default=8765, help="port to listen on (default 8765)")
-    cs.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    cs.set_defaults(func=cmd_cds_server)
     return p
 
 

@@ -46,10 +46,11 @@ from typing import Any, TypeVar
 
 import pytest
 
-from era5etl.cds.server import LocalCDS
 from era5etl.cli import airflow_environment
+from era5etl.core.grid import Area, Grid, expected_rows
+from era5etl.core.months import Month
 from era5etl.db import connect, database_url, with_database
-from era5etl.months import Area, Grid, Month, expected_rows
+from localcds.server import LocalCDS
 
 VENV_BIN = Path(sys.executable).parent
 AIRFLOW = str(VENV_BIN / "airflow")

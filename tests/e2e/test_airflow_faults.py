@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from era5etl.core.months import Month
 from era5etl.db import connect
-from era5etl.months import Month
 
 if TYPE_CHECKING:
     from tests.e2e.stack import AirflowStack

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from era5etl.months import Month
+from era5etl.core.months import Month
 from tests.e2e.stack import AirflowStack, running_stack
 
 pytestmark = pytest.mark.e2e

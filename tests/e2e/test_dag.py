@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
+from era5etl.core.grid import Area, Grid, expected_rows
+from era5etl.core.months import Month
 from era5etl.db import PROJECT_ROOT, connect
-from era5etl.months import Area, Grid, Month, expected_rows
 
 DAG_FILE = PROJECT_ROOT / "dags" / "era5_monthly.py"
 

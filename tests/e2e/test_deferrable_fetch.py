@@ -22,11 +22,12 @@ from typing import Any
 
 import pytest
 
-from era5etl.cds.fetch import MonthRequest, staged_download
-from era5etl.cds.server import LocalCDS
+from era5etl.core.grid import Area, Grid
+from era5etl.core.months import Month
+from era5etl.core.variables import VARIABLES
 from era5etl.db import PROJECT_ROOT, airflow_database_url, connect
-from era5etl.months import Area, Grid, Month
-from era5etl.variables import VARIABLES
+from era5etl.fetch import MonthRequest, staged_download
+from localcds.server import LocalCDS
 
 pytestmark = pytest.mark.e2e
 

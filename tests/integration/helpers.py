@@ -13,8 +13,9 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from era5etl.months import InputError, location_ids, normalize_longitude
-from era5etl.variables import BY_SHORT_NAME
+from era5etl.core.errors import InputError
+from era5etl.core.grid import location_ids, normalize_longitude
+from era5etl.core.variables import BY_SHORT_NAME
 
 
 def cli(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str, dict[str, Any] | None]:

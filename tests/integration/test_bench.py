@@ -1,4 +1,4 @@
-"""`era5etl bench` against the real TimescaleDB, on a few hundred rows: every method is reported with the
+"""`python -m era5bench` against the real TimescaleDB, on a few hundred rows: every method is reported with the
 rows its table holds, and every method loads the same rows the product's binary COPY does."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from era5etl import bench
+from era5bench import bench
+from era5etl.core.variables import DATA_COLUMNS
 from era5etl.db import connect
-from era5etl.variables import DATA_COLUMNS
 
 ROWS, DAYS = 600, 2  # 13 points x 48 hours: two days, so the parallel COPY gets a day per worker
 
@@ -89,7 +89,7 @@ def test_sustained_reports_rate_per_tenth_and_the_loaders_peak_rss(db_url: str, 
 
 
 def test_layouts_compare_the_same_rows_in_every_layout(db_url: str, tmp_path: Path) -> None:
-    from era5etl.bench_columnstore import format_layouts, projection, run_layouts
+    from era5bench.layouts import format_layouts, projection, run_layouts
 
     path = bench.cached_download(bench.day_request([bench.FIRST_DAY], (50.0, 5.0, 48.0, 7.0)), tmp_path)
 

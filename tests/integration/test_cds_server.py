@@ -20,7 +20,7 @@ import pytest
 import requests
 import xarray as xr
 
-from era5etl.cds.server import ERA5_LICENCE, LocalCDS
+from localcds.server import ERA5_LICENCE, LocalCDS
 
 pytestmark = pytest.mark.integration
 
@@ -40,7 +40,7 @@ TABLE_VARIABLES = [
 
 def month_request(year: int, month: int, variables: list[str], days: int = 31,
                   area: list[float] | None = None) -> dict[str, Any]:
-    """A request as era5etl.cds.fetch builds it."""
+    """A request as era5etl.fetch builds it."""
     return {
         "product_type": ["reanalysis"],
         "variable": variables,

@@ -17,11 +17,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from era5etl import compress, reads
+from era5etl.core.errors import InputError
+from era5etl.core.grid import Area, Grid, expected_rows
+from era5etl.core.months import Month
 from era5etl.db import connect, ensure_schema
 from era5etl.db.local import LocalTimescale
-from era5etl.months import Area, Grid, InputError, Month, expected_rows
+from era5etl.load import columnstore
 from era5etl.pipeline import compress_step
+from era5etl.read.hour import hour_columns
 
 from .helpers import cli
 
@@ -63,10 +66,10 @@ def _values(url: str, table: str, area: str) -> list[tuple[Any, ...]]:
 
 
 def test_mode_setting() -> None:
-    assert compress.mode_from_env({}) == "auto"
-    assert compress.mode_from_env({"ERA5_COMPRESSION": "OFF"}) == "off"
+    assert columnstore.mode_from_env({}) == "auto"
+    assert columnstore.mode_from_env({"ERA5_COMPRESSION": "OFF"}) == "off"
     with pytest.raises(InputError, match="ERA5_COMPRESSION"):
-        compress.mode_from_env({"ERA5_COMPRESSION": "yes"})
+        columnstore.mode_from_env({"ERA5_COMPRESSION": "yes"})
 
 
 def test_a_month_is_loaded_into_the_columnstore_as_one_chunk(
@@ -126,8 +129,8 @@ def test_daily_chunks_are_merged_then_reloads_and_partial_reloads_stay_exact(
 
 
 def test_off_is_recorded(db_url: str, table: str) -> None:
+    from era5etl.core.variables import VARIABLES
     from era5etl.pipeline import MonthJob
-    from era5etl.variables import VARIABLES
 
     job = MonthJob(MONTH, Area.parse(AREA), Grid(), VARIABLES, table, "compress-off-test", Path("/nonexistent"))
     result = compress_step(db_url, job, "off")
@@ -205,7 +208,7 @@ def test_an_hours_columns_equal_its_rows_and_a_missing_value_is_nan(
                      f" (SELECT min(location_id) FROM {table} WHERE time = %s)", (at, at))
         rows = conn.execute(f"SELECT location_id, temperature_2m::float8, snowfall::float8 FROM {table}"
                             " WHERE time = %s", (at,)).fetchall()
-        got = reads.hour_columns(conn, table, at, ["location_id", "temperature_2m", "snowfall"])
+        got = hour_columns(conn, table, at, ["location_id", "temperature_2m", "snowfall"])
     assert len(rows) == Area.parse(AREA).points(Grid()) == len(got["location_id"])
     by_id = {r[0]: r[1:] for r in rows}
     missing = [int(i) for i, s in zip(got["location_id"], got["snowfall"], strict=True) if np.isnan(s)]

@@ -223,11 +223,12 @@ def test_local_cds_profile_matches_the_default_connection(compose: Compose) -> N
     from airflow.sdk import Connection
 
     from era5etl.airflow.tasks import credentials_from_connection
-    from era5etl.cds.server import DEFAULT_KEY
+    from localcds.server import DEFAULT_KEY
 
     services = full(compose)["services"]
     cds = services["cds"]
-    assert cds["command"] == ["python", "-m", "era5etl", "cds-server", "--host", "0.0.0.0", "--port", "8765"]
+    assert cds["command"] == ["python", "-m", "localcds", "--host", "0.0.0.0", "--port", "8765"]
+    assert cds["build"]["target"] == "localcds" and services["airflow-scheduler"]["build"]["target"] == "airflow"
     assert cds["profiles"] == ["local-cds"]
     uri = services["airflow-scheduler"]["environment"]["AIRFLOW_CONN_ERA5_CDS"]
     creds = credentials_from_connection(Connection.from_uri(uri, conn_id="era5_cds"))

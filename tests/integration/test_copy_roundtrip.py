@@ -9,9 +9,9 @@ from datetime import UTC, datetime
 import numpy as np
 import pytest
 
-from era5etl import copy as pgcopy
+from era5etl.core.variables import DATA_COLUMNS
 from era5etl.db import connect
-from era5etl.variables import DATA_COLUMNS
+from era5etl.load import encode as pgcopy
 
 F4_MAX = float(np.finfo(np.float32).max)
 F4_TINY = float(np.finfo(np.float32).smallest_subnormal)

@@ -20,7 +20,11 @@ from typing import Any
 
 import pytest
 
-from era5etl.cds.fetch import (
+from era5etl.core.grid import Area, Grid
+from era5etl.core.months import Month
+from era5etl.core.variables import VARIABLES
+from era5etl.db import connect
+from era5etl.fetch import (
     MANIFEST,
     AuthError,
     BadAssetError,
@@ -37,12 +41,9 @@ from era5etl.cds.fetch import (
     plan,
     staged_download,
 )
-from era5etl.cds.jobs import PgJobStore
-from era5etl.cds.server import ERA5_LICENCE, LocalCDS
-from era5etl.db import connect
-from era5etl.months import Area, Grid, Month
+from era5etl.fetch.jobs import PgJobStore
 from era5etl.stage import open_download
-from era5etl.variables import VARIABLES
+from localcds.server import ERA5_LICENCE, LocalCDS
 
 pytestmark = pytest.mark.integration
 
@@ -283,9 +284,9 @@ def test_a_fetch_killed_while_its_job_is_queued_reattaches_when_retried(
     request = month("2023-12")
     cds.inject("job", "queue", seconds=4.0, match=of_month(request))
     code = (
-        "import sys; from pathlib import Path; from era5etl.cds.fetch import *;"
-        "from era5etl.cds.jobs import PgJobStore; from era5etl.months import *;"
-        "from era5etl.variables import VARIABLES;"
+        "import sys; from pathlib import Path; from era5etl.fetch import *;"
+        "from era5etl.fetch.jobs import PgJobStore; from era5etl.core.grid import Area, Grid;"
+        "from era5etl.core.months import Month; from era5etl.core.variables import VARIABLES;"
         "r = MonthRequest(Month.parse('2023-12'), Area.parse('46/7/46/7'), Grid(), VARIABLES);"
         "fetch(r, Path(sys.argv[1]), Credentials(sys.argv[2], sys.argv[3]), store=PgJobStore(sys.argv[4]),"
         " options=FetchOptions(poll_base=0.05, poll_cap=0.2))"

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from era5etl.cds.server import LocalCDS
+from era5etl.core.grid import Area, Grid, expected_rows
+from era5etl.core.months import Month
 from era5etl.db import connect
-from era5etl.months import Area, Grid, Month, expected_rows
+from localcds.server import LocalCDS
 
 from .helpers import cli
 

@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from era5etl.cds import synth
-from era5etl.cds.fetch import MonthRequest
+from era5etl.core.grid import Area, Grid
+from era5etl.core.months import Month
+from era5etl.core.variables import VARIABLES
 from era5etl.db import connect
-from era5etl.months import Area, Grid, Month
-from era5etl.variables import VARIABLES
+from era5etl.fetch import MonthRequest
+from localcds import synth
 
 DAYS = 6
 # A chunk a day, as a global month is loaded (this file's 2.1M rows would otherwise be one month

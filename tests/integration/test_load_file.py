@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 import xarray as xr
 
+from era5etl.core.variables import DATA_COLUMNS
 from era5etl.db import connect
-from era5etl.variables import DATA_COLUMNS
 
 from .helpers import cli, expected_frame
 

@@ -8,12 +8,13 @@ from typing import Any
 
 import pytest
 
-from era5etl.cds import synth
-from era5etl.cds.fetch import MANIFEST, MonthRequest
+from era5etl.core.grid import Area, Grid, expected_rows
+from era5etl.core.months import Month
+from era5etl.core.variables import VARIABLES
 from era5etl.db import connect
-from era5etl.months import Area, Grid, Month, expected_rows
+from era5etl.fetch import MANIFEST, MonthRequest
 from era5etl.pipeline import MonthJob, PipelineError, prepare, stage_step
-from era5etl.variables import VARIABLES
+from localcds import synth
 
 from .helpers import cli
 

@@ -16,13 +16,14 @@ from typing import Any
 import pytest
 from psycopg import sql
 
-from era5etl.cds import synth
-from era5etl.cds.fetch import MANIFEST
+from era5etl.core.grid import Area, Grid, expected_rows, location_ids
+from era5etl.core.months import Month
+from era5etl.core.variables import VARIABLES
 from era5etl.db import connect, ensure_schema
-from era5etl.months import Area, Grid, Month, expected_rows, location_ids
+from era5etl.fetch import MANIFEST
 from era5etl.pipeline import MonthJob, ValidationFailed, load_step, prepare, stage_step, validate_step
 from era5etl.validate import area_predicates, validate_month
-from era5etl.variables import VARIABLES
+from localcds import synth
 
 from .helpers import cli
 

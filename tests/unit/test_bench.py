@@ -7,7 +7,7 @@ import argparse
 import numpy as np
 import pytest
 
-from era5etl import bench
+from era5bench import bench
 
 
 def test_tenths_of_a_steady_load_are_equal_and_interpolated_between_points() -> None:
@@ -49,19 +49,17 @@ def test_region_area_holds_about_the_rows_asked_for() -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="era5etl")
-    bench.add_parser(p.add_subparsers(dest="command", required=True))
-    return p
+    return bench.build_parser()
 
 
-def test_add_parser_registers_bench_with_its_defaults() -> None:
-    args = _parser().parse_args(["bench"])
+def test_the_parser_runs_bench_with_its_defaults() -> None:
+    args = _parser().parse_args([])
     assert args.func is bench.cmd_bench
     assert args.rows == 200_000 and args.repeat == 3 and args.batch_sizes == [1000, 10_000, 100_000]
     assert args.methods == list(bench.BY_NAME) and args.tables == ["plain", "hypertable"]
     assert args.sustained is None and args.chart == bench.DEFAULT_CHART
 
-    args = _parser().parse_args(["bench", "--methods", "none", "--sustained", "100_000_000", "--batch-sizes",
+    args = _parser().parse_args(["--methods", "none", "--sustained", "100_000_000", "--batch-sizes",
                                  "500,5000", "--tables", "hypertable", "--json"])
     assert args.methods == [] and args.sustained == 100_000_000 and args.batch_sizes == [500, 5000]
     assert args.tables == ["hypertable"] and args.json
@@ -70,4 +68,4 @@ def test_add_parser_registers_bench_with_its_defaults() -> None:
 @pytest.mark.parametrize("argv", [["--methods", "copy"], ["--batch-sizes", "0"], ["--tables", "both"]])
 def test_bad_arguments_are_refused(argv: list[str]) -> None:
     with pytest.raises(SystemExit):
-        _parser().parse_args(["bench", *argv])
+        _parser().parse_args(argv)

@@ -8,7 +8,7 @@ from itertools import pairwise
 import numpy as np
 import pytest
 
-from era5etl import load
+from era5etl.load import loader as load
 
 DAY = timedelta(days=1)
 

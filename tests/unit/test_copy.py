@@ -13,9 +13,9 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from era5etl import copy as pgcopy
+from era5etl.core.variables import DATA_COLUMNS
+from era5etl.load import encode as pgcopy
 from era5etl.stage import Block, open_download
-from era5etl.variables import DATA_COLUMNS
 
 F4_MAX = float(np.finfo(np.float32).max)
 F4_TINY = float(np.finfo(np.float32).smallest_subnormal)

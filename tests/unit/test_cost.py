@@ -7,10 +7,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from era5etl.cds import cost
-from era5etl.cds.fetch import CostLimitError, FetchOptions, MonthRequest, _retry_after, plan
-from era5etl.months import Area, Grid, Month
-from era5etl.variables import VARIABLES, Variable
+from era5etl.core.grid import Area, Grid
+from era5etl.core.months import Month
+from era5etl.core.variables import VARIABLES, Variable
+from era5etl.fetch import CostLimitError, FetchOptions, MonthRequest, cost, plan
+from era5etl.fetch.fetcher import _retry_after
 
 
 def month_request(month: str = "2024-01", area: str = "50/5/45/10",

@@ -5,8 +5,10 @@ from datetime import UTC, datetime
 import numpy as np
 import pytest
 
-from era5etl.months import Area, Grid, InputError, Month, expected_rows, location_ids, normalize_longitude
-from era5etl.variables import parse_list
+from era5etl.core.errors import InputError
+from era5etl.core.grid import Area, Grid, expected_rows, location_ids, normalize_longitude
+from era5etl.core.months import Month
+from era5etl.core.variables import parse_list
 
 
 def test_month_arithmetic() -> None:

@@ -7,11 +7,13 @@ from typing import Any
 
 import pytest
 
-from era5etl import schedule
-from era5etl.cds import synth
-from era5etl.cds.fetch import MonthRequest
-from era5etl.months import Area, Grid, InputError, Month
-from era5etl.variables import VARIABLES
+from era5etl.core.errors import InputError
+from era5etl.core.grid import Area, Grid
+from era5etl.core.months import Month
+from era5etl.core.variables import VARIABLES
+from era5etl.fetch import MonthRequest
+from era5etl.pipeline import schedule
+from localcds import synth
 
 
 def test_publication_target_is_month_end_plus_delay() -> None:

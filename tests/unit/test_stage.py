@@ -19,9 +19,9 @@ import numpy.typing as npt
 import pytest
 import xarray as xr
 
-from era5etl.months import location_ids
+from era5etl.core.grid import location_ids
+from era5etl.core.variables import BY_SHORT_NAME, DATA_COLUMNS
 from era5etl.stage import Block, StagedDownload, StageError, open_download
-from era5etl.variables import BY_SHORT_NAME, DATA_COLUMNS
 
 NEW_INSTANT = "newcds_instant_t2m_u10_v10_d2m_sp_2025-05_hourly_expver0005.nc"
 NEW_ACCUM = "newcds_accum_tp_2025-05_hourly_expver0005.nc"

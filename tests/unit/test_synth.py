@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from era5etl.cds import synth
-from era5etl.months import Month, location_ids
+from era5etl.core.grid import location_ids
+from era5etl.core.months import Month
+from localcds import synth
 
 NOW = datetime(2025, 11, 22, 12, 0, tzinfo=UTC)
 

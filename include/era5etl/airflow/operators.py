@@ -53,7 +53,7 @@ class CdsFetchOperator(BaseOperator):
         from airflow.sdk.log import mask_secret
 
         from era5etl.airflow.triggers import CdsJobTrigger
-        from era5etl.cds.fetch import FetchError, FetchOptions, FetchPending
+        from era5etl.fetch import FetchError, FetchOptions, FetchPending
         from era5etl.pipeline import fetch_step, prepare
 
         job, url = tasks.job(context), tasks.database_url()

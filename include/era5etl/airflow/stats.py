@@ -1,6 +1,6 @@
 """The pipeline's figures as Airflow metrics: StatsD or OpenTelemetry, whichever Airflow has enabled.
 
-``install()`` points the core's stats sink (``era5etl.metrics``) at Airflow's stats module. In a
+``install()`` points the core's stats sink (``era5etl.track.metrics``) at Airflow's stats module. In a
 task process Airflow has already configured that module from ``[metrics]`` (statsd_on / otel_on);
 when neither is on it is a no-op logger, so installing costs nothing. Names are ``era5.<task>.<figure>``
 (Airflow adds its own prefix); table, month and area go as tags, which OTel keeps as attributes and
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import timedelta
 
-from era5etl import metrics
+from era5etl.track import metrics
 
 
 class AirflowStats:

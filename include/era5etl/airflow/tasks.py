@@ -15,10 +15,11 @@ from typing import Any
 
 from era5etl import db
 from era5etl.airflow import stats
-from era5etl.cds.fetch import Credentials
-from era5etl.config import DEFAULT_AREA, Settings
-from era5etl.months import Area, Grid, Month
-from era5etl.variables import DEFAULT_VARIABLES, parse_list
+from era5etl.core.grid import Area, Grid
+from era5etl.core.months import Month
+from era5etl.core.variables import DEFAULT_VARIABLES, parse_list
+from era5etl.fetch import Credentials
+from era5etl.settings import DEFAULT_AREA, Settings
 
 log = logging.getLogger(__name__)
 
@@ -123,8 +124,8 @@ def stage(**context: Any) -> dict[str, Any]:
 
 
 def load(**context: Any) -> dict[str, Any]:
-    from era5etl import metrics
     from era5etl.pipeline import load_step
+    from era5etl.track import metrics
 
     stats.install()
     j = job(context)
@@ -178,7 +179,7 @@ def finalize_runs(**context: Any) -> list[dict[str, Any]]:
     Each month's finished CDS jobs are superseded first, so the reload submits anew instead of
     re-attaching to the job that delivered ERA5T.
     """
-    from era5etl import schedule
+    from era5etl.pipeline import schedule
 
     url, now = database_url(), context["dag_run"].run_after
     revision = schedule.revision_for(now)

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
 if TYPE_CHECKING:
-    from era5etl.cds.fetch import Credentials
+    from era5etl.fetch import Credentials
 
 WAITING = ("accepted", "running")
 
@@ -37,7 +37,7 @@ async def acds_credentials(conn_id: str) -> Credentials:
     from airflow.sdk.exceptions import AirflowNotFoundException
 
     from era5etl.airflow.tasks import credentials_from_connection
-    from era5etl.cds.fetch import Credentials
+    from era5etl.fetch import Credentials
 
     try:
         conn = await BaseHook.aget_connection(conn_id)
@@ -91,8 +91,8 @@ class CdsJobTrigger(BaseTrigger):
             return
 
         # The core pulls in numpy and psycopg: import it in a thread, not on the triggerer's loop.
-        await asyncio.to_thread(importlib.import_module, "era5etl.cds.fetch")
-        from era5etl.cds.fetch import FetchError, FetchOptions, JobWatcher, RetryLater
+        await asyncio.to_thread(importlib.import_module, "era5etl.fetch.fetcher")
+        from era5etl.fetch import FetchError, FetchOptions, JobWatcher, RetryLater
 
         options = FetchOptions(backoff_base=self.backoff_base, backoff_cap=self.backoff_cap,
                                max_hint=self.max_hint, poll_base=self.poll_base, poll_cap=self.poll_cap,

@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from era5etl.core.variables import DATA_COLUMNS
 from era5etl.stage import Block
-from era5etl.variables import DATA_COLUMNS
 
 COPY_COLUMNS: tuple[str, ...] = ("time", "location_id", "latitude", "longitude", *DATA_COLUMNS)
 HEADER: bytes = b"PGCOPY\n\xff\r\n\x00" + struct.pack(">ii", 0, 0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from era5etl.months import InputError
+from era5etl.core.errors import InputError
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,8 @@ from datetime import timedelta
 from types import TracebackType
 from typing import Any, Protocol
 
+from era5etl.core.months import Month
 from era5etl.db import connect
-from era5etl.months import Month
 
 log = logging.getLogger(__name__)
 

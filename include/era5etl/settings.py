@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 
+from era5etl.core.grid import Area, Grid
+from era5etl.core.variables import DEFAULT_VARIABLES
 from era5etl.db import PROJECT_ROOT
-from era5etl.months import Area, Grid
-from era5etl.variables import DEFAULT_VARIABLES
 
 # A 5 x 5 degree box over the Alps: 441 grid points, ~330k rows a month, a first run in seconds.
 DEFAULT_AREA = "50/5/45/10"

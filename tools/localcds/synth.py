@@ -37,8 +37,9 @@ import netCDF4
 import numpy as np
 import numpy.typing as npt
 
-from era5etl.months import Month, lattice
-from era5etl.variables import BY_CDS_NAME
+from era5etl.core.grid import lattice
+from era5etl.core.months import Month
+from era5etl.core.variables import BY_CDS_NAME
 
 DATASET = "reanalysis-era5-single-levels"
 
@@ -112,7 +113,7 @@ META: dict[str, VarMeta] = {m.cds_name: m for m in _EXTRA_META}
 for _v in BY_CDS_NAME.values():
     _m = META.get(_v.cds_name)
     if _m is None or _m.short_name != _v.short_name or _m.step_type != _v.step_type:
-        raise RuntimeError(f"synth metadata for {_v.cds_name} disagrees with era5etl.variables")
+        raise RuntimeError(f"synth metadata for {_v.cds_name} disagrees with era5etl.core.variables")
 
 # Order of variables inside a file, as cfgrib happened to write them in the real downloads.
 _FILE_ORDER = ("u10", "v10", "d2m", "t2m", "msl", "sp", "tcc", "tp", "sf")

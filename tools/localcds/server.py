@@ -20,16 +20,15 @@ and from error bodies users have posted:
   ``Content-Length``, and 206 partial content for a ``Range`` (the client resumes with one).
 
 Only the standard library serves HTTP, so nothing joins requirements.txt. Data come from
-:mod:`era5etl.cds.synth`. Switches on the server object inject faults for tests: the old global
+:mod:`localcds.synth`. Switches on the server object inject faults for tests: the old global
 ones (``fail_months``, ``queue_seconds``, ``truncate_downloads``, ``accepted_licences``) and
 :meth:`LocalCDS.inject`, which aims a fault at one endpoint and, through ``match``, at the requests
 it chooses, a given number of times -- so one test can mix faults across the parts of a month.
-The cost check mirrors the real one (:mod:`era5etl.cds.cost`): 403 "cost limits exceeded".
+The cost check mirrors the real one (:mod:`era5etl.fetch.cost`): 403 "cost limits exceeded".
 """
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import http
 import json
@@ -49,9 +48,9 @@ from types import FrameType, TracebackType
 from typing import Any, BinaryIO, Self
 from urllib.parse import parse_qs, urlsplit
 
-from era5etl.cds import cost as costing
-from era5etl.cds import synth
-from era5etl.cds.fetch import file_md5
+from era5etl.fetch import cost as costing
+from era5etl.fetch import file_md5
+from localcds import synth
 
 log = logging.getLogger(__name__)
 
@@ -208,7 +207,7 @@ class LocalCDS:
       half of it, then drop the connection (the client then resumes with ``Range``).
     * ``accepted_licences``: licences the key has accepted; without the ERA5 one, submissions get
       403 "required licences not accepted".
-    * ``cost_limits``: the largest cost (:mod:`era5etl.cds.cost`) accepted per format; a larger
+    * ``cost_limits``: the largest cost (:mod:`era5etl.fetch.cost`) accepted per format; a larger
       request gets 403 "cost limits exceeded", as on the CDS.
     * :meth:`inject`: any fault of :data:`FAULT_KINDS`, per endpoint, per request, N times.
     * :meth:`expire`: a finished job's results leave the cache.
@@ -1184,18 +1183,3 @@ def serve(port: int, host: str = "127.0.0.1", key: str = DEFAULT_KEY, workdir: P
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-
-
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="A local Climate Data Store for the real cdsapi client.")
-    parser.add_argument("--port", type=int, default=8765)
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--key", default=DEFAULT_KEY)
-    parser.add_argument("--workdir", type=Path, default=None)
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    serve(args.port, host=args.host, key=args.key, workdir=args.workdir)
-
-
-if __name__ == "__main__":
-    main()

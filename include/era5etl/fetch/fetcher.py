@@ -2,7 +2,7 @@
 job, re-attach after a crash, answer every fault, and stage only verified files.
 
 A month is one :class:`MonthRequest`; its hash names the staging folder. When the month costs more
-than the service allows (:mod:`era5etl.cds.cost`) it is split into :class:`RequestPart`\\ s, each a
+than the service allows (:mod:`era5etl.fetch.cost`) it is split into :class:`RequestPart`\\ s, each a
 CDS job of its own, fetched side by side up to ``max_parallel`` jobs per credential. Each part is
 downloaded under a hidden name, checked (size against ``file:size``, MD5 against ``file:checksum``,
 the magic bytes of NetCDF or ZIP) and only then renamed to ``part-NN.nc|zip`` with a small
@@ -52,10 +52,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from era5etl.cds import cost as costing
-from era5etl.cds.jobs import JobRecord, JobStore, MemoryJobStore
-from era5etl.months import Area, Grid, InputError, Month
-from era5etl.variables import Variable
+from era5etl.core.errors import InputError
+from era5etl.core.grid import Area, Grid
+from era5etl.core.months import Month
+from era5etl.core.variables import Variable
+from era5etl.fetch import cost as costing
+from era5etl.fetch.jobs import JobRecord, JobStore, MemoryJobStore
 
 if TYPE_CHECKING:
     import requests

@@ -1,4 +1,4 @@
-"""``python -m era5etl bench --layouts``: the storage layouts compared on the same rows, as the
+"""``python -m era5bench --layouts``: the storage layouts compared on the same rows, as the
 compression seed's table does (plain table, hypertable, compressed hypertable), plus the product's
 direct-to-columnstore load, and the server alone (COPY from a file on the server into the same layout).
 
@@ -31,9 +31,9 @@ from typing import Any
 
 from psycopg import sql
 
-from era5etl import copy as pgcopy
-from era5etl import reads
 from era5etl.db import connect, ensure_schema, table_ident
+from era5etl.load import encode as pgcopy
+from era5etl.read.hour import HOUR_COLUMNS, hour_columns
 
 GLOBAL_HOURS_1940_ON = 727_080  # 1940-01-01 .. 2022-12-31: the issue's 754 billion rows over 1,038,240 points
 GLOBAL_POINTS = 1_038_240
@@ -93,7 +93,7 @@ def column_bytes(url: str, table: str) -> dict[str, float]:
 
 def _reads(url: str, table: str, location_id: int, hour: str, runs: int) -> dict[str, Any]:
     """Median ms of one place's history (all rows of one location_id, to Python) and of one hour's
-    slice (every point, one array per column: ``reads.hour_columns``)."""
+    slice (every point, one array per column: ``era5etl.read.hour.hour_columns``)."""
     ident = table_ident(table)
     place = sql.SQL("SELECT time, temperature_2m, total_precipitation FROM {} WHERE location_id = %s"
                     " ORDER BY time").format(ident)
@@ -108,7 +108,7 @@ def _reads(url: str, table: str, location_id: int, hour: str, runs: int) -> dict
         timings, size = [], 0
         for _ in range(runs + 1):
             t0 = time.perf_counter()
-            columns = reads.hour_columns(conn, table, hour, list(reads.HOUR_COLUMNS))
+            columns = hour_columns(conn, table, hour, list(HOUR_COLUMNS))
             timings.append(time.perf_counter() - t0)
             size = sum(a.nbytes for a in columns.values())
         count = conn.execute(sql.SQL("SELECT count(*) FROM {} WHERE time = {}").format(ident, sql.Literal(hour)))
@@ -219,7 +219,7 @@ def _plain_copy(url: str, table: str, staged: Any) -> float:
 def _server_alone(url: str, table: str, staged: Any, made: list[str]) -> dict[str, Any]:
     """The columnstore load with no client: each chunk's COPY stream from a file on the server."""
     from era5etl.db.local import LocalTimescale
-    from era5etl.load import COLUMNSTORE_COPY_SETTINGS, _reordered, chunk_plan
+    from era5etl.load.loader import COLUMNSTORE_COPY_SETTINGS, _reordered, chunk_plan
 
     server = LocalTimescale()
     if os.environ.get("ERA5_DATABASE_URL") or not server.installed:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from era5etl.core.months import Month
 from era5etl.db import connect
-from era5etl.months import Month
 
 STATES = ("pending", "fetching", "staged", "loading", "loaded", "validated", "failed")
 

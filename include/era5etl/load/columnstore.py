@@ -30,9 +30,9 @@ from typing import Any, Literal
 import psycopg
 from psycopg import sql
 
+from era5etl.core.errors import InputError
 from era5etl.db import columnstore_available, columnstore_enabled, connect, licence, split_table, table_ident
-from era5etl.load import lock_chunk, lock_month
-from era5etl.months import InputError
+from era5etl.load.loader import lock_chunk, lock_month
 
 log = logging.getLogger(__name__)
 

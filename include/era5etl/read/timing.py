@@ -6,7 +6,7 @@ holds and reports latency per query (median, min, max, warm: after one unmeasure
 plan's scan (the columnstore's ColumnarScan, or the row store's chunk indexes), so the layout's
 effect is measured rather than assumed. A place's history comes to the client as binary COPY, as a
 program that reads many rows does (a Python tuple per row costs more than the read: 1.7 s against
-0.65 s for 745,128 rows of one place); an hour's slice as one array per column (``hour_columns``).
+0.65 s for 745,128 rows of one place); an hour's slice as one array per column (``read.hour.hour_columns``).
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-import numpy as np
 from psycopg import sql
 
 from era5etl.db import connect, database_url, table_ident
+from era5etl.read.hour import HOUR_COLUMNS, hour_statement
 
 
 @dataclass
@@ -39,34 +39,6 @@ class ReadFigures:
     def as_dict(self) -> dict[str, Any]:
         return self.__dict__.copy()
 
-
-def hour_statement(table: str, columns: list[str]) -> sql.Composed:
-    """One hour's field as one row: each column's values concatenated in their binary form.
-
-    A program that draws or computes on an hour wants one array per column, not a million rows: COPY
-    sends each row as its own message and the client handles a million of them (about 600 ms for
-    two columns of a global hour, where the server spends 200), while ``string_agg`` of each
-    value's ``*send`` form comes back as one bytes object per column that numpy views without a
-    copy. Every aggregate sees the rows in the same order, so the arrays line up; a missing value
-    arrives as NaN rather than being skipped.
-    """
-    nan = sql.SQL("float4send('NaN'::float4)")
-    parts = [sql.SQL("string_agg(int4send({}), ''::bytea)").format(sql.Identifier(c)) if c == "location_id"
-             else sql.SQL("string_agg(coalesce(float4send({}), {}), ''::bytea)").format(sql.Identifier(c), nan)
-             for c in columns]
-    return sql.SQL("SELECT {} FROM {} WHERE time = %s AND location_id IS NOT NULL").format(
-        sql.SQL(", ").join(parts), table_ident(table))
-
-
-def hour_columns(conn: Any, table: str, at: datetime | str, columns: list[str]) -> dict[str, np.ndarray]:
-    """One hour's values of ``columns`` (``location_id`` as int32, the rest float32), one array each."""
-    row = conn.cursor(binary=True).execute(hour_statement(table, columns), (at,)).fetchone()
-    return {c: np.frombuffer(b or b"", dtype=">i4" if c == "location_id" else ">f4")
-            for c, b in zip(columns, row or [None] * len(columns), strict=True)}
-
-
-# The hour slice's columns: where each point is and two of its values, as a map of one variable needs.
-HOUR_COLUMNS = ("location_id", "latitude", "longitude", "temperature_2m", "total_precipitation")
 
 # Targets of the columnstore issue, warm reads on the final layout (README, "Reads").
 TARGETS_MS = {"place, one year (hourly)": 100.0, "place, all years (hourly)": 1000.0,

@@ -60,8 +60,9 @@ import numpy as np
 import numpy.typing as npt
 import xarray as xr
 
-from era5etl.months import InputError, location_ids, normalize_longitude
-from era5etl.variables import BY_SHORT_NAME, DATA_COLUMNS, VARIABLES, Variable
+from era5etl.core.errors import InputError
+from era5etl.core.grid import location_ids, normalize_longitude
+from era5etl.core.variables import BY_SHORT_NAME, DATA_COLUMNS, VARIABLES, Variable
 
 log = logging.getLogger(__name__)
 

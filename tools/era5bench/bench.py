@@ -1,4 +1,4 @@
-"""``python -m era5etl bench``: the ingest comparison of the published PostgreSQL/TimescaleDB studies,
+"""``python -m era5bench``: the ingest comparison of the published PostgreSQL/TimescaleDB studies,
 rerun on this machine, and the long end-to-end load that the product's throughput targets are about.
 
 Comparison. Every method loads the same rows: one synthetic CDS download (``cds.synth``, the local CDS
@@ -51,10 +51,10 @@ import numpy.typing as npt
 import psycopg
 from psycopg import sql
 
-from era5etl import copy as pgcopy
+from era5etl.core.grid import location_ids
+from era5etl.core.variables import DEFAULT_VARIABLES, VARIABLES
 from era5etl.db import PROJECT_ROOT, connect, ensure_schema, redact, table_ident
-from era5etl.months import location_ids
-from era5etl.variables import DEFAULT_VARIABLES, VARIABLES
+from era5etl.load import encode as pgcopy
 
 if TYPE_CHECKING:  # the stager pulls in xarray, which the CLI's other commands never need
     from era5etl.stage import Block, StagedDownload
@@ -114,7 +114,7 @@ def day_request(days: Sequence[date], area: Sequence[float] | None = None) -> di
 
 def cached_download(request: dict[str, Any], cache_dir: Path = CACHE_DIR, seed: int = 0) -> Path:
     """The synthetic download for ``request``, generated once and reused (keyed by request and seed)."""
-    from era5etl.cds.synth import parse_request, write_download
+    from localcds.synth import parse_request, write_download
 
     key = hashlib.sha256(json.dumps({"request": request, "seed": seed}, sort_keys=True).encode()).hexdigest()[:16]
     path = cache_dir / f"{key}.{parse_request(request).extension}"
@@ -328,7 +328,7 @@ def _binary_copy(conn: Conn, table: str, rows: Rows, batch: int | None) -> None:
 
 
 def binary_copy(ctx: Context, table: str, batch: int | None) -> int:
-    """era5etl.copy's vectorised binary COPY on one connection: one COPY and commit per batch."""
+    """era5etl.load.encode's vectorised binary COPY on one connection: one COPY and commit per batch."""
     with connect(ctx.url) as conn:
         _binary_copy(conn, table, ctx.rows, batch)
     return len(ctx.rows)
@@ -476,7 +476,7 @@ METHODS: tuple[Method, ...] = (
     Method("insert_unnest", "prepared INSERT ... UNNEST", insert_unnest, True),
     Method("blog_copy", "text COPY write_row (blog's path)", blog_copy, False),
     Method("csv_copy", "CSV COPY (pandas to_csv)", csv_copy, True),
-    Method("binary_copy", "binary COPY (era5etl.copy)", binary_copy, True),
+    Method("binary_copy", "binary COPY (era5etl.load.encode)", binary_copy, True),
     Method("parallel_binary_copy", "parallel binary COPY", parallel_binary_copy, True),
     # load() writes hypertables only (it loads chunk by chunk).
     Method("end_to_end", "end to end (era5etl.load)", end_to_end, False, ("hypertable",), bare=True),
@@ -701,7 +701,7 @@ def sustained_plan(total_rows: int, area: Sequence[float] | None = None, cache_d
                    ) -> list[tuple[Path, str | None]]:
     """Day files (each a distinct day) holding at least ``total_rows`` rows in whole hours, and where to
     stop in the last one (an ISO end time, or None for the whole day)."""
-    from era5etl.cds.synth import parse_request
+    from localcds.synth import parse_request
 
     points = len(parse_request(day_request([FIRST_DAY], area)).latitudes) * len(
         parse_request(day_request([FIRST_DAY], area)).longitudes)
@@ -877,7 +877,7 @@ def run_sustained(url: str, total_rows: int, *, area: Sequence[float] | None = N
         checkpoint(url)
         spec = {"url": url, "table": table, "files": [[str(p), e] for p, e in plan]}
         _log(f"bench sustained: loading {len(plan)} day file(s) into {table} ...")
-        proc = subprocess.run([sys.executable, "-c", "from era5etl.bench import sustained_child; sustained_child()"],
+        proc = subprocess.run([sys.executable, "-c", "from era5bench.bench import sustained_child; sustained_child()"],
                               input=json.dumps(spec), stdout=subprocess.PIPE, text=True,
                               check=False)
         if proc.returncode != 0:
@@ -1056,11 +1056,12 @@ def _positive(text: str) -> int:
     return v
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser(
-        "bench", help="ingest methods compared (INSERT .. COPY), and the sustained end-to-end load",
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m era5bench",
         description="Rerun the PostgreSQL/TimescaleDB ingest comparison on this machine's database, on "
-                    "ERA5-shaped rows from synthetic CDS downloads (cached in .local/bench/).")
+                    "ERA5-shaped rows from synthetic CDS downloads (cached in .local/bench/): load methods "
+                    "(INSERT .. COPY), the sustained end-to-end load, storage layouts.")
     p.add_argument("--rows", type=_positive, default=200_000,
                    help="rows every method loads (rounded to whole grid rows; default 200000)")
     p.add_argument("--single-rows", type=_positive, default=20_000,
@@ -1098,11 +1099,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--check", action="store_true", help="exit 1 unless every target is met")
     p.add_argument("--json", action="store_true", help="end with one JSON object of the figures")
     p.set_defaults(func=cmd_bench)
+    return p
 
 
 def _run_layouts(url: str, args: argparse.Namespace) -> dict[str, Any]:
-    from era5etl.bench_columnstore import projection, run_layouts
-    from era5etl.config import Settings
+    from era5bench.layouts import projection, run_layouts
+    from era5etl.settings import Settings
 
     days = [FIRST_DAY + timedelta(days=k) for k in range(args.layout_days)]
     path = cached_download(day_request(days, args.layout_area))
@@ -1115,7 +1117,7 @@ def _run_layouts(url: str, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _print_layouts(figures: dict[str, Any]) -> None:
-    from era5etl.bench_columnstore import format_layouts
+    from era5bench.layouts import format_layouts
 
     print(f"\nlayouts: {figures['rows']:,} rows from {Path(figures['download']).name} "
           f"({figures['download_bytes'] / 1e6:,.1f} MB downloaded); reads: median of 5 warm runs")

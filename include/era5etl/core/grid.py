@@ -1,4 +1,4 @@
-"""Month, area and grid arithmetic: the vocabulary every step shares.
+"""Areas, grids and grid points: where the rows are.
 
 Conventions follow the "trillion rows of weather data" benchmark so that figures compare:
 longitude in (-180, 180], and ``location_id = lat_index * 1440 + lon_index + 1`` on the global
@@ -8,78 +8,18 @@ its id whatever area or grid was requested.
 
 from __future__ import annotations
 
-import calendar
-import re
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 
 import numpy as np
 import numpy.typing as npt
 
+from era5etl.core.errors import InputError
+from era5etl.core.months import Month
+
 GLOBAL_STEP = 0.25
 GLOBAL_LON_COUNT = 1440
 GLOBAL_LAT_COUNT = 721
-
-
-class InputError(ValueError):
-    """A user-supplied value (month, area, grid, variable) that cannot be used as given."""
-
-
-_MONTH_RE = re.compile(r"^(\d{4})-(\d{2})$")
-
-
-@dataclass(frozen=True, order=True)
-class Month:
-    year: int
-    month: int
-
-    @classmethod
-    def parse(cls, text: str) -> Month:
-        m = _MONTH_RE.match(text.strip())
-        if not m:
-            raise InputError(f"month {text!r} is not of the form YYYY-MM (for example 2024-01)")
-        year, month = int(m.group(1)), int(m.group(2))
-        if not 1 <= month <= 12:
-            raise InputError(f"month {text!r}: month number {month} is not 01..12")
-        if year < 1940:
-            raise InputError(f"month {text!r}: ERA5 starts in January 1940")
-        return cls(year, month)
-
-    @classmethod
-    def of(cls, moment: datetime) -> Month:
-        return cls(moment.year, moment.month)
-
-    def __str__(self) -> str:
-        return f"{self.year:04d}-{self.month:02d}"
-
-    @property
-    def start(self) -> datetime:
-        return datetime(self.year, self.month, 1, tzinfo=UTC)
-
-    @property
-    def end(self) -> datetime:
-        """The first instant of the next month (exclusive bound)."""
-        return self.next().start
-
-    @property
-    def days(self) -> int:
-        return calendar.monthrange(self.year, self.month)[1]
-
-    @property
-    def hours(self) -> int:
-        return self.days * 24
-
-    def next(self) -> Month:
-        return Month(self.year + 1, 1) if self.month == 12 else Month(self.year, self.month + 1)
-
-    def plus(self, n: int) -> Month:
-        """The month ``n`` calendar months later (earlier when ``n`` is negative)."""
-        index = self.year * 12 + self.month - 1 + n
-        return Month(index // 12, index % 12 + 1)
-
-    def day_starts(self) -> list[datetime]:
-        return [self.start + timedelta(days=d) for d in range(self.days)]
 
 
 def normalize_longitude(lon: npt.ArrayLike) -> npt.NDArray[np.float64]:

@@ -38,9 +38,11 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from era5etl import metrics
+from era5etl.core.errors import InputError
+from era5etl.core.grid import GLOBAL_LON_COUNT, GLOBAL_STEP, Area, Grid, expected_rows
+from era5etl.core.months import Month
 from era5etl.db import PROJECT_ROOT, connect, table_ident
-from era5etl.months import GLOBAL_LON_COUNT, GLOBAL_STEP, Area, Grid, InputError, Month, expected_rows
+from era5etl.track import metrics
 
 # Before GX is imported: no analytics calls to the outside, no progress bars in task logs.
 os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")

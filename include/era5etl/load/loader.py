@@ -34,8 +34,8 @@ import numpy as np
 import psycopg
 from psycopg import sql
 
-from era5etl import copy as pgcopy
 from era5etl.db import columnstore_available, columnstore_enabled, connect, split_table, table_ident
+from era5etl.load import encode as pgcopy
 from era5etl.stage import Block, StagedDownload
 
 log = logging.getLogger(__name__)

@@ -21,12 +21,14 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from era5etl.months import Area, Grid, InputError, Month
+from era5etl.core.errors import InputError
+from era5etl.core.grid import Area, Grid
+from era5etl.core.months import Month
 
 if TYPE_CHECKING:
-    from era5etl.cds.fetch import Credentials
-    from era5etl.config import Settings
+    from era5etl.fetch import Credentials
     from era5etl.pipeline import MonthJob
+    from era5etl.settings import Settings
 
 PRELIMINARY = "0005"  # ERA5T
 FINAL = "0001"
@@ -132,7 +134,7 @@ class Finalize:
 
 def select_to_finalize(rows: Iterable[Mapping[str, Any]], now: datetime,
                        after_months: int | None = None) -> list[Finalize]:
-    """The ledger rows (as :func:`era5etl.ledger.months` returns them) to reload as final ERA5.
+    """The ledger rows (as :func:`era5etl.track.ledger.months` returns them) to reload as final ERA5.
 
     A month is picked when any of its hours is ERA5T, no run is working on it, and final data
     should exist. A month whose reload still got ERA5T stays in the ledger as ERA5T and is picked
@@ -158,7 +160,7 @@ def revision_for(now: datetime) -> str:
 
 def months_to_finalize(url: str, now: datetime | None = None, after_months: int | None = None,
                        table: str | None = None) -> list[Finalize]:
-    from era5etl import ledger
+    from era5etl.track import ledger
 
     return select_to_finalize(ledger.months(url, table), now or datetime.now(UTC), after_months)
 
@@ -171,8 +173,8 @@ def supersede_jobs(url: str, job: MonthJob) -> int:
     Jobs still queued or running are left alone (a retried reload re-attaches to them). Returns
     how many jobs were marked.
     """
-    from era5etl.cds.fetch import FetchOptions, plan
     from era5etl.db import connect
+    from era5etl.fetch import FetchOptions, plan
 
     hashes = [p.hash for p in plan(job.request, FetchOptions.from_env().cost_limit)]
     with connect(url) as conn, conn.transaction():
@@ -185,8 +187,8 @@ def supersede_jobs(url: str, job: MonthJob) -> int:
 
 
 def reload_job(item: Finalize, revision: str, settings: Settings, run_id: str) -> MonthJob:
+    from era5etl.core.variables import parse_list
     from era5etl.pipeline import MonthJob
-    from era5etl.variables import parse_list
 
     # The ledger does not record the variables a month was loaded with: the configured ones are used.
     return MonthJob(month=Month.parse(item.month), area=Area.parse(item.area), grid=Grid.parse(item.grid),
@@ -198,8 +200,8 @@ def reload_job(item: Finalize, revision: str, settings: Settings, run_id: str) -
 def reload_month(url: str, item: Finalize, credentials: Credentials, *, revision: str,
                  settings: Settings | None = None, run_id: str | None = None) -> dict[str, Any]:
     """Fetch the month again (a new staging folder, new CDS jobs) and replace its rows."""
-    from era5etl.config import Settings
     from era5etl.pipeline import run_month as run_pipeline
+    from era5etl.settings import Settings
 
     settings = settings or Settings.from_env()
     job = reload_job(item, revision, settings, run_id or f"finalize__{datetime.now(UTC):%Y%m%dT%H%M%S}")
@@ -223,8 +225,8 @@ def add_parser(sub: Any) -> None:
 
 
 def _cmd(args: argparse.Namespace) -> int:
-    from era5etl.cds.fetch import Credentials
     from era5etl.db import database_url
+    from era5etl.fetch import Credentials
 
     if args.as_of:
         try:

@@ -18,15 +18,16 @@ from typing import Any
 
 import numpy as np
 
-from era5etl import compress, ledger, metrics
-from era5etl.cds.fetch import Credentials, Download, MonthRequest, fetch, staged_download
+from era5etl.core.grid import Area, Grid, expected_rows
+from era5etl.core.months import Month
+from era5etl.core.variables import Variable
 from era5etl.db import ensure_schema
-from era5etl.load import ChunkResult, LoadResult, load
-from era5etl.metrics import StepFigures
-from era5etl.months import Area, Grid, Month, expected_rows
+from era5etl.fetch import Credentials, Download, MonthRequest, fetch, staged_download
+from era5etl.load import ChunkResult, LoadResult, columnstore, load
 from era5etl.stage import StagedDownload, StageError, open_download
+from era5etl.track import ledger, metrics
+from era5etl.track.metrics import StepFigures
 from era5etl.validate import Validation, validate_month
-from era5etl.variables import Variable
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +97,7 @@ def fetch_step(url: str, job: MonthJob, credentials: Credentials, *, wait: bool 
     bookkeeping lets through, so the month stays 'fetching' and no figures are recorded yet. That
     is how the deferrable operator hands the wait to the triggerer.
     """
-    from era5etl.cds.jobs import PgJobStore
+    from era5etl.fetch.jobs import PgJobStore
 
     with _step(url, job, "fetch", "fetching") as fig:
         download = fetch(job.request, job.staging_dir, credentials, store=PgJobStore(url), wait=wait)
@@ -199,7 +200,7 @@ def validate_step(url: str, job: MonthJob) -> Validation:
     return validation
 
 
-def compress_step(url: str, job: MonthJob, mode: compress.Mode | None = None) -> compress.Compression:
+def compress_step(url: str, job: MonthJob, mode: columnstore.Mode | None = None) -> columnstore.Compression:
     """Compress the validated month's chunks when the licence allows; otherwise say why and carry on.
 
     The ledger stays 'validated' either way: compression changes how the rows are stored, not which
@@ -207,8 +208,8 @@ def compress_step(url: str, job: MonthJob, mode: compress.Mode | None = None) ->
     the task failed so that it is rerun.
     """
     with metrics.timed("compress") as fig:
-        result = compress.compress_month(url, job.table, job.month.start, job.month.end,
-                                         mode if mode is not None else compress.mode_from_env())
+        result = columnstore.compress_month(url, job.table, job.month.start, job.month.end,
+                                         mode if mode is not None else columnstore.mode_from_env())
         fig.rows, fig.bytes = result.rows, result.bytes
         fig.detail = result.as_dict()
     metrics.record(url, run_id=job.run_id, month=job.month, table=job.table, area=str(job.area), figures=fig)
@@ -242,7 +243,7 @@ def run_month(url: str, job: MonthJob, credentials: Credentials) -> dict[str, An
     steps[-1].update(rows=loaded.rows, bytes=loaded.bytes, rows_per_s=round(loaded.rows_per_s))
     validation: Validation = timed("validate", lambda: validate_step(url, job))
     steps[-1].update(rows=validation.observed_rows, success=validation.success)
-    packed: compress.Compression = timed("compress", lambda: compress_step(url, job))
+    packed: columnstore.Compression = timed("compress", lambda: compress_step(url, job))
     steps[-1].update(compression=packed.state, ratio=packed.as_dict()["ratio"])
     return {
         "month": str(job.month),

@@ -1,1 +1,0 @@
-"""Talking to the Copernicus Climate Data Store, and a local stand-in for it (server, synth)."""

@@ -1,0 +1,1 @@
+"""The vocabulary every stage shares: months, areas and grids, variables, input errors."""
