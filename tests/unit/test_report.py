@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from era5etl import report
+from era5etl.core.grid import area_slug
 
 AREA = "46/7/45/8"
 T0 = datetime(2024, 6, 1, 12, 0, tzinfo=UTC)
@@ -88,7 +89,7 @@ def test_parse_month_and_slug() -> None:
     for bad in ("2024-3", "2024-13", "march", "2024-03-01"):
         with pytest.raises(report.ReportError):
             report.parse_month(bad)
-    assert report.area_slug(AREA) == "46_7_45_8"
+    assert area_slug(AREA) == "46_7_45_8"
 
 
 def test_short_numbers_and_ticks() -> None:

@@ -48,8 +48,7 @@ from types import FrameType, TracebackType
 from typing import Any, BinaryIO, Self
 from urllib.parse import parse_qs, urlsplit
 
-from era5etl.fetch import cost as costing
-from era5etl.fetch import file_md5
+from era5etl.fetch import cost as costing, file_md5
 from localcds import synth
 
 log = logging.getLogger(__name__)

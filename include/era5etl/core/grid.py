@@ -155,5 +155,11 @@ def lattice(low: Decimal, high: Decimal, step: Decimal) -> list[Decimal]:
     return out
 
 
+def area_slug(area: Area | str) -> str:
+    """The area as one path or URL segment (``46/7/45/8`` -> ``46_7_45_8``): the validator's folders
+    and the page's links; unique because an Area is normalised when parsed."""
+    return str(area).replace("/", "_")
+
+
 def expected_rows(month: Month, area: Area, grid: Grid) -> int:
     return month.hours * area.points(grid)

@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from era5etl.core.errors import InputError
+from era5etl.core.files import file_kind, write_json
 from era5etl.core.grid import Area, Grid
 from era5etl.core.months import Month
 from era5etl.core.variables import Variable
@@ -419,17 +420,10 @@ def staged_download(folder: Path) -> Download | None:
     return Download(paths, total, 0.0, str(meta.get("request_hash", "")), reused=True, parts=len(paths))
 
 
-_MAGIC = {b"\x89HDF\r\n\x1a\n": "nc", b"CDF\x01": "nc", b"CDF\x02": "nc", b"CDF\x05": "nc", b"PK\x03\x04": "zip"}
-
-
 def _sniff(path: Path) -> str | None:
     """"nc" or "zip" from the magic bytes (the CDS names nothing), None for anything else."""
-    with path.open("rb") as fh:
-        head = fh.read(8)
-    for magic, kind in _MAGIC.items():
-        if head.startswith(magic):
-            return kind
-    return None
+    kind = file_kind(path)
+    return "nc" if kind in ("nc3", "hdf5") else kind if kind == "zip" else None
 
 
 def file_md5(path: Path) -> str:
@@ -438,12 +432,6 @@ def file_md5(path: Path) -> str:
         for block in iter(lambda: fh.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
-
-
-def _write_json(path: Path, payload: Mapping[str, Any]) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    tmp.write_text(json.dumps(payload, sort_keys=True, indent=1))
-    os.replace(tmp, path)
 
 
 @dataclass(frozen=True)
@@ -1018,7 +1006,7 @@ class Fetcher:
         md5 = checksum if isinstance(checksum, str) and checksum else file_md5(partial)
         os.replace(partial, final)
         staged = _PartFile(final, size, md5, part.hash, job_id)
-        _write_json(self.folder / f"{part.stem}.json", staged.entry())
+        write_json(self.folder / f"{part.stem}.json", staged.entry())
         record.state, record.downloaded_at, record.download_seconds = "downloaded", datetime.now(UTC), seconds
         record.bytes, record.checksum, record.file = size, md5, str(final)
         self.store.put(record)
@@ -1062,7 +1050,7 @@ class Fetcher:
 
     def _finish(self, done: dict[int, _PartFile], began: float) -> Download:
         files = [done[p.index] for p in self.parts]
-        _write_json(self.folder / MANIFEST, {
+        write_json(self.folder / MANIFEST, {
             "request_hash": self.request.hash,
             "request": self.request.cds_request(),
             "parts": [f.entry() for f in files],

@@ -22,6 +22,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from era5etl.core.errors import InputError
+from era5etl.core.expver import PRELIMINARY
 from era5etl.core.grid import Area, Grid
 from era5etl.core.months import Month
 
@@ -30,8 +31,6 @@ if TYPE_CHECKING:
     from era5etl.pipeline import MonthJob
     from era5etl.settings import Settings
 
-PRELIMINARY = "0005"  # ERA5T
-FINAL = "0001"
 DEFAULT_PUBLICATION_DELAY = timedelta(days=6)
 DEFAULT_FINAL_AFTER_MONTHS = 3
 # Months a pipeline is not working on: one in the middle of a run is left to that run.

@@ -19,9 +19,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
+from era5etl.core.expver import PRELIMINARY
+from era5etl.core.grid import area_slug
 from era5etl.db import connect
+from era5etl.track.ledger import STATES
 
-STATES = ("pending", "fetching", "staged", "loading", "loaded", "validated", "failed")
 TASKS = ("fetch", "stage", "load", "validate")
 
 # Background and text colour per ledger state: in-flight states in blues/amber, done in greens,
@@ -37,8 +39,6 @@ STATE_COLOURS: dict[str, tuple[str, str]] = {
 }
 UNKNOWN_COLOURS = ("#f1f5f9", "#64748b")
 MONTH_NAMES = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
-# expver 0005 marks ERA5T, the preliminary data the CDS later replaces with final 0001 data.
-PRELIMINARY_EXPVER = "0005"
 
 # Columns someone may add to the ledger later; read when present so the page works on either schema.
 OPTIONAL_LEDGER_COLUMNS = ("validated_at", "validation_failed", "validation_path")
@@ -64,11 +64,6 @@ def parse_month(text: str) -> date:
 
 def month_text(month: date) -> str:
     return f"{month.year:04d}-{month.month:02d}"
-
-
-def area_slug(area: str) -> str:
-    """The area as one URL path segment (``46/7/45/8`` -> ``46_7_45_8``), as the validator names folders."""
-    return area.replace("/", "_")
 
 
 def _int(value: Any) -> int | None:
@@ -760,7 +755,7 @@ def months_table(d: Dashboard, base: str) -> str:
         rows_class = "num" if m.rows is None or m.rows == m.expected_rows else "num bad"
         preliminary = (' <span class="badge" style="background:#fef3c7;color:#92400e" title="preliminary ERA5T data,'
                        ' replaced by final data about three months later">ERA5T</span>'
-                       if PRELIMINARY_EXPVER in m.expver else "")
+                       if PRELIMINARY in m.expver else "")
         error = f'<div class="err" title="{_e(m.error)}">{_e(m.error[:160])}</div>' if m.error else ""
         sel = ' class="sel"' if m.month == d.selected else ""
         href = _query(base, table=d.table, area=d.area, month=m.label)

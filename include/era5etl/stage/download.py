@@ -61,6 +61,7 @@ import numpy.typing as npt
 import xarray as xr
 
 from era5etl.core.errors import InputError
+from era5etl.core.files import kind_of
 from era5etl.core.grid import location_ids, normalize_longitude
 from era5etl.core.variables import BY_SHORT_NAME, DATA_COLUMNS, VARIABLES, Variable
 
@@ -73,7 +74,6 @@ _TIME_DIMS = ("valid_time", "time")
 _LAT_NAMES = ("latitude", "lat")
 _LON_NAMES = ("longitude", "lon")
 _EXPVER = "expver"
-_HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"
 _GRID_TOLERANCE = 1e-6  # degrees; old files store float32 coordinates, new ones float64
 
 DT64 = npt.NDArray[np.datetime64]
@@ -181,14 +181,10 @@ def _sniff(path: Path, label: str) -> str:
         raise StageError(f"{label}: the file is empty (0 bytes); the download did not complete")
     with path.open("rb") as f:
         head = f.read(2056)
-    if head[:2] == b"PK":
-        return "zip"
-    if head[:3] == b"CDF" and head[3:4] in (b"\x01", b"\x02", b"\x05"):
-        return "nc3"
-    # HDF5 allows a user block before the signature, at 512 * 2**k.
-    if any(head[off:off + 8] == _HDF5_MAGIC for off in (0, 512, 1024, 2048)):
-        return "hdf5"
-    if head[:4] == b"GRIB":
+    kind = kind_of(head)
+    if kind in ("zip", "nc3", "hdf5"):
+        return kind
+    if kind == "grib":
         raise StageError(f"{label}: this is GRIB, not NetCDF; request data_format 'netcdf' from the CDS")
     raise StageError(f"{label}: not a NetCDF file nor a ZIP of NetCDF files "
                      f"({size} bytes starting {head[:32]!r})")

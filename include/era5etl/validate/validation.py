@@ -23,7 +23,6 @@ several areas) and is not this month's business, just as the loader's replace pr
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import shutil
@@ -39,7 +38,8 @@ import psycopg
 from psycopg import sql
 
 from era5etl.core.errors import InputError
-from era5etl.core.grid import GLOBAL_LON_COUNT, GLOBAL_STEP, Area, Grid, expected_rows
+from era5etl.core.files import write_json
+from era5etl.core.grid import GLOBAL_LON_COUNT, GLOBAL_STEP, Area, Grid, area_slug, expected_rows
 from era5etl.core.months import Month
 from era5etl.db import PROJECT_ROOT, connect, table_ident
 from era5etl.track import metrics
@@ -77,11 +77,6 @@ BOUNDS: tuple[Bounds, ...] = (
 def validation_dir() -> Path:
     """Where results and Data Docs are kept: ERA5_VALIDATION_DIR, default ``<project>/.local/validation``."""
     return Path(os.environ.get("ERA5_VALIDATION_DIR", str(PROJECT_ROOT / ".local" / "validation")))
-
-
-def area_slug(area: Area) -> str:
-    """The area as one path segment (``46/7/45/8`` -> ``46_7_45_8``); unique because Area is normalised."""
-    return str(area).replace("/", "_")
 
 
 def result_folder(base: Path, table: str, month: Month, area: Area) -> Path:
@@ -551,8 +546,8 @@ def validate_month(
         docs_path=folder / "docs" / "index.html" if suite.docs_path else None,
         validation_id=validation_id, bytes=nbytes, profile_seconds=profile_seconds, suite_seconds=suite_seconds,
     )
-    _write_json(folder / "result.json", validation.result)
-    _write_json(folder / "summary.json", {"table": table, "month": str(month), "area": str(area),
+    write_json(folder / "result.json", validation.result)
+    write_json(folder / "summary.json", {"table": table, "month": str(month), "area": str(area),
                                           "grid": str(grid), "run_id": run_name, **validation.summary(),
                                           "days": [d.columns() for d in days]})
     log.info("%s %s %s: validation %s in %.2f s (profile %.2f s, suite %.2f s)%s; result %s", table, month, area,
@@ -560,8 +555,3 @@ def validate_month(
              f": {', '.join(validation.failed)}" if validation.failed else "", folder)
     return validation
 
-
-def _write_json(path: Path, obj: Any) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(obj, indent=2, default=str) + "\n")
-    tmp.replace(path)

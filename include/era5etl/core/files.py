@@ -1,0 +1,41 @@
+"""Files as the CDS delivers them and as the pipeline keeps them: what a file is (the CDS names
+nothing: its ZIPs end in ``.nc``), and JSON written whole or not at all."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"
+
+
+def kind_of(head: bytes) -> str | None:
+    """``zip``, ``nc3``, ``hdf5`` (NetCDF4) or ``grib`` from a file's first bytes (2,056 of them find an
+    HDF5 signature behind a user block); None for anything else."""
+    if head[:2] == b"PK":  # any ZIP record (an empty or broken archive too: the reader says what is wrong)
+        return "zip"
+    if head[:3] == b"CDF" and head[3:4] in (b"\x01", b"\x02", b"\x05"):
+        return "nc3"
+    # HDF5 allows a user block before the signature, at 512 * 2**k.
+    if any(head[off:off + 8] == HDF5_MAGIC for off in (0, 512, 1024, 2048)):
+        return "hdf5"
+    if head[:4] == b"GRIB":
+        return "grib"
+    return None
+
+
+def file_kind(path: Path) -> str | None:
+    """:func:`kind_of` of a file on disk."""
+    with path.open("rb") as fh:
+        return kind_of(fh.read(2056))
+
+
+def write_json(path: Path, obj: Any, *, indent: int = 1) -> None:
+    """Write ``obj`` as JSON so that a reader sees the old file or the new one, never half of one
+    (a temporary file per process and thread, then a rename)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp.write_text(json.dumps(obj, sort_keys=True, indent=indent, default=str) + "\n")
+    os.replace(tmp, path)
