@@ -21,10 +21,12 @@ with DAG(
     catchup=False,
     max_active_runs=1,
     tags=["era5", "timescaledb"],
+    doc_md=__doc__,
 ) as dag:
-    find = task(task_id="find")(steps.finalize_runs)()
+    find = task(task_id="find", doc_md=steps.finalize_runs.__doc__)(steps.finalize_runs)()
 
     # One run per month; a rerun of this week's selection skips the runs it already made.
     TriggerDagRunOperator.partial(
         task_id="reload", trigger_dag_id="era5_monthly", skip_when_already_exists=True,
+        doc_md="One `era5_monthly` run per month found, with its `revision`: it refetches the month.",
     ).expand_kwargs(find)

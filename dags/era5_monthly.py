@@ -1,6 +1,18 @@
-"""ERA5 hourly single levels, one calendar month per run: wait, fetch, stage, load, validate, compress, report.
+"""# ERA5 monthly
 
-Wiring only: every task calls one step of the era5etl core through era5etl.airflow.tasks.
+ERA5 hourly single levels from the Copernicus CDS into a TimescaleDB hypertable, **one calendar
+month per run**: wait for publication, fetch, stage, load, validate, compress, report.
+
+- **Backfill** a range of months from *Trigger -> Backfill* (or `airflow backfill create`); each
+  month's run is independent and a rerun replaces exactly its rows.
+- **One month by hand**: trigger with the *Month* param (YYYY-MM); area, grid, variables and table
+  can be changed in the form.
+- **Where it stands**: *Browse -> ERA5 months* shows every month's state, rows and rates.
+
+Connections: `era5_timescale` (Postgres) for the database, `era5_cds` (host: API URL, password:
+key) for the CDS; without them the environment's `ERA5_DATABASE_URL` and `CDSAPI_URL`/`CDSAPI_KEY`.
+
+Wiring only: every task calls one step of the era5etl core through `era5etl.airflow.tasks`.
 """
 
 from __future__ import annotations
@@ -9,6 +21,7 @@ from datetime import timedelta
 
 from airflow.sdk import DAG, CronDataIntervalTimetable, task
 
+from era5etl import settings
 from era5etl.airflow import tasks as steps
 from era5etl.airflow.operators import CDS_POOL, DB_POOL, CdsFetchOperator, WaitForPublication
 from era5etl.pipeline import schedule
@@ -21,23 +34,24 @@ with DAG(
     schedule=CronDataIntervalTimetable("0 0 1 * *", timezone="UTC"),
     start_date=steps.start_date(),
     catchup=True,
-    max_active_runs=schedule.env_int("ERA5_MAX_ACTIVE_RUNS", 4),
+    max_active_runs=settings.load().max_active_runs,
     params=steps.default_params(),
     user_defined_macros={"era5_publication_target": schedule.publication_target_iso},
-    default_args={"retries": schedule.env_int("ERA5_RETRIES", 2, minimum=0),
-                  "retry_delay": timedelta(seconds=schedule.env_int("ERA5_RETRY_DELAY_S", 60))},
+    default_args={"retries": settings.load().retries,
+                  "retry_delay": timedelta(seconds=settings.load().retry_delay_s)},
     tags=["era5", "timescaledb"],
+    doc_md=__doc__,
 ) as dag:
     # A run is created when its month ends; ERA5T lags by ~5 days (ERA5_PUBLICATION_DELAY, default 6).
     wait = WaitForPublication(
         task_id="wait_for_era5", retries=0,
         target_time="{{ era5_publication_target(params.month, data_interval_start) }}",
+        doc_md=WaitForPublication.__doc__,
     )
-    fetch = CdsFetchOperator(task_id="fetch", pool=CDS_POOL)
-    stage = task(task_id="stage")(steps.stage)()
-    load = task(task_id="load", pool=DB_POOL)(steps.load)()
-    validate = task(task_id="validate", retries=0, pool=DB_POOL)(steps.validate)()
-    # Compresses the validated month when the TimescaleDB licence allows; otherwise says so and succeeds.
-    compress = task(task_id="compress", pool=DB_POOL)(steps.compress)()
-    report = task(task_id="report")(steps.report)()
+    fetch = CdsFetchOperator(task_id="fetch", pool=CDS_POOL, doc_md=CdsFetchOperator.__doc__)
+    stage = task(task_id="stage", doc_md=steps.stage.__doc__)(steps.stage)()
+    load = task(task_id="load", pool=DB_POOL, doc_md=steps.load.__doc__)(steps.load)()
+    validate = task(task_id="validate", retries=0, pool=DB_POOL, doc_md=steps.validate.__doc__)(steps.validate)()
+    compress = task(task_id="compress", pool=DB_POOL, doc_md=steps.compress.__doc__)(steps.compress)()
+    report = task(task_id="report", doc_md=steps.report.__doc__)(steps.report)()
     wait >> fetch >> stage >> load >> validate >> compress >> report

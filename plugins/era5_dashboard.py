@@ -6,7 +6,8 @@ Data Docs; an external view puts the page in the UI's Browse menu (shown in an i
 ``era5_monthly`` DAG: the JWT comes from the ``Authorization: Bearer`` header or from the
 ``_token`` cookie the UI's login sets, exactly as for Airflow's own API.
 
-Queries and HTML live in ``era5etl.report``; this file only authenticates, routes and serves.
+Data and HTML come from ``era5etl.report`` (its SQL from ``era5etl.track``); this file only authenticates,
+routes and serves.
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ def database_url() -> str:
     global _url_cache
     with _url_lock:
         if _url_cache is None or time.monotonic() - _url_cache[0] > URL_TTL_S:
-            from era5etl.airflow.tasks import database_url as task_database_url
+            from era5etl.airflow.hooks import database_url as task_database_url
 
             _url_cache = (time.monotonic(), task_database_url())
         return _url_cache[1]
@@ -73,7 +74,7 @@ def _base(request: Request) -> str:
 def _dashboard(table: str | None, area: str | None, month: str | None) -> report.Dashboard:
     try:
         selected = report.parse_month(month) if month else None
-        return report.fetch(database_url(), table or None, area or None, selected)
+        return report.load_dashboard(database_url(), table or None, area or None, selected)
     except report.ReportError as exc:
         raise HTTPException(status.HTTP_400_BAD_REQUEST, str(exc)) from None
     except DatabaseError as exc:

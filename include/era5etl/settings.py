@@ -1,36 +1,209 @@
-"""Typed settings, read from the environment once, with the defaults a first run needs."""
+"""Every ``ERA5_*`` setting the pipeline reads: one typed model, validated when it is read.
+
+``Settings()`` reads the environment (pydantic-settings); ``load()`` does the same and turns a bad
+value into an :class:`InputError` naming the variable, its value and what it must be, so a run
+refuses a wrong setting at its start instead of deep inside a step. The README's configuration
+table is this model's (``python -m era5etl settings --markdown`` prints it; a test compares).
+
+Not here: the CDS client's own ``CDSAPI_URL``/``CDSAPI_KEY`` (``fetch.Credentials``: the cdsapi
+convention), Airflow's ``AIRFLOW__*`` and the compose file's own variables (``.env.example``).
+"""
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from datetime import timedelta
 from pathlib import Path
+from typing import Annotated, Any, Literal, cast
 
+from pydantic import BeforeValidator, Field, ValidationError, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from era5etl.core.errors import InputError
 from era5etl.core.grid import Area, Grid
+from era5etl.core.months import Month
+from era5etl.core.paths import PROJECT_ROOT
 from era5etl.core.variables import DEFAULT_VARIABLES
-from era5etl.db import PROJECT_ROOT
 
+ENV_PREFIX = "ERA5_"
 # A 5 x 5 degree box over the Alps: 441 grid points, ~330k rows a month, a first run in seconds.
 DEFAULT_AREA = "50/5/45/10"
+# A chunk made for a whole year or month holds at most this many rows (points x hours).
+DEFAULT_CHUNK_ROWS = 25_000_000
+CompressionMode = Literal["auto", "off"]
 
 
-@dataclass(frozen=True)
-class Settings:
-    table: str = "weather"
-    area: Area = field(default_factory=lambda: Area.parse(DEFAULT_AREA))
-    grid: Grid = field(default_factory=Grid)
-    variables: tuple[str, ...] = DEFAULT_VARIABLES
-    staging_dir: Path = PROJECT_ROOT / ".local" / "staging"
-    chunk_interval: timedelta = timedelta(days=1)
+def _parsed(kind: Any) -> BeforeValidator:
+    """A value given as text (the environment) parsed by the type's own ``parse``; typed values pass."""
+    return BeforeValidator(lambda v: kind.parse(v) if isinstance(v, str | float | int) else v)
+
+
+def _names(v: Any) -> Any:
+    return tuple(x.strip() for x in v.split(",") if x.strip()) if isinstance(v, str) else v
+
+
+def _shown(text: str) -> dict[str, Any]:
+    """How the README shows a default that depends on the checkout or the machine."""
+    return {"shown": text}
+
+
+class Settings(BaseSettings):
+    """The pipeline's settings, from ``ERA5_<NAME>`` environment variables (README, Configuration)."""
+
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, frozen=True, extra="ignore",
+                                      arbitrary_types_allowed=True, validate_default=True)
+
+    # --- the database ----------------------------------------------------------------------------
+    database_url: str | None = Field(
+        None, description="a PostgreSQL server with TimescaleDB; nothing is provisioned when set",
+        json_schema_extra=_shown("the local server"))
+    table: str = Field(
+        "weather", pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?$",
+        description="the hypertable (created if missing), optionally schema-qualified")
+    home: Path = Field(
+        PROJECT_ROOT / ".local", json_schema_extra=_shown(".local"),
+        description="where the checkout's TimescaleDB (its copy of the server image and its data) lives")
+    timescaledb_license: Literal["timescale", "apache"] = Field(
+        "timescale", description="the local server's TimescaleDB licence: `timescale` (Community: the "
+                                 "columnstore) or `apache` (row store only)")
+    system_dir: Path = Field(
+        Path("/var/cache/era5etl"),
+        description="where the machine's server image is built once and kept, shared by every checkout")
+    timescaledb_source: Path | None = Field(
+        None, json_schema_extra=_shown("`../shared/vendor/timescaledb-2.29.2.tar.gz` if present, else "
+                                       "downloaded from GitHub"),
+        description="the TimescaleDB release archive to build; checked against the release's tree either way")
+    debian_mirror: str = Field(
+        "http://deb.debian.org/debian", description="the Debian mirror the server image is built from")
+
+    # --- what a month loads -----------------------------------------------------------------------
+    area: Annotated[Area, NoDecode, _parsed(Area)] = Field(
+        Area.parse(DEFAULT_AREA),
+        description="N/W/S/E in degrees, edges inclusive (refused if it crosses the antimeridian)")
+    grid: Annotated[Grid, NoDecode, _parsed(Grid)] = Field(
+        Grid(), description="grid step in degrees, a multiple of 0.25")
+    variables: Annotated[tuple[str, ...], NoDecode, BeforeValidator(_names)] = Field(
+        DEFAULT_VARIABLES, json_schema_extra=_shown("all six"), description="comma-separated CDS names")
+    staging_dir: Path = Field(
+        PROJECT_ROOT / ".local" / "staging", json_schema_extra=_shown(".local/staging"),
+        description="where downloads are kept, by month and request hash")
+    validation_dir: Path = Field(
+        PROJECT_ROOT / ".local" / "validation", json_schema_extra=_shown(".local/validation"),
+        description="where each month's Great Expectations result and Data Docs are kept")
+    chunk_rows: int = Field(
+        DEFAULT_CHUNK_ROWS, ge=0,
+        description="the most rows (grid points x hours) a chunk made for a whole calendar year or month may "
+                    "hold: spans that fit get one chunk from the start; a larger month loads a day per "
+                    "transaction and is merged once validated (`0`: always the table's interval, a day)")
+    compression: CompressionMode = Field(
+        "auto", description="`auto`: finish validated months in the columnstore (compress what is left, merge "
+                            "the month's chunks) when the licence allows, else say so and go on; `off`")
+
+    # --- the schedule -----------------------------------------------------------------------------
+    start_month: Annotated[Month, NoDecode, _parsed(Month)] = Field(
+        Month(2024, 1), description="the first month the DAG's schedule catches up from (YYYY-MM)")
+    publication_delay: float = Field(
+        6.0, ge=0, lt=366, description="days after a month's end before all its hours are published (ERA5T)")
+    final_after_months: int = Field(
+        3, ge=1, le=24, description="calendar months after a month's end until final ERA5 replaces ERA5T")
+    max_active_runs: int = Field(4, ge=1, description="months the DAG runs at once")
+    retries: int = Field(2, ge=0, description="retries of each task (validation never retries)")
+    retry_delay_s: int = Field(60, ge=1, description="seconds before each retry")
+    cds_pool_slots: int = Field(4, ge=1, description="the `era5_cds` pool: CDS fetches at once (scripts/setup.sh)")
+    db_pool_slots: int = Field(2, ge=1, description="the `era5_db` pool: database writers at once (scripts/setup.sh)")
+
+    # --- the CDS ----------------------------------------------------------------------------------
+    cds_cost_limit: float | None = Field(
+        None, gt=0, json_schema_extra=_shown("the service's, by format"),
+        description="the largest request cost sent as one job; a month above it is split by days")
+    cds_max_parallel: int = Field(4, ge=1, description="jobs queued or running at once per service URL")
+    cds_retries: int = Field(5, ge=1, description="attempts per call for faults that may heal")
+    cds_backoff_base: float = Field(2.0, gt=0, description="first pause between attempts, s; doubles, with jitter")
+    cds_backoff_cap: float = Field(60.0, gt=0, description="longest pause between attempts, s")
+    cds_max_retry_after: float = Field(300.0, gt=0, description="longest `Retry-After` honoured within a call, s")
+    cds_poll_base: float = Field(1.0, gt=0, description="first wait on a queued job, s")
+    cds_poll_cap: float = Field(60.0, gt=0, description="waits on a queued job grow 1.5x up to this, s")
+    cds_wait_timeout: float = Field(12 * 3600.0, gt=0, description="the CLI's patience with the CDS queue, s")
+    cds_http_timeout: float = Field(60.0, gt=0, description="per HTTP request, s")
+
+    # --- the command line -------------------------------------------------------------------------
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
+        "WARNING", description="the CLI's logging without `-v` (Airflow tasks log at Airflow's level)")
+
+    @field_validator("variables")
+    @classmethod
+    def _known(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        from era5etl.core.variables import parse_list
+
+        return tuple(var.cds_name for var in parse_list(list(v)))
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _upper(cls, v: Any) -> Any:
+        return v.strip().upper() if isinstance(v, str) else v
+
+    @field_validator("compression", "timescaledb_license", mode="before")
+    @classmethod
+    def _lower(cls, v: Any) -> Any:
+        return v.strip().lower() if isinstance(v, str) else v
 
     @classmethod
     def from_env(cls) -> Settings:
-        env = os.environ
-        return cls(
-            table=env.get("ERA5_TABLE", "weather"),
-            area=Area.parse(env.get("ERA5_AREA", DEFAULT_AREA)),
-            grid=Grid.parse(env.get("ERA5_GRID", "0.25")),
-            variables=tuple(v.strip() for v in env.get("ERA5_VARIABLES", ",".join(DEFAULT_VARIABLES)).split(",")),
-            staging_dir=Path(env.get("ERA5_STAGING_DIR", str(PROJECT_ROOT / ".local" / "staging"))),
-        )
+        """The environment's settings: :func:`load`."""
+        return load()
+
+    @property
+    def chunk_interval(self) -> timedelta:
+        """The interval of a new table's chunks (a day); months and years are made by the loader."""
+        return timedelta(days=1)
+
+    @property
+    def publication_delay_td(self) -> timedelta:
+        return timedelta(days=self.publication_delay)
+
+
+def env_name(field: str) -> str:
+    return f"{ENV_PREFIX}{field.upper()}"
+
+
+def load(env: Mapping[str, str] | None = None) -> Settings:
+    """The settings from the environment (or ``env`` over it); a bad value is an :class:`InputError`
+    that names the variable, the value given and what it must be."""
+    given = {k: v for k, v in (env or {}).items() if k.startswith(ENV_PREFIX)}
+    values = {k[len(ENV_PREFIX):].lower(): v for k, v in given.items()
+              if k[len(ENV_PREFIX):].lower() in Settings.model_fields}
+    try:
+        return cast(Any, Settings)(**values)  # type: ignore[no-any-return]
+    except ValidationError as exc:
+        raise InputError("; ".join(_problem(e) for e in exc.errors())) from None
+
+
+def _problem(error: Any) -> str:
+    field = str(error["loc"][0]) if error.get("loc") else "?"
+    value = error.get("input")
+    message = str(error.get("msg", "is not valid"))
+    if isinstance(error.get("ctx", {}).get("error"), InputError):
+        message = str(error["ctx"]["error"])
+    return f"{env_name(field)}={value!r}: {message.removeprefix('Value error, ')}"
+
+
+def table_rows() -> list[tuple[str, str, str]]:
+    """(variable, default as shown, meaning) for every setting, in the model's order: the README's table."""
+    out = []
+    for name, info in Settings.model_fields.items():
+        extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
+        shown = extra.get("shown")
+        if shown is None:
+            default = info.default
+            default = ",".join(default) if isinstance(default, tuple) else default
+            shown = f"`{default}`"
+        elif " " not in str(shown):
+            shown = f"`{shown}`"
+        out.append((f"`{env_name(name)}`", str(shown), info.description or ""))
+    return out
+
+
+def markdown_table() -> str:
+    lines = ["| variable | default | meaning |", "|---|---|---|"]
+    lines += [f"| {v} | {d} | {m} |" for v, d, m in table_rows()]
+    return "\n".join(lines)

@@ -4,6 +4,6 @@ from __future__ import annotations
 
 import os
 
-from era5etl.cli import airflow_environment
+from era5etl.cli.database import airflow_environment
 
 os.environ.update(airflow_environment())

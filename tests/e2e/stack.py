@@ -46,7 +46,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from era5etl.cli import airflow_environment
+from era5etl.cli.database import airflow_environment
 from era5etl.core.grid import Area, Grid, expected_rows
 from era5etl.core.months import Month
 from era5etl.db import connect, database_url, with_database

@@ -24,8 +24,9 @@ import pytest
 
 from era5etl.core.grid import Area, Grid
 from era5etl.core.months import Month
+from era5etl.core.paths import PROJECT_ROOT
 from era5etl.core.variables import VARIABLES
-from era5etl.db import PROJECT_ROOT, airflow_database_url, connect
+from era5etl.db import airflow_database_url, connect
 from era5etl.fetch import MonthRequest, staged_download
 from localcds.server import LocalCDS
 

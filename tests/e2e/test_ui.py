@@ -30,8 +30,9 @@ from urllib.parse import quote
 
 import pytest
 
-from era5etl.cli import airflow_environment
-from era5etl.db import PROJECT_ROOT, connect
+from era5etl.cli.database import airflow_environment
+from era5etl.core.paths import PROJECT_ROOT
+from era5etl.db import connect
 from era5etl.report import STATE_COLOURS
 
 pytestmark = pytest.mark.e2e

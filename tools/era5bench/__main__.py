@@ -6,7 +6,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from era5bench.bench import build_parser
+from era5bench.cli import build_parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:

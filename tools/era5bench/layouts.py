@@ -31,6 +31,7 @@ from typing import Any
 
 from psycopg import sql
 
+from era5etl import settings
 from era5etl.db import connect, ensure_schema, table_ident
 from era5etl.load import encode as pgcopy
 from era5etl.read.hour import HOUR_COLUMNS, hour_columns
@@ -219,10 +220,12 @@ def _plain_copy(url: str, table: str, staged: Any) -> float:
 def _server_alone(url: str, table: str, staged: Any, made: list[str]) -> dict[str, Any]:
     """The columnstore load with no client: each chunk's COPY stream from a file on the server."""
     from era5etl.db.local import LocalTimescale
-    from era5etl.load.loader import COLUMNSTORE_COPY_SETTINGS, _reordered, chunk_plan
+    from era5etl.load.chunks import chunk_plan
+    from era5etl.load.loader import _reordered
+    from era5etl.load.writer import COLUMNSTORE_COPY_SETTINGS
 
     server = LocalTimescale()
-    if os.environ.get("ERA5_DATABASE_URL") or not server.installed:
+    if settings.load().database_url or not server.installed:
         return {"layout": "server alone", "skipped": "needs the local server (files are written into its root)"}
     ensure_schema(url, table)
     made.append(table)

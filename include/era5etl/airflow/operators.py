@@ -21,6 +21,7 @@ from airflow.providers.standard.sensors.date_time import DateTimeSensorAsync
 from airflow.sdk import BaseOperator, timezone
 
 from era5etl.airflow import tasks
+from era5etl.airflow.hooks import CDS_CONN_ID, CdsHook, database_url
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -31,7 +32,7 @@ class CdsFetchOperator(BaseOperator):
 
     ui_color = "#d6eaf8"
 
-    def __init__(self, *, cds_conn_id: str = tasks.CDS_CONN_ID, wait_timeout: timedelta = timedelta(hours=48),
+    def __init__(self, *, cds_conn_id: str = CDS_CONN_ID, wait_timeout: timedelta = timedelta(hours=48),
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.cds_conn_id = cds_conn_id
@@ -54,11 +55,11 @@ class CdsFetchOperator(BaseOperator):
 
         from era5etl.airflow.triggers import CdsJobTrigger
         from era5etl.fetch import FetchError, FetchOptions, FetchPending
-        from era5etl.pipeline import fetch_step, prepare
+        from era5etl.pipeline.steps import fetch_step, prepare
 
-        job, url = tasks.job(context), tasks.database_url()
+        job, url = tasks.job(context), database_url()
         prepare(url, job)
-        credentials = tasks.cds_credentials()
+        credentials = CdsHook(self.cds_conn_id).get_credentials()
         if credentials.key:
             mask_secret(credentials.key)  # from the environment it is not masked by Airflow already
         options = FetchOptions.from_env()

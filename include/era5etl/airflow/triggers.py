@@ -17,33 +17,17 @@ from __future__ import annotations
 import asyncio
 import importlib
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
-if TYPE_CHECKING:
-    from era5etl.fetch import Credentials
+from era5etl.airflow.hooks import CDS_CONN_ID
 
 WAITING = ("accepted", "running")
 
 
 def _event(payload: dict[str, Any]) -> TriggerEvent:
     return TriggerEvent(payload)  # type: ignore[no-untyped-call]  # Airflow's own signature is untyped
-
-
-async def acds_credentials(conn_id: str) -> Credentials:
-    """The connection ``conn_id`` when defined, else CDSAPI_URL / CDSAPI_KEY / ~/.cdsapirc."""
-    from airflow.sdk import BaseHook
-    from airflow.sdk.exceptions import AirflowNotFoundException
-
-    from era5etl.airflow.tasks import credentials_from_connection
-    from era5etl.fetch import Credentials
-
-    try:
-        conn = await BaseHook.aget_connection(conn_id)
-    except AirflowNotFoundException:
-        return Credentials.from_env()
-    return credentials_from_connection(conn)
 
 
 class CdsJobTrigger(BaseTrigger):
@@ -53,7 +37,7 @@ class CdsJobTrigger(BaseTrigger):
         self,
         job_ids: list[str],
         *,
-        conn_id: str = "era5_cds",
+        conn_id: str = CDS_CONN_ID,
         poll_base: float = 1.0,
         poll_cap: float = 60.0,
         backoff_base: float = 2.0,
@@ -91,13 +75,15 @@ class CdsJobTrigger(BaseTrigger):
             return
 
         # The core pulls in numpy and psycopg: import it in a thread, not on the triggerer's loop.
-        await asyncio.to_thread(importlib.import_module, "era5etl.fetch.fetcher")
+        await asyncio.to_thread(importlib.import_module, "era5etl.fetch.watcher")
         from era5etl.fetch import FetchError, FetchOptions, JobWatcher, RetryLater
 
         options = FetchOptions(backoff_base=self.backoff_base, backoff_cap=self.backoff_cap,
                                max_hint=self.max_hint, poll_base=self.poll_base, poll_cap=self.poll_cap,
                                http_timeout=self.http_timeout)
-        credentials = await acds_credentials(self.conn_id)
+        from era5etl.airflow.hooks import CdsHook
+
+        credentials = await CdsHook(self.conn_id).aget_credentials()
         self.log.info("watching CDS jobs %s at %s", self.job_ids, credentials.url or "the URL of ~/.cdsapirc")
         watcher = JobWatcher(credentials, options)
         delay, failures = self.poll_base, 0

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,12 +17,12 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg
 from psycopg import sql
 
+from era5etl.core.paths import PROJECT_ROOT
 from era5etl.db.errors import DatabaseError
 from era5etl.db.local import LocalTimescale
 
 log = logging.getLogger(__name__)
 
-PROJECT_ROOT = Path(__file__).resolve().parents[3]
 SQL_DIR = PROJECT_ROOT / "sql"
 
 
@@ -122,7 +121,9 @@ def ensure_schema(url: str, table: str = "weather", chunk_interval: str = "1 day
 
 def database_url() -> str:
     """The pipeline's database: ``ERA5_DATABASE_URL``, else the local server (provisioned on demand)."""
-    url = os.environ.get("ERA5_DATABASE_URL")
+    from era5etl import settings
+
+    url = settings.load().database_url
     if url:
         return url
     return LocalTimescale().up()
@@ -133,6 +134,6 @@ def airflow_database_url() -> str:
     return with_database(database_url(), "airflow")
 
 
-__all__ = ["PROJECT_ROOT", "SQL_DIR", "DatabaseError", "LocalTimescale", "airflow_database_url",
+__all__ = ["SQL_DIR", "DatabaseError", "LocalTimescale", "airflow_database_url",
            "columnstore_available", "columnstore_enabled", "connect", "database_url", "ensure_schema", "licence",
            "redact", "split_table", "table_ident", "with_database"]

@@ -31,6 +31,7 @@ import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from era5etl import settings
 from era5etl.db.errors import DatabaseError
 
 log = logging.getLogger(__name__)
@@ -43,7 +44,6 @@ SOURCE_SHA256 = "964a1a10660cf1aacc37b86fae07cf9381110cd2afe3f8f7f9f2a1162a58a62
 SOURCE_TREE = "93c1aed98d4f9fbbf5ec9cb4ffbf2370f346a5919cb1c63fcc310d4bad8fabb4"
 SOURCE_URL = f"https://github.com/timescale/timescaledb/archive/refs/tags/{TIMESCALEDB_VERSION}.tar.gz"
 SOURCE_NAME = f"timescaledb-{TIMESCALEDB_VERSION}.tar.gz"
-DEBIAN_MIRROR = os.environ.get("ERA5_DEBIAN_MIRROR", "http://deb.debian.org/debian")
 PACKAGES = (f"postgresql-{POSTGRES_MAJOR}",)
 BUILD_PACKAGES = (f"postgresql-server-dev-{POSTGRES_MAJOR}", "cmake", "gcc", "make", "libssl-dev",
                   "libkrb5-dev", "libicu-dev")
@@ -60,7 +60,7 @@ class ImageError(DatabaseError):
 
 
 def system_dir() -> Path:
-    return Path(os.environ.get("ERA5_SYSTEM_DIR", "/var/cache/era5etl"))
+    return settings.load().system_dir
 
 
 def image_path() -> Path:
@@ -112,7 +112,7 @@ def _build(path: Path, say: Progress) -> None:
         _run(["apt-get", "install", "-y", "-q", "debootstrap"], env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
     source = find_source(say)
     say(f"[1/4] Debian 13 root in {staging} (debootstrap, about a minute)")
-    _run(["debootstrap", "--variant=minbase", "trixie", str(staging), DEBIAN_MIRROR])
+    _run(["debootstrap", "--variant=minbase", "trixie", str(staging), settings.load().debian_mirror])
     # The server's cluster lives in our own data directory: no Debian-managed main cluster.
     conf = staging / "etc/postgresql-common/createcluster.conf"
     conf.parent.mkdir(parents=True, exist_ok=True)
@@ -145,10 +145,10 @@ def _build(path: Path, say: Progress) -> None:
 
 def find_source(say: Progress) -> Path:
     """The release archive, checked: given, vendored beside the checkout, or downloaded."""
-    from era5etl.db import PROJECT_ROOT
+    from era5etl.core.paths import PROJECT_ROOT
 
-    given = os.environ.get("ERA5_TIMESCALEDB_SOURCE")
-    candidates = [Path(given)] if given else [PROJECT_ROOT.parent / "shared" / "vendor" / SOURCE_NAME]
+    given = settings.load().timescaledb_source
+    candidates = [given] if given else [PROJECT_ROOT.parent / "shared" / "vendor" / SOURCE_NAME]
     for path in candidates:
         if path.is_file():
             check_source(path)

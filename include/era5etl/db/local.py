@@ -34,6 +34,7 @@ from urllib.parse import quote
 import psycopg
 from psycopg import sql
 
+from era5etl import settings
 from era5etl.db.errors import DatabaseError
 from era5etl.db.image import POSTGRES_MAJOR, STAMP, Progress, ensure_image, image_stamp
 
@@ -42,7 +43,6 @@ log = logging.getLogger(__name__)
 PG_BIN = f"/usr/lib/postgresql/{POSTGRES_MAJOR}/bin"
 DATA_DIR_IN_ROOT = "/var/lib/era5/pgdata"
 LOG_IN_ROOT = "/var/lib/era5/postgresql.log"
-LICENCES = ("timescale", "apache")
 
 # Bulk-load settings: durability stays on (fsync, full_page_writes, synchronous_commit); what
 # changes is how often checkpoints force full-page images and how much memory index builds get.
@@ -71,13 +71,6 @@ SERVER_SETTINGS: dict[str, str] = {
 }
 
 
-def licence_from_env() -> str:
-    raw = (os.environ.get("ERA5_TIMESCALEDB_LICENSE") or "timescale").strip().lower()
-    if raw not in LICENCES:
-        raise DatabaseError(f"ERA5_TIMESCALEDB_LICENSE={raw!r} must be one of: {', '.join(LICENCES)}")
-    return raw
-
-
 @dataclass(frozen=True)
 class LocalState:
     port: int
@@ -91,12 +84,11 @@ class LocalTimescale:
     """The checkout's server, under ``home`` (default ``<project>/.local``)."""
 
     def __init__(self, home: Path | None = None, licence: str | None = None) -> None:
-        from era5etl.db import PROJECT_ROOT
-
-        self.home = (home or Path(os.environ.get("ERA5_HOME", PROJECT_ROOT / ".local"))).resolve()
+        configured = settings.load()
+        self.home = (home or configured.home).resolve()
         self.root = self.home / "server"
         self.state_file = self.home / "server.json"
-        self.licence = licence or licence_from_env()
+        self.licence = licence or configured.timescaledb_license
 
     # paths inside the root as the host sees them
     def _host(self, path_in_root: str) -> Path:

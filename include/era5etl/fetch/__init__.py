@@ -1,23 +1,33 @@
-"""Fetch: a month's request to the CDS, its jobs, and the download staged on disk."""
+"""Fetch: a month's request to the CDS, its jobs, and the download staged on disk.
 
-from era5etl.fetch.fetcher import (
-    MANIFEST as MANIFEST,
+One concern per module: :mod:`~era5etl.fetch.errors` (the exceptions), :mod:`~era5etl.fetch.credentials`,
+:mod:`~era5etl.fetch.request` (the request model and its split), :mod:`~era5etl.fetch.cost` (the cost
+estimate), :mod:`~era5etl.fetch.options` (``ERA5_CDS_*``), :mod:`~era5etl.fetch.manifest` (the staged
+download), :mod:`~era5etl.fetch.jobs` (the job table), :mod:`~era5etl.fetch.api` (the client and its
+errors), :mod:`~era5etl.fetch.session` (retries and redaction), :mod:`~era5etl.fetch.download` (a part's
+download), :mod:`~era5etl.fetch.fetcher` (the fetch itself) and :mod:`~era5etl.fetch.watcher` (the
+trigger's look at queued jobs).
+"""
+
+from era5etl.fetch.credentials import Credentials as Credentials
+from era5etl.fetch.errors import (
     AuthError as AuthError,
     BadAssetError as BadAssetError,
     CostLimitError as CostLimitError,
-    Credentials as Credentials,
-    Download as Download,
     FetchError as FetchError,
-    FetchOptions as FetchOptions,
     FetchPending as FetchPending,
     JobFailedError as JobFailedError,
-    JobWatcher as JobWatcher,
     LicenceError as LicenceError,
-    MonthRequest as MonthRequest,
     RetriesExhausted as RetriesExhausted,
     RetryLater as RetryLater,
-    fetch as fetch,
+)
+from era5etl.fetch.fetcher import fetch as fetch
+from era5etl.fetch.manifest import (
+    MANIFEST as MANIFEST,
+    Download as Download,
     file_md5 as file_md5,
-    plan as plan,
     staged_download as staged_download,
 )
+from era5etl.fetch.options import FetchOptions as FetchOptions
+from era5etl.fetch.request import MonthRequest as MonthRequest, plan as plan
+from era5etl.fetch.watcher import JobWatcher as JobWatcher

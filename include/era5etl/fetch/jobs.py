@@ -110,6 +110,16 @@ class PgJobStore:
                 tuple(values.values()),
             )
 
+    def supersede(self, request_hashes: list[str], reason: str) -> int:
+        """Mark the finished jobs of these requests expired, so the next fetch of each submits afresh
+        (jobs still queued or running are left to the fetch that re-attaches to them). Returns how many."""
+        with connect(self.url) as conn, conn.transaction():
+            cur = conn.execute(
+                "UPDATE era5_cds_jobs SET state = 'expired', error = %s, updated_at = now()"
+                " WHERE request_hash = ANY(%s) AND state IN ('successful', 'downloaded')",
+                (reason, request_hashes))
+            return cur.rowcount
+
     def active(self, api_url: str) -> int:
         with connect(self.url) as conn:
             row = conn.execute(

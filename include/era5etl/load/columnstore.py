@@ -21,7 +21,6 @@ loader's per-chunk locks.
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -30,14 +29,13 @@ from typing import Any, Literal
 import psycopg
 from psycopg import sql
 
-from era5etl.core.errors import InputError
+from era5etl import settings
 from era5etl.db import columnstore_available, columnstore_enabled, connect, licence, split_table, table_ident
-from era5etl.load.loader import lock_chunk, lock_month
+from era5etl.load.locks import lock_chunk, lock_month
+from era5etl.settings import CompressionMode as Mode
 
 log = logging.getLogger(__name__)
 
-Mode = Literal["auto", "off"]
-MODES: tuple[Mode, ...] = ("auto", "off")
 # Bytes of one row's values as the binary COPY carries them (time 8, location_id 4, eight float4):
 # what a compression ratio is measured against.
 VALUE_BYTES_PER_ROW = 8 + 4 + 8 * 4
@@ -45,11 +43,7 @@ VALUE_BYTES_PER_ROW = 8 + 4 + 8 * 4
 
 def mode_from_env(env: dict[str, str] | None = None) -> Mode:
     """ERA5_COMPRESSION: ``auto`` (default: finish validated months in the columnstore) or ``off``."""
-    raw = ((os.environ if env is None else env).get("ERA5_COMPRESSION") or "auto").strip().lower()
-    for mode in MODES:
-        if raw == mode:
-            return mode
-    raise InputError(f"ERA5_COMPRESSION={raw!r} must be one of: {', '.join(MODES)}")
+    return settings.load(env).compression
 
 
 @dataclass

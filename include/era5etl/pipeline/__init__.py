@@ -1,14 +1,5 @@
-"""Pipeline: one month's run through the stages, the ledger kept, and the schedule's policy."""
+"""Pipeline: one month's run through the stages (steps, job), the schedule's policy, ERA5T to final.
 
-from era5etl.pipeline.steps import (
-    MonthJob as MonthJob,
-    PipelineError as PipelineError,
-    ValidationFailed as ValidationFailed,
-    compress_step as compress_step,
-    fetch_step as fetch_step,
-    load_step as load_step,
-    prepare as prepare,
-    run_month as run_month,
-    stage_step as stage_step,
-    validate_step as validate_step,
-)
+No re-exports: the DAG file imports the light policy module at parse time, and this package must
+not pull the data libraries in with it.
+"""

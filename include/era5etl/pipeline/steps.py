@@ -11,19 +11,16 @@ import logging
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from era5etl.core.grid import Area, Grid, expected_rows
-from era5etl.core.months import Month
-from era5etl.core.variables import Variable
 from era5etl.db import ensure_schema
-from era5etl.fetch import Credentials, Download, MonthRequest, fetch, staged_download
+from era5etl.fetch import Credentials, Download, fetch, staged_download
 from era5etl.load import ChunkResult, LoadResult, columnstore, load
+from era5etl.pipeline.job import MonthJob
+from era5etl.settings import CompressionMode
 from era5etl.stage import StagedDownload, StageError, open_download
 from era5etl.track import ledger, metrics
 from era5etl.track.metrics import StepFigures
@@ -45,28 +42,6 @@ class ValidationFailed(PipelineError):
             f"validation failed: {', '.join(validation.failed)} "
             f"(expected {validation.expected_rows:,} rows, found {found}){kept}"
         )
-
-
-@dataclass(frozen=True)
-class MonthJob:
-    month: Month
-    area: Area
-    grid: Grid
-    variables: tuple[Variable, ...]
-    table: str
-    run_id: str
-    staging_dir: Path
-    chunk_interval: timedelta = field(default=timedelta(days=1))
-    # "" for a first load; a reload that must not reuse the earlier download (ERA5T -> final) sets one.
-    revision: str = ""
-
-    @property
-    def request(self) -> MonthRequest:
-        return MonthRequest(self.month, self.area, self.grid, self.variables, revision=self.revision)
-
-    @property
-    def expected_rows(self) -> int:
-        return expected_rows(self.month, self.area, self.grid)
 
 
 @contextmanager
@@ -200,7 +175,7 @@ def validate_step(url: str, job: MonthJob) -> Validation:
     return validation
 
 
-def compress_step(url: str, job: MonthJob, mode: columnstore.Mode | None = None) -> columnstore.Compression:
+def compress_step(url: str, job: MonthJob, mode: CompressionMode | None = None) -> columnstore.Compression:
     """Compress the validated month's chunks when the licence allows; otherwise say why and carry on.
 
     The ledger stays 'validated' either way: compression changes how the rows are stored, not which
@@ -223,23 +198,30 @@ def compress_step(url: str, job: MonthJob, mode: columnstore.Mode | None = None)
     return result
 
 
-def run_month(url: str, job: MonthJob, credentials: Credentials) -> dict[str, Any]:
-    """All steps in order, as the DAG runs them; returns the figures of each."""
+def run_month(url: str, job: MonthJob, credentials: Credentials, *,
+              on_step: Callable[[str, str], None] | None = None,
+              on_chunk: Callable[[ChunkResult], None] | None = None) -> dict[str, Any]:
+    """All steps in order, as the DAG runs them; returns the figures of each. ``on_step(task,
+    "start"|"done")`` and ``on_chunk`` (each chunk the load commits) let a caller show progress."""
     began = time.perf_counter()
     prepare(url, job)
     steps: list[dict[str, Any]] = []
 
     def timed(task: str, fn: Callable[[], Any]) -> Any:
+        if on_step:
+            on_step(task, "start")
         t0 = time.perf_counter()
         out = fn()
         steps.append({"task": task, "seconds": round(time.perf_counter() - t0, 3)})
+        if on_step:
+            on_step(task, "done")
         return out
 
     download: Download = timed("fetch", lambda: fetch_step(url, job, credentials))
     steps[-1].update(bytes=download.bytes, reused=download.reused)
     report: dict[str, Any] = timed("stage", lambda: stage_step(url, job))
     steps[-1].update(rows=report["rows"], rows_per_s=round(report["rows"] / max(steps[-1]["seconds"], 1e-9)))
-    loaded: LoadResult = timed("load", lambda: load_step(url, job))
+    loaded: LoadResult = timed("load", lambda: load_step(url, job, on_chunk=on_chunk))
     steps[-1].update(rows=loaded.rows, bytes=loaded.bytes, rows_per_s=round(loaded.rows_per_s))
     validation: Validation = timed("validate", lambda: validate_step(url, job))
     steps[-1].update(rows=validation.observed_rows, success=validation.success)

@@ -1,23 +1,29 @@
-"""Report: what the ledger and the metrics say about each month, as data, JSON and an HTML page."""
+"""Report: what the ledger and the metrics say about each month, as data, JSON and an HTML page.
 
-from era5etl.report.dashboard import (
-    STATE_COLOURS as STATE_COLOURS,
+Free of Airflow: the Airflow plugin (``plugins/era5_dashboard.py``) only authenticates and routes;
+everything it shows is gathered by :func:`load_dashboard` from a database URL and drawn by
+:func:`render_page`, which is pure (rows in, HTML out) so it is tested without a server.
+
+One concern per module: ``model`` (the dataclasses and ``build``), ``data`` (reading them through
+``era5etl.track``), ``docs`` (validation Data Docs paths), ``export`` (JSON), ``fmt`` (how values
+are written), ``charts`` (SVG) and ``page`` (HTML and CSS).
+"""
+
+from era5etl.report.charts import (
+    chunk_chart as chunk_chart,
+    month_rate_chart as month_rate_chart,
+    nice_ticks as nice_ticks,
+)
+from era5etl.report.data import load_dashboard as load_dashboard, validation_path as validation_path
+from era5etl.report.docs import docs_file as docs_file, docs_href as docs_href, docs_root as docs_root
+from era5etl.report.export import to_json as to_json
+from era5etl.report.fmt import byte_rate as byte_rate, short as short
+from era5etl.report.model import (
     Dashboard as Dashboard,
     ReportError as ReportError,
     Target as Target,
-    Validation as Validation,
+    ValidationView as ValidationView,
     build as build,
-    byte_rate as byte_rate,
-    chunk_chart as chunk_chart,
-    docs_file as docs_file,
-    docs_href as docs_href,
-    docs_root as docs_root,
-    fetch as fetch,
-    month_rate_chart as month_rate_chart,
-    nice_ticks as nice_ticks,
     parse_month as parse_month,
-    render_page as render_page,
-    short as short,
-    to_json as to_json,
-    validation_path as validation_path,
 )
+from era5etl.report.page import STATE_COLOURS as STATE_COLOURS, render_page as render_page

@@ -3,11 +3,20 @@
 Besides the state it keeps the figures each step learnt (rows, expver mix, request hash), the run
 that last touched the month, the error if any, and the latest validation: when, which checks
 failed, and the folder holding the Great Expectations result and Data Docs.
+
+The SQL on ``era5_months`` lives here, reads included: the dashboard (``era5etl.report``) reads
+the ledger through :func:`exists`, :func:`targets`, :func:`month_rows` and :func:`validation_path`,
+on a connection it passes in so that one page view is one session.
 """
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Any
+
+import psycopg
+from psycopg import sql
+from psycopg.rows import dict_row
 
 from era5etl.core.months import Month
 from era5etl.db import connect
@@ -17,6 +26,9 @@ STATES = ("pending", "fetching", "staged", "loading", "loaded", "validated", "fa
 # States a month rests in once no step is working on it; an on-demand validation may only move
 # a month between these, never one a running pipeline is in the middle of.
 SETTLED = ("loaded", "validated", "failed")
+
+# Columns someone may add to the ledger later; read when present so the dashboard works on either schema.
+OPTIONAL_COLUMNS = ("validated_at", "validation_failed", "validation_path")
 
 
 def set_state(
@@ -102,3 +114,53 @@ def months(url: str, table: str | None = None) -> list[dict[str, Any]]:
         )
         names = [d.name for d in cur.description or []]
         return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+
+
+# --- reads for the dashboard ---------------------------------------------------------------------
+
+
+def exists(conn: psycopg.Connection[Any]) -> bool:
+    """Whether the ledger table is there at all (a database the pipeline never ran on has none)."""
+    return conn.execute("SELECT to_regclass('era5_months') IS NOT NULL").fetchone() == (True,)
+
+
+def targets(conn: psycopg.Connection[Any]) -> list[dict[str, Any]]:
+    """Each (table_name, area) in the ledger with its number of ``months`` and latest ``updated_at``,
+    the most recently updated first."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(
+            "SELECT table_name, area, count(*) AS months, max(updated_at) AS updated_at FROM era5_months"
+            " GROUP BY table_name, area ORDER BY max(updated_at) DESC, table_name, area").fetchall()
+
+
+def _columns(conn: psycopg.Connection[Any]) -> set[str]:
+    return {str(r[0]) for r in conn.execute(
+        "SELECT attname FROM pg_attribute WHERE attrelid = 'era5_months'::regclass AND attnum > 0"
+        " AND NOT attisdropped")}
+
+
+def month_rows(conn: psycopg.Connection[Any], table: str, area: str) -> list[dict[str, Any]]:
+    """The ledger rows of one table and area by month, with the :data:`OPTIONAL_COLUMNS` the schema has."""
+    present = _columns(conn)
+    optional = [sql.Identifier(c) for c in OPTIONAL_COLUMNS if c in present]
+    query = sql.SQL(
+        "SELECT month, grid, state, rows, expected_rows, expver, run_id, error, updated_at{optional}"
+        " FROM era5_months WHERE table_name = %(table)s AND area = %(area)s ORDER BY month"
+    ).format(optional=sql.SQL("").join(sql.SQL(", ") + c for c in optional))
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(query, {"table": table, "area": area}).fetchall()
+
+
+def validation_path(conn: psycopg.Connection[Any], table: str, month: date, slug: str) -> str | None:
+    """The validation folder the ledger records for a month, the area given as its slug (``area_slug``);
+    None when there is no such month, no verdict, or no ``validation_path`` column."""
+    has_column = conn.execute(
+        "SELECT EXISTS (SELECT FROM pg_attribute WHERE attrelid = to_regclass('era5_months')"
+        " AND attname = 'validation_path' AND NOT attisdropped)").fetchone()
+    if has_column != (True,):
+        return None
+    row = conn.execute(
+        "SELECT validation_path FROM era5_months WHERE table_name = %s AND month = %s"
+        " AND replace(area, '/', '_') = %s AND validation_path IS NOT NULL ORDER BY updated_at DESC LIMIT 1",
+        (table, month, slug)).fetchone()
+    return str(row[0]) if row is not None else None

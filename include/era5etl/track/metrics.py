@@ -4,6 +4,10 @@ Besides the ``era5_metrics`` table, figures go to two other places: progress lin
 logged while a long step runs, and an optional stats sink. The core never imports Airflow; the
 Airflow side (``era5etl.airflow.stats.install``) sets the sink so the same figures reach StatsD or
 OpenTelemetry when Airflow's metrics are enabled.
+
+The SQL on ``era5_metrics`` lives here, reads included: the dashboard (``era5etl.report``) reads
+the figures back through :func:`latest_figures`, :func:`load_runs` and :func:`load_chunks`, on a
+connection it passes in.
 """
 
 from __future__ import annotations
@@ -18,9 +22,12 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import date, timedelta
 from types import TracebackType
 from typing import Any, Protocol
+
+import psycopg
+from psycopg.rows import dict_row
 
 from era5etl.core.months import Month
 from era5etl.db import connect
@@ -148,6 +155,38 @@ def record(url: str, *, run_id: str, month: Month, table: str, area: str, figure
     log.info("%s %s: %s rows, %s bytes in %.2f s (%s)", month, figures.task, f"{figures.rows:,}",
              f"{figures.bytes:,}", figures.seconds, rate)
 
+
+
+# --- reads for the dashboard ---------------------------------------------------------------------
+
+
+def latest_figures(conn: psycopg.Connection[Any], table: str, area: str) -> list[dict[str, Any]]:
+    """The latest row of each (month, task) of one table and area; a load's ``detail`` without its chunk list."""
+    # The load's chunk list is the one large detail; load_chunks reads it for one month only.
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(
+            "SELECT DISTINCT ON (month, task) month, task, run_id, rows, bytes, seconds, rows_per_s, peak_rss_mb,"
+            " recorded_at, CASE WHEN task = 'load' THEN detail - 'chunks' ELSE detail END AS detail"
+            " FROM era5_metrics WHERE table_name = %(table)s AND area = %(area)s"
+            " ORDER BY month, task, recorded_at DESC, id DESC", {"table": table, "area": area}).fetchall()
+
+
+def load_runs(conn: psycopg.Connection[Any], table: str, area: str) -> list[dict[str, Any]]:
+    """Every recorded load of one table and area, oldest first: month, rows, seconds, rate, when, run."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(
+            "SELECT month, rows, seconds, rows_per_s, recorded_at, run_id FROM era5_metrics"
+            " WHERE table_name = %(table)s AND area = %(area)s AND task = 'load' ORDER BY recorded_at, id",
+            {"table": table, "area": area}).fetchall()
+
+
+def load_chunks(conn: psycopg.Connection[Any], table: str, area: str, month: date) -> list[Any]:
+    """The ``detail.chunks`` list of a month's latest load as stored (empty if none was recorded)."""
+    row = conn.execute(
+        "SELECT detail -> 'chunks' FROM era5_metrics WHERE table_name = %(table)s AND area = %(area)s"
+        " AND task = 'load' AND month = %(month)s ORDER BY recorded_at DESC, id DESC LIMIT 1",
+        {"table": table, "area": area, "month": month}).fetchone()
+    return row[0] if row is not None and isinstance(row[0], list) else []
 
 # --- progress ------------------------------------------------------------------------------------
 
@@ -283,3 +322,13 @@ def progress_reporter(total_rows: int, label: str, every_s: float = 5.0, *, task
                       tags: Mapping[str, str] | None = None) -> Progress:
     """An ``on_chunk`` callback that logs rate and ETA; ``with`` it to also log between chunks."""
     return Progress(total_rows, label, every_s, task=task, tags=tags)
+
+
+def run_figures(url: str, run_id: str, month: Month, table: str) -> list[dict[str, Any]]:
+    """One run's recorded figures for a month, task by task in the order they were recorded."""
+    with connect(url) as conn:
+        rows = conn.execute(
+            "SELECT task, rows, bytes, seconds, rows_per_s FROM era5_metrics WHERE run_id = %s"
+            " AND month = %s AND table_name = %s ORDER BY id", (run_id, month.start.date(), table)).fetchall()
+    return [{"task": task, "rows": n, "bytes": size, "seconds": round(float(secs), 3),
+             "rows_per_s": round(float(rate)) if rate else None} for task, n, size, secs, rate in rows]

@@ -1,0 +1,84 @@
+"""``python -m era5etl``: the same core the DAG runs, without a scheduler.
+
+One module per group of commands (``database``, ``months``, ``files``, ``reads``, ``config``); this
+one builds the parser, sets up logging and turns the core's errors into exit codes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+from era5etl import settings
+from era5etl.core.errors import InputError
+from era5etl.db import DatabaseError
+from era5etl.fetch import FetchError
+
+log = logging.getLogger("era5etl")
+
+
+EPILOG = """\
+exit status: 0 done; 1 a failure the message explains (database unreachable, CDS refusal, failed
+validation); 2 bad input (month, area, variables, a file that cannot be loaded); nothing is loaded
+from bad input.
+
+environment (README, Configuration): ERA5_DATABASE_URL (else the local TimescaleDB, built once per
+machine), CDSAPI_URL and CDSAPI_KEY (or ~/.cdsapirc), ERA5_AREA, ERA5_GRID, ERA5_VARIABLES,
+ERA5_TABLE, ERA5_STAGING_DIR, ERA5_CHUNK_ROWS, ERA5_COMPRESSION, ERA5_TIMESCALEDB_LICENSE,
+ERA5_LOG_LEVEL; every ERA5_* setting with its value: `python -m era5etl settings`."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from importlib.metadata import version
+
+    from era5etl.cli import config, database, files, months, reads
+    from era5etl.db.image import TIMESCALEDB_VERSION
+
+    p = argparse.ArgumentParser(prog="era5etl", description=__doc__.split("\n\n")[0], epilog=EPILOG,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action="version",
+                   version=f"era5etl {version('era5etl')} (local server: TimescaleDB {TIMESCALEDB_VERSION} Community)")
+    p.add_argument("-v", "--verbose", action="count", default=0,
+                   help="log what each step does (-v: info, -vv: debug; default from ERA5_LOG_LEVEL, else warnings)")
+    sub = p.add_subparsers(dest="command", required=True)
+    for module in (database, months, files, reads, config):
+        module.add_parsers(sub)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        level = {0: settings.load().log_level, 1: "INFO"}.get(args.verbose, "DEBUG")
+        logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        return int(args.func(args))
+    except Exception as exc:
+        code = _exit_code(exc)
+        if code is None:
+            raise
+        print(f"error: {exc}", file=sys.stderr)
+        return code
+
+
+def _exit_code(exc: Exception) -> int | None:
+    """2 for bad input, 1 for a failure the message explains, None for a bug (traceback shown)."""
+    if isinstance(exc, InputError):
+        return 2
+    if isinstance(exc, DatabaseError | FetchError):
+        return 1
+    # Imported here: these modules pull in xarray and Great Expectations, which `db up` never needs.
+    import psycopg
+
+    from era5etl.load import LoadError
+    from era5etl.pipeline.steps import PipelineError
+    from era5etl.stage import StageError
+
+    if isinstance(exc, StageError):
+        return 2
+    # A database that went away mid-run: each chunk is whole or untouched, so the message and a
+    # rerun are what the user needs, not a traceback.
+    if isinstance(exc, PipelineError | LoadError | psycopg.OperationalError):
+        return 1
+    return None

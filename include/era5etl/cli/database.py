@@ -1,0 +1,80 @@
+"""Commands on the database and Airflow's view of this checkout: ``db up|down|status``, ``airflow-env``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from era5etl import settings
+from era5etl.cli.common import emit
+from era5etl.cli.progress import status_lines
+from era5etl.core.paths import PROJECT_ROOT
+from era5etl.db import LocalTimescale, redact
+
+
+def add_parsers(sub: Any) -> None:
+    db = sub.add_parser("db", help="the database: start (up), stop (down), or show it (status)")
+    db.add_argument("action", choices=["up", "down", "status"],
+                    help="up: build (once per machine), start and print the URL; down: stop; status: versions, licence")
+    db.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
+    db.set_defaults(func=cmd_db)
+    ae = sub.add_parser("airflow-env", help="print shell exports that point Airflow at this checkout")
+    ae.set_defaults(func=cmd_airflow_env)
+
+
+def cmd_db(args: argparse.Namespace) -> int:
+    given = settings.load().database_url
+    if given:
+        if args.action == "down":
+            print("ERA5_DATABASE_URL is set: the database is not ours to stop", file=sys.stderr)
+            return 2
+        if not args.json:
+            print(redact(given))
+        emit({"url": given, "running": True, "managed": False}, args.json)
+        return 0
+    server = LocalTimescale()
+    if args.action == "up":
+        with status_lines("db up: the local TimescaleDB") as say:
+            url = server.up(progress=say)
+        if not args.json:
+            print(url)
+        emit({"url": url, "running": True, "managed": True, "home": str(server.home)}, args.json)
+    elif args.action == "down":
+        stopped = server.down()
+        if not args.json:
+            print("stopped" if stopped else "not running")
+        emit({"stopped": stopped}, args.json)
+    else:
+        info = server.describe()
+        if not args.json:
+            versions = (f" PostgreSQL {info['postgresql']}, TimescaleDB {info['timescaledb']} "
+                        f"(licence {info['licence']})" if info["running"] else "")
+            shown = redact(str(info["url"])) if info["url"] else "(not provisioned)"
+            print(f"{shown} {'running' if info['running'] else 'stopped'}{versions}")
+        emit(info, args.json)
+    return 0
+
+
+def airflow_environment() -> dict[str, str]:
+    """Airflow's settings for this checkout: home in .local/, metadata in the local server's ``airflow`` db."""
+    from era5etl.db import airflow_database_url
+
+    meta = airflow_database_url().replace("postgresql://", "postgresql+psycopg2://", 1)
+    return {
+        "AIRFLOW_HOME": str(PROJECT_ROOT / ".local" / "airflow"),
+        "AIRFLOW__CORE__DAGS_FOLDER": str(PROJECT_ROOT / "dags"),
+        "AIRFLOW__CORE__PLUGINS_FOLDER": str(PROJECT_ROOT / "plugins"),
+        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+        "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
+        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": meta,
+        "GX_ANALYTICS_ENABLED": "False",
+    }
+
+
+def cmd_airflow_env(args: argparse.Namespace) -> int:
+    import shlex
+
+    for key, value in airflow_environment().items():
+        print(f"export {key}={shlex.quote(value)}")
+    return 0

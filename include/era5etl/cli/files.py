@@ -1,0 +1,81 @@
+"""``load-file``: files as the CDS delivered them, loaded without a CDS (the pipeline's stage and load)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from era5etl import settings
+from era5etl.cli.common import emit
+from era5etl.cli.progress import month_display
+from era5etl.core.errors import InputError
+from era5etl.core.months import Month
+from era5etl.db import database_url, ensure_schema
+
+
+def add_parsers(sub: Any) -> None:
+    lf = sub.add_parser("load-file", help="load NetCDF/ZIP files as the CDS delivered them")
+    lf.add_argument("paths", nargs="+", help="the files of one download (.nc, or a ZIP even when named .nc)")
+    lf.add_argument("--table", help="hypertable name (default ERA5_TABLE or weather; created if missing)")
+    lf.add_argument("--json", action="store_true", help="end with one JSON object of the figures")
+    lf.set_defaults(func=cmd_load_file)
+
+
+def cmd_load_file(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from era5etl.load import columnstore, load
+    from era5etl.load.columnstore import finish_months, span_bytes
+    from era5etl.stage import open_download
+
+    paths = [Path(p) for p in args.paths]
+    for p in paths:
+        if not p.exists():
+            raise InputError(f"{p}: no such file")
+    url = database_url()
+    table = args.table or settings.load().table
+    with open_download(paths) as staged:
+        if staged.missing_columns and not args.json:
+            print(f"columns left NULL (not in the files): {', '.join(staged.missing_columns)}")
+        if staged.ignored and not args.json:
+            print(f"variables ignored (not in the table): {', '.join(staged.ignored)}")
+        if staged.location_id is None and not args.json:
+            print("grid points are off the global 0.25 degree lattice: location_id left NULL")
+        ensure_schema(url, table)
+        with month_display(staged.rows, enabled=None if not args.json else False) as shown:
+            shown.on_step("load", "start")
+            result = load(url, table, staged, on_chunk=shown.on_chunk)
+            shown.on_step("load", "done")
+        months = [Month.parse(str(m)) for m in np.unique(staged.valid_time.astype("datetime64[M]"))]
+        # Each month the files touch ends as the pipeline's months do: compressed, one chunk.
+        packed = finish_months(url, table, [(m.start, m.end) for m in months], columnstore.mode_from_env(),
+                               measure=False)
+        # Months can share a chunk (a year's): the file's bytes are its chunks', each counted once.
+        stored = span_bytes(url, table, months[0].start, months[-1].end) if months else 0
+        download_bytes = sum(path.stat().st_size for path in paths)
+        summary = {
+            "rows": result.rows,
+            "deleted": result.deleted,
+            "seconds": round(result.seconds, 3),
+            "rows_per_s": round(result.rows_per_s),
+            "table": table,
+            "variables": [v.cds_name for v in staged.variables],
+            "missing_columns": staged.missing_columns,
+            "ignored": staged.ignored,
+            "expver": staged.expver,
+            "location_ids": staged.location_id is not None,
+            "columnstore": packed[0].state if packed else "off",
+            "bytes": stored,
+            "download_bytes": download_bytes,
+        }
+    if not args.json:
+        print(f"loaded {result.rows:,} rows into {table} in {result.seconds:.2f} s "
+              f"({result.rows_per_s:,.0f} rows/s; replaced {result.deleted:,})")
+        if packed and packed[0].state == "compressed":
+            print(f"columnstore: {stored / 1e6:,.1f} MB for {len(months)} month(s), "
+                  f"{stored / download_bytes:.2f}x the files")
+        elif packed:
+            print(f"columnstore: {packed[0].state} ({packed[0].reason})")
+    emit(summary, args.json)
+    return 0

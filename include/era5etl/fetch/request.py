@@ -1,0 +1,120 @@
+"""The request model: a month's CDS request, its hash, and the parts it is split into under the cost limit."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from era5etl.core.grid import Area, Grid
+from era5etl.core.months import Month
+from era5etl.core.variables import Variable
+from era5etl.fetch import cost as costing
+from era5etl.fetch.errors import CostLimitError
+
+DATASET = "reanalysis-era5-single-levels"
+
+
+def _hash(request: Mapping[str, Any]) -> str:
+    canonical = json.dumps({"dataset": DATASET, **request}, sort_keys=True)
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class MonthRequest:
+    month: Month
+    area: Area
+    grid: Grid
+    variables: tuple[Variable, ...]
+    # Not sent to the CDS: a new revision asks for a fresh download of the same request (ERA5T
+    # replaced by final ERA5), so it must name another staging folder. Empty keeps the old hashes.
+    revision: str = ""
+
+    def cds_request(self) -> dict[str, Any]:
+        return {
+            "product_type": ["reanalysis"],
+            "variable": [v.cds_name for v in self.variables],
+            "year": [f"{self.month.year:04d}"],
+            "month": [f"{self.month.month:02d}"],
+            "day": [f"{d:02d}" for d in range(1, self.month.days + 1)],
+            "time": [f"{h:02d}:00" for h in range(24)],
+            "area": self.area.cds,
+            "grid": self.grid.cds,
+            "data_format": "netcdf",
+            "download_format": "unarchived",
+        }
+
+    @property
+    def hash(self) -> str:
+        """The month's key: its staging folder, whatever split its download took."""
+        if self.revision:
+            return _hash({**self.cds_request(), "revision": self.revision})
+        return _hash(self.cds_request())
+
+    def folder(self, staging_root: Path) -> Path:
+        return staging_root / str(self.month) / self.hash
+
+    def cost(self) -> costing.Cost:
+        return costing.estimate(self.cds_request())
+
+
+@dataclass(frozen=True)
+class RequestPart:
+    """One CDS job's share of a month: some of its variables over a run of its days."""
+
+    month: MonthRequest
+    index: int
+    count: int
+    variables: tuple[Variable, ...]
+    days: tuple[int, ...]  # day numbers, 1-based
+
+    def cds_request(self) -> dict[str, Any]:
+        request = self.month.cds_request()
+        request["variable"] = [v.cds_name for v in self.variables]
+        request["day"] = [f"{d:02d}" for d in self.days]
+        return request
+
+    @property
+    def hash(self) -> str:
+        return _hash(self.cds_request())
+
+    @property
+    def stem(self) -> str:
+        return f"part-{self.index:02d}"
+
+    @property
+    def label(self) -> str:
+        days = f"days {self.days[0]:02d}-{self.days[-1]:02d}"
+        return f"{self.month.month} part {self.index + 1}/{self.count} ({days}, {len(self.variables)} variables)"
+
+    def cost(self) -> costing.Cost:
+        return costing.estimate(self.cds_request())
+
+
+def plan(request: MonthRequest, cost_limit: float | None = None) -> list[RequestPart]:
+    """The parts the month is fetched in: one when it fits under the limit, else as few as fit."""
+    whole = request.cost()
+    limit = cost_limit if cost_limit is not None else whole.limit()
+    days = tuple(range(1, request.month.days + 1))
+    if whole.value <= limit:
+        return [RequestPart(request, 0, 1, request.variables, days)]
+    try:
+        splits = costing.split(len(request.variables), len(days), 24, whole.weight, limit,
+                               groups=[0 if v.step_type == "instant" else 1 for v in request.variables])
+    except costing.CostError as exc:
+        raise CostLimitError(f"{request.month}: {exc}", whole.value, limit) from None
+    return [
+        RequestPart(request, i, len(splits), tuple(request.variables[v] for v in s.variables),
+                    tuple(days[d] for d in s.days))
+        for i, s in enumerate(splits)
+    ]
+
+
+def _canonical(request: Mapping[str, Any]) -> str:
+    return json.dumps(request, sort_keys=True)
+
+
+__all__ = ["DATASET", "MonthRequest", "RequestPart", "plan"]

@@ -1,0 +1,200 @@
+"""The table's chunks: which ones a load's time steps fall in, which to create, and creating them.
+
+A chunk is the unit whatever its span: a day of a global month, a whole month or year of a smaller
+area (``chunk_plan``), or a month whose days were merged after validation. The chunks are created
+up front in short transactions, because the transaction that creates a chunk locks the hypertable
+until it commits, which would serialise the loaders.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import numpy as np
+import psycopg
+from psycopg import sql
+
+from era5etl import settings
+from era5etl.db import columnstore_available, connect, split_table, table_ident
+from era5etl.load.results import LoadError
+
+
+def chunk_interval_of(url: str, table: str) -> timedelta:
+    """The hypertable's own chunk interval: windows must match chunks, whatever the caller assumed."""
+    schema, name = _split(table)
+    with connect(url) as conn:
+        row = conn.execute(
+            "SELECT time_interval FROM timescaledb_information.dimensions WHERE hypertable_schema = "
+            "COALESCE(%s, current_schema()) AND hypertable_name = %s AND column_name = 'time'",
+            (schema, name),
+        ).fetchone()
+    if row is None or row[0] is None:
+        raise LoadError(f"{table} is not a hypertable partitioned by time")
+    interval = row[0]
+    assert isinstance(interval, timedelta)
+    return interval
+
+
+# Chunks created per transaction: a download over decades of a few points spans a thousand months,
+# and one statement creating all their chunks held every chunk's lock at once (measured: a backend
+# of 22 GB, killed). In batches, memory follows the batch.
+CREATE_BATCH = 200
+def chunk_rows() -> int:
+    """ERA5_CHUNK_ROWS (0: every chunk on the table's own interval).
+
+    A chunk made for a whole calendar year, or month, may hold at most this many rows (default 25M;
+    a global day is 24.9M): the grid points times the hours of the span, whatever part of it a
+    download holds, since later loads of the span land in the same chunk. A few points over decades
+    are then a chunk a year (planning a read over 1,020 monthly chunks took 261 ms of its 573); a
+    small area a chunk a year; a continental one a chunk a month; a global month (772M rows) a chunk
+    a day, loaded two at once and merged into one once the month is proven (columnstore.compress_month).
+    """
+    return settings.load().chunk_rows
+
+
+def chunk_plan(url: str, table: str, times: np.ndarray, points: int = 1
+               ) -> list[tuple[datetime, datetime, list[datetime]]]:
+    """The chunks holding ``times``, each with its time steps: (range start, range end, times).
+
+    Where the table has a chunk (a month's daily chunks merged into one, say), that chunk is the
+    unit, whatever its size. Where it has none, one is created (``_new_chunks``): a whole calendar
+    year or month when it has no chunk yet and ``points`` a time step over it fit ERA5_CHUNK_ROWS,
+    else on the table's chunk interval.
+    """
+    if len(times) == 0:
+        return []
+    interval = chunk_interval_of(url, table)
+    secs = np.unique(times.astype("datetime64[s]").astype(np.int64))
+    ranges = _chunk_ranges(url, table, int(secs[0]), int(secs[-1]))
+    with connect(url) as conn:
+        chunk_api = columnstore_available(conn)  # TimescaleDB's chunk API needs the Community licence
+    missing = _new_chunks(_uncovered(secs, ranges), ranges, interval, points, whole_spans=chunk_api)
+    for i in range(0, len(missing), CREATE_BATCH):
+        _create_chunks(url, table, missing[i:i + CREATE_BATCH], chunk_api=chunk_api)
+    if missing:
+        ranges = _chunk_ranges(url, table, int(secs[0]), int(secs[-1]))
+    which = _containing(secs, ranges)
+    if (which < 0).any():
+        raise LoadError(f"{int((which < 0).sum())} time steps of the download fall in no chunk of {table}")
+    # secs is sorted, so each chunk's times are one run of ``which``.
+    plan = []
+    for i, run in zip(*_runs(which, secs), strict=True):
+        r0, r1 = ranges[int(i)]
+        plan.append((datetime.fromtimestamp(r0, UTC), datetime.fromtimestamp(r1, UTC),
+                     [datetime.fromtimestamp(int(t), UTC) for t in run]))
+    return plan
+
+
+def _chunk_ranges(url: str, table: str, first: int, last: int) -> list[tuple[int, int]]:
+    """(start, end) in epoch seconds of the table's chunks overlapping [first, last]."""
+    schema, name = _split(table)
+    with connect(url) as conn:
+        rows = conn.execute(
+            "SELECT extract(epoch FROM range_start)::bigint, extract(epoch FROM range_end)::bigint"
+            " FROM timescaledb_information.chunks WHERE hypertable_schema = COALESCE(%s, current_schema())"
+            " AND hypertable_name = %s AND range_end > to_timestamp(%s) AND range_start <= to_timestamp(%s)"
+            " ORDER BY range_start", (schema, name, first, last)).fetchall()
+    return [(int(a), int(b)) for a, b in rows]
+
+
+def _containing(secs: np.ndarray, ranges: Sequence[tuple[int, int]]) -> np.ndarray:
+    """Per time (sorted epoch seconds), the index of the range holding it, or -1 (ranges sorted, disjoint)."""
+    if not ranges:
+        return np.full(len(secs), -1)
+    starts = np.array([r[0] for r in ranges])
+    ends = np.array([r[1] for r in ranges])
+    i = np.searchsorted(starts, secs, side="right") - 1
+    inside = (i >= 0) & (secs < ends[np.maximum(i, 0)])
+    return np.where(inside, i, -1)
+
+
+def _uncovered(secs: np.ndarray, ranges: Sequence[tuple[int, int]]) -> np.ndarray:
+    return secs[_containing(secs, ranges) < 0]
+
+
+def _new_chunks(secs: np.ndarray, ranges: Sequence[tuple[int, int]], interval: timedelta, points: int,
+                whole_spans: bool = True) -> list[tuple[datetime, datetime]]:
+    """Ranges of the chunks to create for the uncovered ``secs`` (sorted epoch seconds): per calendar
+    year, the year if it is free and fits ERA5_CHUNK_ROWS, else per month the same, else the table's
+    interval. Years and months only when ``whole_spans`` (the server can make a chunk of any range)."""
+    out: list[tuple[int, int]] = []
+    if len(secs) == 0:
+        return []
+    starts = np.array([r[0] for r in ranges], dtype=np.int64)
+    ends = np.array([r[1] for r in ranges], dtype=np.int64)
+    step = int(interval.total_seconds())
+    limit = chunk_rows() if whole_spans else -1
+
+    def free_and_fits(first: np.datetime64, after: np.datetime64) -> tuple[int, int] | None:
+        s0, s1 = (int(t.astype("datetime64[s]").astype(np.int64)) for t in (first, after))
+        taken = bool(((starts < s1) & (ends > s0)).any()) if len(starts) else False
+        return None if taken or (s1 - s0) // 3600 * points > limit else (s0, s1)
+
+    years = secs.astype("datetime64[s]").astype("datetime64[Y]")
+    for year, in_year in zip(*_runs(years, secs), strict=True):
+        span = free_and_fits(year, year + 1)
+        if span is not None:
+            out.append(span)
+            continue
+        months = in_year.astype("datetime64[s]").astype("datetime64[M]")
+        for month, run in zip(*_runs(months, in_year), strict=True):
+            span = free_and_fits(month, month + 1)
+            if span is not None:
+                out.append(span)
+            else:
+                out.extend((int(w), int(w) + step) for w in np.unique(run // step * step))
+    return [(datetime.fromtimestamp(a, UTC), datetime.fromtimestamp(b, UTC)) for a, b in out]
+
+
+def _runs(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The distinct ``keys`` of a sorted array and, for each, its run of ``values``."""
+    distinct, first = np.unique(keys, return_index=True)
+    return distinct, np.split(values, first[1:])
+
+
+def _create_chunks(url: str, table: str, ranges: Sequence[tuple[datetime, datetime]], *, chunk_api: bool) -> None:
+    """Create a chunk for each [start, end), in one short transaction of its own.
+
+    TimescaleDB's chunk API (Community licence) takes the range as given, so a chunk can be a day, a
+    month or a year. Without it, a row inserted at each start creates the interval's chunk, and is
+    deleted again in the same transaction (marker rows have only a time; every loaded row has a
+    latitude). The chunks are made before the loaders start because the transaction that creates a
+    chunk locks the hypertable until it commits, which would serialise the loaders.
+    """
+    epoch = datetime(1970, 1, 1, tzinfo=UTC)
+    ident = table_ident(table)
+    with connect(url) as conn, conn.transaction():
+        if not chunk_api:
+            starts = [r0 for r0, _ in ranges]
+            conn.execute(sql.SQL("INSERT INTO {} (time) SELECT unnest(%s::timestamptz[])").format(ident), (starts,))
+            conn.execute(sql.SQL("DELETE FROM {} WHERE time >= %s AND time <= %s AND time = ANY(%s::timestamptz[])"
+                                 " AND latitude IS NULL AND longitude IS NULL AND location_id IS NULL").format(ident),
+                         (min(starts), max(starts), starts))
+            return
+        regclass = ident.as_string(conn)
+        for r0, r1 in ranges:
+            us = [int((t - epoch) / timedelta(microseconds=1)) for t in (r0, r1)]
+            conn.execute("SELECT _timescaledb_functions.create_chunk(%s::regclass, %s::jsonb)",
+                         (regclass, json.dumps({"time": us})))
+
+
+def _chunk_of(cur: psycopg.Cursor[tuple[Any, ...]], table: str, moment: datetime
+              ) -> tuple[str, str, datetime, bool]:
+    """(schema, name, range start, is_compressed) of the chunk holding ``moment``."""
+    schema, name = _split(table)
+    row = cur.execute(
+        "SELECT chunk_schema, chunk_name, range_start, is_compressed FROM timescaledb_information.chunks"
+        " WHERE hypertable_schema = COALESCE(%s, current_schema()) AND hypertable_name = %s"
+        " AND range_start <= %s AND range_end > %s",
+        (schema, name, moment, moment),
+    ).fetchone()
+    if row is None:
+        raise LoadError(f"no chunk of {table} holds {moment.isoformat()}")
+    return str(row[0]), str(row[1]), row[2], bool(row[3])
+
+
+def _split(table: str) -> tuple[str | None, str]:
+    return split_table(table)

@@ -1,0 +1,41 @@
+"""What a load reports, per chunk and in total, and the error it raises."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+
+class LoadError(RuntimeError):
+    """A chunk could not be written; chunks committed before it stay, the failed one is untouched."""
+
+
+@dataclass
+class ChunkResult:
+    start: str
+    rows: int
+    deleted: int
+    bytes: int
+    seconds: float
+    copy_seconds: float = 0.0
+    index_seconds: float = 0.0
+    replaced: str = "new"  # "new", "truncate" (the chunk held only what this load replaces) or "delete"
+
+    @property
+    def rows_per_s(self) -> float:
+        return self.rows / self.seconds if self.seconds > 0 else 0.0
+
+
+@dataclass
+class LoadResult:
+    rows: int = 0
+    deleted: int = 0
+    bytes: int = 0
+    seconds: float = 0.0
+    chunks: list[ChunkResult] = field(default_factory=list)
+
+    @property
+    def rows_per_s(self) -> float:
+        return self.rows / self.seconds if self.seconds > 0 else 0.0
+
+    def chunk_rates(self) -> list[dict[str, object]]:
+        return [{**asdict(c), "rows_per_s": round(c.rows_per_s)} for c in self.chunks]

@@ -1,0 +1,113 @@
+"""The DAGs as Airflow parses them, without a database or a scheduler: the fast layer that runs first.
+
+Shape, schedule, pools, params and docs of both DAGs, and that parsing stays light.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from era5etl import settings
+from era5etl.core.paths import PROJECT_ROOT
+
+DAG_FILE = PROJECT_ROOT / "dags" / "era5_monthly.py"
+
+
+@pytest.fixture(scope="module")
+def dagbag() -> Any:
+    from airflow.dag_processing.dagbag import DagBag
+
+    return DagBag(dag_folder=str(DAG_FILE.parent))
+
+
+def test_dags_import_without_errors(dagbag: Any) -> None:
+    assert dagbag.import_errors == {}
+    assert {"era5_monthly", "era5_finalize"} <= set(dagbag.dags)
+
+
+def test_dag_shape_and_schedule(dagbag: Any) -> None:
+    dag = dagbag.dags["era5_monthly"]
+    assert [t.task_id for t in dag.topological_sort()] == [
+        "wait_for_era5", "fetch", "stage", "load", "validate", "compress", "report"]
+    assert dag.catchup is True
+    # The CDS queue per credential and the database's writers are bounded by pools.
+    pools = {t.task_id: t.pool for t in dag.tasks}
+    assert pools["fetch"] == "era5_cds"
+    assert pools["load"] == pools["validate"] == pools["compress"] == "era5_db"
+    # The month waits for publication without holding a worker slot.
+    wait = dag.get_task("wait_for_era5")
+    assert "era5_publication_target" in wait.target_time
+    assert dag.max_active_runs == settings.load().max_active_runs
+    # Each run's data interval is exactly one calendar month (not the zero-length @monthly one).
+    # The timetable as the scheduler holds it (the SDK's is only its definition).
+    from airflow.serialization.encoders import coerce_to_core_timetable
+
+    timetable = coerce_to_core_timetable(dag.timetable)
+    interval = timetable.infer_manual_data_interval(run_after=datetime(2024, 3, 15, tzinfo=UTC))
+    assert (interval.start, interval.end) == (datetime(2024, 2, 1, tzinfo=UTC), datetime(2024, 3, 1, tzinfo=UTC))
+    info = timetable.next_dagrun_info(last_automated_data_interval=None, restriction=_restriction(dag))
+    assert info is not None and info.data_interval.start == dag.start_date
+    assert set(dag.params.keys()) >= {"month", "area", "grid", "variables", "table", "revision"}
+
+
+def test_finalize_dag_triggers_monthly_runs(dagbag: Any) -> None:
+    dag = dagbag.dags["era5_finalize"]
+    assert [t.task_id for t in dag.topological_sort()] == ["find", "reload"]
+    assert dag.get_task("reload").partial_kwargs["trigger_dag_id"] == "era5_monthly"
+    assert dag.max_active_runs == 1
+
+
+def _restriction(dag: Any) -> Any:
+    from airflow.timetables.base import TimeRestriction
+
+    return TimeRestriction(earliest=dag.start_date, latest=None, catchup=True)
+
+
+def test_dag_file_imports_no_heavy_core_at_parse_time() -> None:
+    # The scheduler parses DAG files often: the core's data libraries must load only inside tasks.
+    code = (
+        "import sys, runpy; runpy.run_path(sys.argv[1]);"
+        "print([m for m in ('xarray', 'great_expectations', 'netCDF4', 'cdsapi') if m in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(DAG_FILE)], capture_output=True, text=True,
+                         env=os.environ.copy(), check=True)
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+
+
+@pytest.mark.parametrize("dag_id", ["era5_monthly", "era5_finalize"])
+def test_every_dag_and_task_says_what_it_does(dagbag: Any, dag_id: str) -> None:
+    dag = dagbag.dags[dag_id]
+    assert dag.doc_md and dag.doc_md.strip()
+    undocumented = [t.task_id for t in dag.tasks if not (t.doc_md or "").strip()]
+    assert undocumented == []
+
+
+def test_the_trigger_form_titles_and_checks_each_param(dagbag: Any) -> None:
+    import jsonschema
+
+    params = dagbag.dags["era5_monthly"].params
+    for name in ("month", "area", "grid", "variables", "table", "revision"):
+        assert params.get_param(name).schema.get("title"), name
+
+    def valid(name: str, value: Any) -> bool:
+        try:
+            jsonschema.validate(value, params.get_param(name).schema)
+        except jsonschema.ValidationError:
+            return False
+        return True
+
+    assert valid("month", "2024-03") and valid("month", None)
+    assert not valid("month", "2024-13") and not valid("month", "March")
+    assert valid("area", "50/5/45/10") and valid("area", "-10.5/-20/-30.25/40")
+    assert not valid("area", "50/5/45") and not valid("area", "north")
+    assert valid("grid", "0.5") and not valid("grid", "half")
+    assert valid("variables", ["2m_temperature"]) and not valid("variables", ["sea_ice"])
+    assert valid("table", "weather") and not valid("table", "weather; drop table x")

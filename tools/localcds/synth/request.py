@@ -1,0 +1,181 @@
+"""Request parsing: a CDS request validated as the CDS would, reduced to the grid and times it selects."""
+
+from __future__ import annotations
+
+import calendar
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from era5etl.core.grid import lattice
+from era5etl.core.months import Month
+from localcds.synth.variables import FILE_ORDER, META, VarMeta
+
+
+class RequestError(ValueError):
+    """A request the CDS would refuse outright (the server answers 400 "invalid request")."""
+
+
+@dataclass(frozen=True)
+class SynthRequest:
+    """A validated ``reanalysis-era5-single-levels`` request, reduced to what shapes the data."""
+
+    variables: tuple[VarMeta, ...]
+    times: tuple[datetime, ...]  # every valid (date, time) combination, sorted, UTC
+    latitudes: tuple[float, ...]  # north first
+    longitudes: tuple[float, ...]
+    grid: tuple[Decimal, Decimal]  # (longitude step, latitude step), as the CDS ``grid`` keyword
+    zip_always: bool  # download_format "zip"
+
+    @property
+    def step_types(self) -> tuple[str, ...]:
+        return tuple(s for s in ("instant", "accum") if any(v.step_type == s for v in self.variables))
+
+    @property
+    def archived(self) -> bool:
+        """Whether the download is a ZIP: asked for, or two step types that need two files."""
+        return self.zip_always or len(self.step_types) > 1
+
+    @property
+    def extension(self) -> str:
+        return "zip" if self.archived else "nc"
+
+    @property
+    def content_type(self) -> str:
+        return "application/zip" if self.archived else "application/netcdf"
+
+    @property
+    def months(self) -> tuple[Month, ...]:
+        return tuple(sorted({Month(t.year, t.month) for t in self.times}))
+
+
+def _as_list(value: Any, key: str) -> list[Any]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        # The legacy API took "a/b/c"; the CDS still splits such strings for list keys.
+        return [p for p in value.split("/") if p.strip()]
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    if isinstance(value, (int, float)):
+        return [value]
+    raise RequestError(f"{key}: expected a list of values, got {type(value).__name__}")
+
+
+def _ints(values: Sequence[Any], key: str, low: int, high: int) -> list[int]:
+    out = []
+    for raw in values:
+        try:
+            number = int(str(raw).strip())
+        except ValueError:
+            raise RequestError(f"{key}: {raw!r} is not a number") from None
+        if not low <= number <= high:
+            raise RequestError(f"{key}: {raw!r} is outside {low}..{high}")
+        out.append(number)
+    return sorted(set(out))
+
+
+_TIME_RE = re.compile(r"^(\d{1,2})(?::(\d{2}))?$")
+
+
+def _hours(values: Sequence[Any]) -> list[int]:
+    out = []
+    for raw in values:
+        m = _TIME_RE.match(str(raw).strip())
+        if not m or int(m.group(1)) > 23 or (m.group(2) not in (None, "00")):
+            raise RequestError(f"time: {raw!r} is not an hour of ERA5 (00:00 .. 23:00)")
+        out.append(int(m.group(1)))
+    return sorted(set(out))
+
+
+def _decimal(raw: Any, key: str) -> Decimal:
+    try:
+        value = Decimal(str(raw).strip())
+    except InvalidOperation:
+        raise RequestError(f"{key}: {raw!r} is not a number") from None
+    if not value.is_finite():
+        raise RequestError(f"{key}: {raw!r} is not a finite number")
+    return value
+
+
+def parse_request(request: Mapping[str, Any]) -> SynthRequest:
+    """Validate a request as the CDS would and work out the grid and times it selects."""
+    product = _as_list(request.get("product_type", ["reanalysis"]), "product_type")
+    if [str(p) for p in product] != ["reanalysis"]:
+        raise RequestError(f"product_type: only ['reanalysis'] is served here, got {product!r}")
+
+    names = [str(n).strip() for n in _as_list(request.get("variable"), "variable")]
+    if not names:
+        raise RequestError("variable: at least one variable is required")
+    unknown = [n for n in names if n not in META]
+    if unknown:
+        raise RequestError(f"variable: unknown or unsupported {unknown!r}; known: {sorted(META)}")
+    wanted = set(names)
+    variables = tuple(sorted((META[n] for n in wanted), key=lambda m: FILE_ORDER.index(m.short_name)))
+
+    data_format = str(request.get("data_format", request.get("format", "grib"))).strip().lower()
+    if data_format not in ("netcdf", "netcdf4"):
+        raise RequestError(f"data_format: only 'netcdf' is served here, got {data_format!r}")
+    download_format = str(request.get("download_format", "unarchived")).strip().lower()
+    if download_format not in ("unarchived", "zip"):
+        raise RequestError(f"download_format: expected 'unarchived' or 'zip', got {download_format!r}")
+
+    years = _ints(_as_list(request.get("year"), "year"), "year", 1940, 2100)
+    months = _ints(_as_list(request.get("month"), "month"), "month", 1, 12)
+    days = _ints(_as_list(request.get("day"), "day"), "day", 1, 31)
+    hours = _hours(_as_list(request.get("time"), "time"))
+    for key, got in (("year", years), ("month", months), ("day", days), ("time", hours)):
+        if not got:
+            raise RequestError(f"{key}: at least one value is required")
+    times: list[datetime] = []
+    for y in years:
+        for mo in months:
+            month_days = calendar.monthrange(y, mo)[1]
+            # Like the CDS, day 31 of a 30-day month is not an error, it is just not there.
+            for d in (d for d in days if d <= month_days):
+                times.extend(datetime(y, mo, d, h, tzinfo=UTC) for h in hours)
+    if not times:
+        raise RequestError("year/month/day: no valid date in the request")
+
+    grid_raw = _as_list(request.get("grid", ["0.25", "0.25"]), "grid")
+    if len(grid_raw) == 1:
+        grid_raw = grid_raw * 2
+    if len(grid_raw) != 2:
+        raise RequestError(f"grid: expected [lon_step, lat_step], got {grid_raw!r}")
+    dlon, dlat = (_decimal(g, "grid") for g in grid_raw)
+    if dlon <= 0 or dlat <= 0:
+        raise RequestError(f"grid: steps must be positive, got {grid_raw!r}")
+
+    area_raw = _as_list(request.get("area"), "area")
+    if area_raw:
+        if len(area_raw) != 4:
+            raise RequestError(f"area: expected [north, west, south, east], got {area_raw!r}")
+        north, west, south, east = (_decimal(a, "area") for a in area_raw)
+    else:
+        # No area: the whole globe, longitudes 0..360 as MARS numbers its global grid.
+        north, west, south, east = Decimal(90), Decimal(0), Decimal(-90), Decimal(360) - dlon
+    if not (-90 <= south <= north <= 90):
+        raise RequestError(f"area: need -90 <= south <= north <= 90, got {area_raw!r}")
+    # The CDS answers in the longitude convention of the request: the sample asked for west -8.5 and
+    # got -8.5 .. -7.5, not 351.5 .. 352.5. A box across the antimeridian (west > east) comes back
+    # continuous, east of 180 (e.g. 170 .. 190), which is what MARS does with such an area.
+    if east < west:
+        east += 360
+    if east - west >= 360:
+        east = west + 360 - dlon
+    lats = lattice(south, north, dlat)[::-1]
+    lons = lattice(west, east, dlon)
+    if not lats or not lons:
+        raise RequestError(f"area: {area_raw!r} holds no point of the {grid_raw!r} grid")
+
+    return SynthRequest(
+        variables=variables,
+        times=tuple(sorted(times)),
+        latitudes=tuple(float(v) for v in lats),
+        longitudes=tuple(float(v) for v in lons),
+        grid=(dlon, dlat),
+        zip_always=download_format == "zip",
+    )
