@@ -1,7 +1,8 @@
 """# ERA5 monthly
 
 ERA5 hourly single levels from the Copernicus CDS into a TimescaleDB hypertable, **one calendar
-month per run**: wait for publication, fetch, stage, load, validate, compress, report.
+month per run**: wait for publication, fetch, stage, load, validate, rollup (the daily and
+monthly aggregates), compress, report.
 
 - **Backfill** a range of months from *Trigger -> Backfill* (or `airflow backfill create`); each
   month's run is independent and a rerun replaces exactly its rows.
@@ -52,6 +53,7 @@ with DAG(
     stage = task(task_id="stage", doc_md=steps.stage.__doc__)(steps.stage)()
     load = task(task_id="load", pool=DB_POOL, doc_md=steps.load.__doc__)(steps.load)()
     validate = task(task_id="validate", retries=0, pool=DB_POOL, doc_md=steps.validate.__doc__)(steps.validate)()
+    rollup = task(task_id="rollup", pool=DB_POOL, doc_md=steps.rollup.__doc__)(steps.rollup)()
     compress = task(task_id="compress", pool=DB_POOL, doc_md=steps.compress.__doc__)(steps.compress)()
     report = task(task_id="report", doc_md=steps.report.__doc__)(steps.report)()
-    wait >> fetch >> stage >> load >> validate >> compress >> report
+    wait >> fetch >> stage >> load >> validate >> rollup >> compress >> report

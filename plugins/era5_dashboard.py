@@ -1,28 +1,32 @@
 """Airflow plugin: the ERA5 months dashboard, served by the API server behind Airflow's own login.
 
 A FastAPI app mounted at ``/era5`` (``fastapi_apps``) serves the page, its JSON and each month's
-Data Docs; an external view puts the page in the UI's Browse menu (shown in an iframe at
+Data Docs, the Data view (``/era5/data``) and the table read back (``/era5/series``, ``/era5/map``);
+an external view puts the page in the UI's Browse menu (shown in an iframe at
 ``/plugin/era5-months``). Every route requires an Airflow user allowed to read the runs of the
 ``era5_monthly`` DAG: the JWT comes from the ``Authorization: Bearer`` header or from the
 ``_token`` cookie the UI's login sets, exactly as for Airflow's own API.
 
-Data and HTML come from ``era5etl.report`` (its SQL from ``era5etl.track``); this file only authenticates,
-routes and serves.
+Data and HTML come from ``era5etl.report`` (its SQL from ``era5etl.track``), the reads, their
+parameters and limits from ``era5etl.serve``; this file only authenticates, routes and serves.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from typing import Annotated, Any
 
 from airflow.plugins_manager import AirflowPlugin
 from fastapi import Depends, FastAPI, HTTPException, Query, Request, status
-from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from era5etl import report
+from era5etl import report, serve
+from era5etl.core.errors import InputError
 from era5etl.db import DatabaseError
+from era5etl.serve.reads import read_map, read_series
 
 DAG_ID = "era5_monthly"
 URL_PREFIX = "/era5"
@@ -122,6 +126,47 @@ def data_docs(table: str, month: str, slug: str, path: str) -> FileResponse:
     if found is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no validation file {path!r} for {table} {month} {slug}")
     return FileResponse(found)
+
+
+@app.get("/data", response_class=HTMLResponse)
+def data_page(request: Request, table: Table = None, area: Area = None) -> HTMLResponse:
+    """The Data view: one place's series and the area at one hour, drawn from ``/series`` and ``/map``."""
+    try:
+        view = report.load_data_view(database_url(), table or None, area or None)
+    except DatabaseError as exc:
+        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, str(exc)) from None
+    return HTMLResponse(report.render_data_page(view, base=_base(request)), headers=NO_STORE)
+
+
+Text = Annotated[str | None, Query()]  # checked by era5etl.serve, so every refusal reads the same
+
+
+def _read(read: Callable[[], Any]) -> Response:
+    try:
+        reply = read()
+    except (InputError, DatabaseError, serve.TooSlowError) as exc:
+        raise HTTPException(serve.http_status(exc), str(exc)) from None
+    headers = dict(NO_STORE)
+    if reply.filename:
+        headers["Content-Disposition"] = f'inline; filename="{reply.filename}"'
+    return Response(reply.body, media_type=reply.media_type, headers=headers)
+
+
+@app.get("/series")
+def series(lat: Text = None, lon: Text = None, start: Annotated[str | None, Query(alias="from")] = None,
+           end: Annotated[str | None, Query(alias="to")] = None, variables: Text = None, step: Text = None,
+           table: Text = None, format: Text = None) -> Response:
+    """One place's series: the grid point nearest (lat, lon), hourly, daily or monthly, as JSON or CSV."""
+    return _read(lambda: read_series(database_url(), serve.series_request(
+        lat=lat, lon=lon, start=start, end=end, variables=variables, step=step, table=table, fmt=format)))
+
+
+@app.get("/map")
+def hour_map(at: Annotated[str | None, Query(alias="time")] = None, variable: Text = None, area: Text = None,
+             table: Text = None, format: Text = None) -> Response:
+    """One hour's field of one variable over an area, as JSON or CSV."""
+    return _read(lambda: read_map(database_url(), serve.map_request(
+        time=at, variable=variable, area=area, table=table, fmt=format)))
 
 
 class Era5DashboardPlugin(AirflowPlugin):

@@ -65,3 +65,20 @@ def cds() -> Iterator[object]:
 
     with LocalCDS() as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def apache_url() -> Iterator[str]:
+    """A second local server from the same image, started with timescaledb.license = 'apache' (the
+    row store, no columnstore, no continuous aggregates), for the Apache-licence paths."""
+    import shutil
+
+    from era5etl.db.local import LocalTimescale
+
+    home = Path(tempfile.mkdtemp(prefix="era5-apache-"))
+    server = LocalTimescale(home=home, licence="apache")
+    try:
+        yield server.up()
+    finally:
+        server.down()
+        shutil.rmtree(home, ignore_errors=True)

@@ -99,6 +99,11 @@ class Settings(BaseSettings):
         "auto", description="`auto`: finish validated months in the columnstore (compress what is left, merge "
                             "the month's chunks) when the licence allows, else say so and go on; `off`")
 
+    rollups: bool = Field(
+        True, description="refresh each validated month's daily and monthly rollups (`<table>_daily`, "
+                          "`<table>_monthly`) and check them; `false` skips the step (a global month's "
+                          "refresh costs several times its load: README, Reading the data)")
+
     # --- the schedule -----------------------------------------------------------------------------
     start_month: Annotated[Month, NoDecode, _parsed(Month)] = Field(
         Month(2024, 1), description="the first month the DAG's schedule catches up from (YYYY-MM)")

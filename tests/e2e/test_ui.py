@@ -12,10 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
-import secrets
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import time
@@ -30,24 +27,18 @@ from urllib.parse import quote
 
 import pytest
 
-from era5etl.cli.database import airflow_environment
 from era5etl.core.paths import PROJECT_ROOT
 from era5etl.db import connect
 from era5etl.report import STATE_COLOURS
+from tests.e2e.apiserver import CHROMIUM, CHROMIUM_ARGS, PATH, STARTUP_TIMEOUT_S, api_server, clean, status
 
 pytestmark = pytest.mark.e2e
 
-VENV_BIN = Path(sys.executable).parent
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
 SCREENSHOT = PROJECT_ROOT / ".local" / "ui-test.png"
-SIMPLE_AUTH = "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager"
 AREA = "46/7/45/8"
 LOADED = "2024-01"
 # Months the test writes straight into the ledger, each in a state of its own.
 SYNTHETIC = {"2023-11": "pending", "2024-02": "failed", "2024-03": "loading"}
-STARTUP_TIMEOUT_S = 90
 
 
 @dataclass(frozen=True)
@@ -60,33 +51,6 @@ class Stack:
 
     def dashboard(self, path: str = "") -> str:
         return f"{self.url}/era5/{path}?table={quote(self.table)}&area={quote(AREA, safe='')}"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _status(url: str, headers: dict[str, str] | None = None) -> int:
-    try:
-        with urllib.request.urlopen(urllib.request.Request(url, headers=headers or {}), timeout=10) as response:
-            return int(response.status)
-    except urllib.error.HTTPError as exc:
-        return exc.code
-
-
-def _wait_healthy(proc: subprocess.Popen[bytes], url: str, log: Path, deadline: float) -> None:
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"the API server exited ({proc.returncode}):\n{log.read_text()[-4000:]}")
-        try:
-            if _status(f"{url}/api/v2/monitor/health") == 200:
-                return
-        except OSError:
-            pass
-        time.sleep(0.5)
-    pytest.fail(f"the API server did not answer within {STARTUP_TIMEOUT_S} s:\n{log.read_text()[-4000:]}")
 
 
 def _write_synthetic_months(db_url: str, table: str) -> None:
@@ -105,74 +69,34 @@ def _write_synthetic_months(db_url: str, table: str) -> None:
             " '{\"chunks\": []}')", (table, AREA))
 
 
-def _clean(db_url: str, table: str, cds_url: str | None) -> None:
-    with connect(db_url, autocommit=True) as conn:
-        hashes = [r[0] for r in conn.execute(
-            "SELECT request_hash FROM era5_months WHERE table_name = %s AND request_hash IS NOT NULL", (table,))]
-        conn.execute(f'DROP TABLE IF EXISTS "{table}" CASCADE')
-        for name in ("era5_months", "era5_metrics", "era5_validation_days"):
-            if conn.execute("SELECT to_regclass(%s)", (name,)).fetchone() != (None,):
-                conn.execute(f"DELETE FROM {name} WHERE table_name = %s", (table,))
-        # The CDS jobs the real load submitted, to this test's own local CDS server only.
-        if cds_url and hashes and conn.execute("SELECT to_regclass('era5_cds_jobs')").fetchone() != (None,):
-            conn.execute("DELETE FROM era5_cds_jobs WHERE api_url = %s AND month_hash = ANY(%s)", (cds_url, hashes))
-
-
 @pytest.fixture(scope="module")
 def stack(db_url: str, cds: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     work = tmp_path_factory.mktemp("ui")
-    home = work / "airflow-home"
-    home.mkdir()
     table = f"ui_{uuid.uuid4().hex[:10]}"
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    path = f"{VENV_BIN}:{os.environ.get('PATH', '')}"
-    server_env = {
-        **os.environ, **airflow_environment(), "PATH": path,
-        # A home of its own: the generated password file and any config land here, not in .local/airflow.
-        "AIRFLOW_HOME": str(home),
-        "AIRFLOW__CORE__AUTH_MANAGER": SIMPLE_AUTH,
-        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": "admin:admin",
-        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "False",
-        "AIRFLOW__API_AUTH__JWT_SECRET": secrets.token_urlsafe(32),
-        "AIRFLOW__API__SECRET_KEY": secrets.token_urlsafe(32),
-        "AIRFLOW__API__BASE_URL": url,
-        "ERA5_DATABASE_URL": db_url,
-    }
-    log = work / "api-server.log"
-    with open(log, "wb") as out:
-        server = subprocess.Popen(
-            [str(VENV_BIN / "airflow"), "api-server", "--host", "127.0.0.1", "--port", str(port), "--workers", "1"],
-            env=server_env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     cds_url: str | None = None
     try:
-        deadline = time.monotonic() + STARTUP_TIMEOUT_S
-        # The real month loads while the server starts: the two together fit the test's time budget.
-        cds_url = str(cds.url)
-        run = subprocess.run(
-            [sys.executable, "-m", "era5etl", "run-month", LOADED, "--table", table, "--area", AREA],
-            env={**os.environ, "PATH": path, "ERA5_DATABASE_URL": db_url, "CDSAPI_URL": cds_url,
-                 "CDSAPI_KEY": cds.key, "ERA5_STAGING_DIR": str(work / "staging"),
-                 "ERA5_VALIDATION_DIR": str(work / "validation")},
-            capture_output=True, text=True, timeout=STARTUP_TIMEOUT_S)
-        assert run.returncode == 0, (run.stdout + run.stderr)[-4000:]
-        _write_synthetic_months(db_url, table)
-        with connect(db_url) as conn:
-            row = conn.execute(
-                "SELECT jsonb_array_length(detail -> 'chunks') FROM era5_metrics WHERE table_name = %s"
-                " AND task = 'load' AND month = %s", (table, f"{LOADED}-01")).fetchone()
-        assert row is not None and row[0] > 0
-        _wait_healthy(server, url, log, deadline)
-        passwords = json.loads((home / "simple_auth_manager_passwords.json.generated").read_text())
-        yield Stack(url=url, password=passwords["admin"], table=table, chunks=int(row[0]), log=log)
+        with api_server(work, db_url) as server:
+            deadline = time.monotonic() + STARTUP_TIMEOUT_S
+            # The real month loads while the server starts: the two together fit the test's time budget.
+            cds_url = str(cds.url)
+            run = subprocess.run(
+                [sys.executable, "-m", "era5etl", "run-month", LOADED, "--table", table, "--area", AREA],
+                env={**os.environ, "PATH": PATH, "ERA5_DATABASE_URL": db_url, "CDSAPI_URL": cds_url,
+                     "CDSAPI_KEY": cds.key, "ERA5_STAGING_DIR": str(work / "staging"),
+                     "ERA5_VALIDATION_DIR": str(work / "validation")},
+                capture_output=True, text=True, timeout=STARTUP_TIMEOUT_S)
+            assert run.returncode == 0, (run.stdout + run.stderr)[-4000:]
+            _write_synthetic_months(db_url, table)
+            with connect(db_url) as conn:
+                row = conn.execute(
+                    "SELECT jsonb_array_length(detail -> 'chunks') FROM era5_metrics WHERE table_name = %s"
+                    " AND task = 'load' AND month = %s", (table, f"{LOADED}-01")).fetchone()
+            assert row is not None and row[0] > 0
+            server.wait_healthy(deadline)
+            yield Stack(url=server.url, password=server.admin_password(), table=table, chunks=int(row[0]),
+                        log=server.log)
     finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait(timeout=10)
-        _clean(db_url, table, cds_url)
+        clean(db_url, table, cds_url)
         shutil.rmtree(work, ignore_errors=True)
 
 
@@ -184,10 +108,10 @@ def _rgb(hex_colour: str) -> str:
 def test_unauthenticated_requests_are_refused(stack: Stack) -> None:
     docs = f"{stack.url}/era5/docs/{stack.table}/{LOADED}/{AREA.replace('/', '_')}/docs/index.html"
     for url in (stack.dashboard(), stack.dashboard("api/dashboard"), docs):
-        assert _status(url) == 401, url
+        assert status(url) == 401, url
         # A token Airflow did not sign is no better than none.
-        assert _status(url, {"Authorization": "Bearer not.a.token"}) in (401, 403), url
-        assert _status(url, {"Cookie": "_token=forged"}) in (401, 403), url
+        assert status(url, {"Authorization": "Bearer not.a.token"}) in (401, 403), url
+        assert status(url, {"Cookie": "_token=forged"}) in (401, 403), url
 
 
 def test_json_with_an_api_token(stack: Stack) -> None:
@@ -203,7 +127,7 @@ def test_json_with_an_api_token(stack: Stack) -> None:
     assert {k: v["state"] for k, v in months.items()} == {LOADED: "validated", **SYNTHETIC}
     assert months[LOADED]["rows"] == months[LOADED]["expected_rows"] == 18600
     # run-month compresses after validating; on this Apache-licensed server it records "unavailable".
-    assert set(months[LOADED]["tasks"]) == {"fetch", "stage", "load", "validate", "compress"}
+    assert set(months[LOADED]["tasks"]) == {"fetch", "stage", "load", "validate", "rollup", "compress"}
     assert months[LOADED]["tasks"]["load"]["rows_per_s"] > 0
     assert data["selected_month"] == "2024-02"  # the latest month with a recorded load
     assert {r["month"] for r in data["load_runs"]} == {LOADED, "2024-02"}

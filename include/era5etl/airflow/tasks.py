@@ -110,6 +110,17 @@ def validate(**context: Any) -> dict[str, Any]:
             "expected_rows": v.expected_rows}
 
 
+def rollup(**context: Any) -> dict[str, Any]:
+    """**rollup**: refresh the validated month's daily and monthly rollups (`<table>_daily`,
+    `<table>_monthly`: what daily and monthly series read) and check them against its hourly rows;
+    a mismatch fails the month naming what differs. A reload runs it again, so the rollups follow."""
+    from era5etl.pipeline.steps import rollup_step
+
+    stats.install()
+    j = job(context)
+    return {"month": str(j.month), **rollup_step(database_url(), j)}
+
+
 def compress(**context: Any) -> dict[str, Any]:
     """**compress**: finish the validated month in the columnstore (what is left compressed, its daily
     chunks merged); with the Apache licence or ERA5_COMPRESSION=off it says so and succeeds."""

@@ -27,6 +27,7 @@ def cmd_load_file(args: argparse.Namespace) -> int:
 
     from era5etl.load import columnstore, load
     from era5etl.load.columnstore import finish_months, span_bytes
+    from era5etl.read import rollups
     from era5etl.stage import open_download
 
     paths = [Path(p) for p in args.paths]
@@ -51,6 +52,11 @@ def cmd_load_file(args: argparse.Namespace) -> int:
         # Each month the files touch ends as the pipeline's months do: compressed, one chunk.
         packed = finish_months(url, table, [(m.start, m.end) for m in months], columnstore.mode_from_env(),
                                measure=False)
+        # The daily and monthly rollups of the months touched, as the pipeline's rollup step does (a
+        # file has no area or grid of its own to check them against; run-month checks them).
+        rolled = None
+        if months and settings.load().rollups:
+            rolled = rollups.refresh(url, table, months[0].start, months[-1].end)
         # Months can share a chunk (a year's): the file's bytes are its chunks', each counted once.
         stored = span_bytes(url, table, months[0].start, months[-1].end) if months else 0
         download_bytes = sum(path.stat().st_size for path in paths)
@@ -68,6 +74,7 @@ def cmd_load_file(args: argparse.Namespace) -> int:
             "columnstore": packed[0].state if packed else "off",
             "bytes": stored,
             "download_bytes": download_bytes,
+            "rollups": rolled.as_dict() if rolled else None,
         }
     if not args.json:
         print(f"loaded {result.rows:,} rows into {table} in {result.seconds:.2f} s "
@@ -77,5 +84,8 @@ def cmd_load_file(args: argparse.Namespace) -> int:
                   f"{stored / download_bytes:.2f}x the files")
         elif packed:
             print(f"columnstore: {packed[0].state} ({packed[0].reason})")
+        if rolled:
+            print(f"rollups: {rolled.rows.get('day', 0):,} daily and {rolled.rows.get('month', 0):,} monthly rows "
+                  f"refreshed in {sum(rolled.seconds.values()):.2f} s")
     emit(summary, args.json)
     return 0

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg
 from psycopg import sql
 
+from era5etl.core.errors import InputError
 from era5etl.core.paths import PROJECT_ROOT
 from era5etl.db.errors import DatabaseError
 from era5etl.db.local import LocalTimescale
@@ -92,8 +93,57 @@ def columnstore_enabled(conn: psycopg.Connection[Any], table: str) -> bool:
     return bool(row and row[0])
 
 
+# A weather table's rollups by the step they aggregate to, and the width of that step's buckets.
+ROLLUP_STEPS: dict[str, tuple[str, str]] = {"day": ("_daily", "1 day"), "month": ("_monthly", "1 month")}
+MAX_IDENTIFIER = 63  # PostgreSQL's NAMEDATALEN - 1: a longer name is cut, silently
+
+
+def rollup_tables(table: str) -> dict[str, str]:
+    """The rollups of ``table`` by step: ``{"day": "<table>_daily", "month": "<table>_monthly"}``, in
+    the table's schema. InputError when a name would be longer than PostgreSQL keeps."""
+    schema, name = split_table(table)
+    out = {}
+    for step, (suffix, _) in ROLLUP_STEPS.items():
+        if len((name + suffix).encode()) > MAX_IDENTIFIER:
+            raise InputError(f"table name {name!r} is too long for its rollup {name + suffix!r}: PostgreSQL keeps "
+                             f"{MAX_IDENTIFIER} bytes of a name; use a name of at most "
+                             f"{MAX_IDENTIFIER - max(len(s) for s, _ in ROLLUP_STEPS.values())} characters")
+        out[step] = f"{schema}.{name}{suffix}" if schema else name + suffix
+    return out
+
+
+def rollup_query(table: str, step: str, *, windowed: bool = False) -> sql.Composed:
+    """The rollup of ``table`` to ``step`` ("day" or "month"), sql/rollup_select.sql; ``windowed``: only
+    the hourly rows in [%(start)s, %(end)s), to refill a window of a plain rollup table."""
+    window = sql.SQL(" AND time >= %(start)s AND time < %(end)s") if windowed else sql.SQL("")
+    return sql.Composed([_render(SQL_DIR / "rollup_select.sql", table=table_ident(table),
+                                 width=sql.Literal(ROLLUP_STEPS[step][1]), window=window)])
+
+
+def _ensure_rollups(conn: psycopg.Connection[Any], table: str) -> None:
+    """The table's daily and monthly rollups, made when missing: continuous aggregates with the
+    Community licence (sql/030_rollups.sql), plain tables with the Apache one (sql/031_rollup_tables.sql).
+    Rollups that exist are kept as they are, whichever kind."""
+    try:
+        names = rollup_tables(table)
+    except InputError as exc:
+        log.warning("%s has no rollups: %s", table, exc)
+        return
+    found = {step: conn.execute("SELECT to_regclass(%s) IS NOT NULL", (table_ident(n).as_string(conn),)).fetchone()
+             for step, n in names.items()}
+    if all(f == (True,) for f in found.values()):
+        return
+    if any(f == (True,) for f in found.values()):
+        log.warning("%s has only some of its rollups (%s); drop them to have both made again", table,
+                    ", ".join(n for step, n in names.items() if found[step] == (True,)))
+        return
+    path = SQL_DIR / ("030_rollups.sql" if columnstore_available(conn) else "031_rollup_tables.sql")
+    conn.execute(_render(path, daily=table_ident(names["day"]), monthly=table_ident(names["month"]),
+                         daily_select=rollup_query(table, "day"), monthly_select=rollup_query(table, "month")))
+
+
 def ensure_schema(url: str, table: str = "weather", chunk_interval: str = "1 day") -> None:
-    """Create the extension, the pipeline's own tables, and the hypertable ``table`` if missing."""
+    """Create the extension, the pipeline's own tables, the hypertable ``table`` and its rollups if missing."""
     ident = table_ident(table)
     with connect(url, autocommit=True) as conn:
         # Two first runs at once would both try CREATE; a session lock keeps them in line.
@@ -115,6 +165,9 @@ def ensure_schema(url: str, table: str = "weather", chunk_interval: str = "1 day
             # layout it has (a table someone set to the row store stays there).
             if new and columnstore_available(conn):
                 conn.execute(_render(SQL_DIR / "020_columnstore.sql", table=ident))
+            # New and existing tables alike: a table made before the rollups existed gets them now
+            # (empty; each month's rollup step fills its own window).
+            _ensure_rollups(conn, table)
         finally:
             conn.execute("SELECT pg_advisory_unlock(hashtext('era5etl.schema'))")
 
@@ -134,6 +187,6 @@ def airflow_database_url() -> str:
     return with_database(database_url(), "airflow")
 
 
-__all__ = ["SQL_DIR", "DatabaseError", "LocalTimescale", "airflow_database_url",
+__all__ = ["ROLLUP_STEPS", "SQL_DIR", "DatabaseError", "LocalTimescale", "airflow_database_url",
            "columnstore_available", "columnstore_enabled", "connect", "database_url", "ensure_schema", "licence",
-           "redact", "split_table", "table_ident", "with_database"]
+           "redact", "rollup_query", "rollup_tables", "split_table", "table_ident", "with_database"]

@@ -14,7 +14,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
-import psycopg
 from psycopg import sql
 
 from era5etl import settings
@@ -24,7 +23,7 @@ from era5etl.load.results import LoadError
 
 def chunk_interval_of(url: str, table: str) -> timedelta:
     """The hypertable's own chunk interval: windows must match chunks, whatever the caller assumed."""
-    schema, name = _split(table)
+    schema, name = split_table(table)
     with connect(url) as conn:
         row = conn.execute(
             "SELECT time_interval FROM timescaledb_information.dimensions WHERE hypertable_schema = "
@@ -90,7 +89,7 @@ def chunk_plan(url: str, table: str, times: np.ndarray, points: int = 1
 
 def _chunk_ranges(url: str, table: str, first: int, last: int) -> list[tuple[int, int]]:
     """(start, end) in epoch seconds of the table's chunks overlapping [first, last]."""
-    schema, name = _split(table)
+    schema, name = split_table(table)
     with connect(url) as conn:
         rows = conn.execute(
             "SELECT extract(epoch FROM range_start)::bigint, extract(epoch FROM range_end)::bigint"
@@ -181,20 +180,25 @@ def _create_chunks(url: str, table: str, ranges: Sequence[tuple[datetime, dateti
                          (regclass, json.dumps({"time": us})))
 
 
-def _chunk_of(cur: psycopg.Cursor[tuple[Any, ...]], table: str, moment: datetime
-              ) -> tuple[str, str, datetime, bool]:
-    """(schema, name, range start, is_compressed) of the chunk holding ``moment``."""
-    schema, name = _split(table)
-    row = cur.execute(
-        "SELECT chunk_schema, chunk_name, range_start, is_compressed FROM timescaledb_information.chunks"
+def chunks_between(conn: Any, table: str, start: datetime, end: datetime
+                 ) -> list[tuple[str, str, datetime, datetime, bool]]:
+    """(schema, name, range_start, range_end, is_compressed) of the chunks holding any time in [start, end)."""
+    schema, name = split_table(table)
+    rows = conn.execute(
+        "SELECT chunk_schema, chunk_name, range_start, range_end, is_compressed FROM timescaledb_information.chunks"
         " WHERE hypertable_schema = COALESCE(%s, current_schema()) AND hypertable_name = %s"
-        " AND range_start <= %s AND range_end > %s",
-        (schema, name, moment, moment),
-    ).fetchone()
-    if row is None:
+        " AND range_start < %s AND range_end > %s ORDER BY range_start",
+        (schema, name, end, start),
+    ).fetchall()
+    return [(str(s), str(n), r0, r1, bool(c)) for s, n, r0, r1, c in rows]
+
+
+def _chunk_of(cur: Any, table: str, moment: datetime) -> tuple[str, str, datetime, bool]:
+    """(schema, name, range start, is_compressed) of the chunk holding ``moment``."""
+    found = chunks_between(cur, table, moment, moment + timedelta(microseconds=1))
+    if not found:
         raise LoadError(f"no chunk of {table} holds {moment.isoformat()}")
-    return str(row[0]), str(row[1]), row[2], bool(row[3])
+    schema, name, start, _, compressed = found[0]
+    return schema, name, start, compressed
 
 
-def _split(table: str) -> tuple[str | None, str]:
-    return split_table(table)

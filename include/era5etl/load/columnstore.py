@@ -30,7 +30,8 @@ import psycopg
 from psycopg import sql
 
 from era5etl import settings
-from era5etl.db import columnstore_available, columnstore_enabled, connect, licence, split_table, table_ident
+from era5etl.db import columnstore_available, columnstore_enabled, connect, licence, table_ident
+from era5etl.load.chunks import chunks_between
 from era5etl.load.locks import lock_chunk, lock_month
 from era5etl.settings import CompressionMode as Mode
 
@@ -85,19 +86,6 @@ def unavailable_reason(conn: psycopg.Connection[Any], table: str) -> str | None:
     return None
 
 
-def month_chunks(conn: psycopg.Connection[Any], table: str, start: datetime, end: datetime
-                 ) -> list[tuple[str, str, datetime, datetime, bool]]:
-    """(schema, name, range_start, range_end, is_compressed) of the chunks holding any time in [start, end)."""
-    schema, name = split_table(table)
-    rows = conn.execute(
-        "SELECT chunk_schema, chunk_name, range_start, range_end, is_compressed FROM timescaledb_information.chunks"
-        " WHERE hypertable_schema = COALESCE(%s, current_schema()) AND hypertable_name = %s"
-        " AND range_start < %s AND range_end > %s ORDER BY range_start",
-        (schema, name, end, start),
-    ).fetchall()
-    return [(str(s), str(n), r0, r1, bool(c)) for s, n, r0, r1, c in rows]
-
-
 def compress_month(url: str, table: str, start: datetime, end: datetime, mode: Mode = "auto") -> Compression:
     """Finish [start, end) in the columnstore, or say why not; never fails a month for lack of licence."""
     return finish_months(url, table, [(start, end)], mode)[0]
@@ -118,7 +106,7 @@ def finish_months(url: str, table: str, months: Sequence[tuple[datetime, datetim
         if reason is not None:
             log.warning("columnstore unavailable, the month stays in the row store: %s", reason)
             return [Compression("unavailable", reason=reason) for _ in months]
-        every = month_chunks(conn, table, min(m[0] for m in months), max(m[1] for m in months))
+        every = chunks_between(conn, table, min(m[0] for m in months), max(m[1] for m in months))
         results = []
         for start, end in months:
             chunks = [c for c in every if c[2] < end and c[3] > start]
@@ -145,12 +133,12 @@ def _finish(conn: psycopg.Connection[Any], table: str, start: datetime, end: dat
     if len([c for c in chunks if c[2] >= start and c[3] <= end]) > 1:
         with conn.transaction(), conn.cursor() as cur:
             lock_month(cur, table, start, shared=False)
-            inside = [c for c in month_chunks(conn, table, start, end) if c[2] >= start and c[3] <= end]
+            inside = [c for c in chunks_between(conn, table, start, end) if c[2] >= start and c[3] <= end]
             if len(inside) > 1:
                 cur.execute("CALL merge_chunks(%s::regclass[])",
                             ([sql.Identifier(s, n).as_string(conn) for s, n, *_ in inside],))
                 result.merged = len(inside)
-        final = month_chunks(conn, table, start, end)
+        final = chunks_between(conn, table, start, end)
     result.chunks = [f"{schema}.{name}" for schema, name, *_ in final]
     if not measure:
         return result
@@ -178,4 +166,4 @@ def chunk_bytes(conn: psycopg.Connection[Any], chunks: Sequence[tuple[str, str]]
 def span_bytes(url: str, table: str, start: datetime, end: datetime) -> int:
     """Bytes of the table's chunks holding any time in [start, end), each chunk once."""
     with connect(url) as conn:
-        return chunk_bytes(conn, [(s, n) for s, n, *_ in month_chunks(conn, table, start, end)])
+        return chunk_bytes(conn, [(s, n) for s, n, *_ in chunks_between(conn, table, start, end)])

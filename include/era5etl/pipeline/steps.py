@@ -1,4 +1,5 @@
-"""One month, step by step: fetch, stage, load, validate. Each step is one function (and one Airflow task).
+"""One month, step by step: fetch, stage, load, validate, rollup, compress. Each step is one function
+(and one Airflow task).
 
 Every step records its figures in the metrics table and moves the month's ledger row, and a step
 that fails marks the month failed with its error before raising, so the ledger never claims more
@@ -31,6 +32,14 @@ log = logging.getLogger(__name__)
 
 class PipelineError(RuntimeError):
     """A step cannot go on; the message says what is wrong and what to do."""
+
+
+class RollupMismatch(PipelineError):
+    """The month's rollups, just refreshed, do not match its hourly rows."""
+
+    def __init__(self, table: str, month: str, mismatches: list[str]) -> None:
+        self.mismatches = mismatches
+        super().__init__(f"the rollups of {table} for {month} do not match its hourly rows: " + "; ".join(mismatches))
 
 
 class ValidationFailed(PipelineError):
@@ -175,6 +184,39 @@ def validate_step(url: str, job: MonthJob) -> Validation:
     return validation
 
 
+def rollup_step(url: str, job: MonthJob) -> dict[str, Any]:
+    """Refresh the month's daily and monthly rollups (``<table>_daily``, ``<table>_monthly``) and check
+    them against its hourly rows: one daily row per grid point and day, hours adding up to the hourly
+    rows, and the month's first day recomputed from the hourly rows equal to the rollup.
+
+    Runs after validate (the rollups only ever hold proven months) and before compress; the loader
+    writes straight into the columnstore, so it reads compressed chunks either way. A reload (ERA5T
+    to final included) runs it again, so the rollups follow the rows. A mismatch marks the month
+    failed with what differs: the month's reads would not be the table's.
+    """
+    from era5etl import settings
+    from era5etl.read import rollup_check, rollups
+
+    if not settings.load().rollups:
+        log.info("%s rollups of %s: off (ERA5_ROLLUPS=false)", job.month, job.table)
+        return {"rows": 0, "daily_rows": 0, "monthly_rows": 0, "kinds": {}, "refresh_seconds": {}, "off": True}
+    with _step(url, job, "rollup", "validated") as fig:
+        try:
+            refreshed = rollups.refresh(url, job.table, job.month.start, job.month.end)
+        except rollups.RollupError as exc:
+            raise PipelineError(str(exc)) from None
+        checked = rollup_check.check(url, job.table, job.month, job.area, job.grid)
+        fig.rows, fig.bytes = checked.hourly_rows, refreshed.bytes
+        fig.detail = {"refresh": refreshed.as_dict(), "check": checked.as_dict()}
+        if not checked.ok:
+            raise RollupMismatch(job.table, str(job.month), checked.mismatches)
+    log.info("%s rollups of %s: %s daily and %s monthly rows, refreshed in %s s, checked against %s hourly rows",
+             job.month, job.table, f"{checked.daily_rows:,}", f"{checked.monthly_rows:,}",
+             sum(refreshed.seconds.values()), f"{checked.hourly_rows:,}")
+    return {"rows": checked.hourly_rows, "daily_rows": checked.daily_rows, "monthly_rows": checked.monthly_rows,
+            "kinds": refreshed.kinds, "refresh_seconds": refreshed.seconds}
+
+
 def compress_step(url: str, job: MonthJob, mode: CompressionMode | None = None) -> columnstore.Compression:
     """Compress the validated month's chunks when the licence allows; otherwise say why and carry on.
 
@@ -225,6 +267,8 @@ def run_month(url: str, job: MonthJob, credentials: Credentials, *,
     steps[-1].update(rows=loaded.rows, bytes=loaded.bytes, rows_per_s=round(loaded.rows_per_s))
     validation: Validation = timed("validate", lambda: validate_step(url, job))
     steps[-1].update(rows=validation.observed_rows, success=validation.success)
+    rolled: dict[str, Any] = timed("rollup", lambda: rollup_step(url, job))
+    steps[-1].update(rows=rolled["rows"], daily_rows=rolled["daily_rows"], monthly_rows=rolled["monthly_rows"])
     packed: columnstore.Compression = timed("compress", lambda: compress_step(url, job))
     steps[-1].update(compression=packed.state, ratio=packed.as_dict()["ratio"])
     return {
@@ -242,5 +286,5 @@ def run_month(url: str, job: MonthJob, credentials: Credentials, *,
     }
 
 
-__all__ = ["MonthJob", "PipelineError", "StageError", "ValidationFailed", "compress_step", "fetch_step",
-           "load_step", "run_month", "stage_step", "validate_step"]
+__all__ = ["MonthJob", "PipelineError", "RollupMismatch", "StageError", "ValidationFailed", "compress_step",
+           "fetch_step", "load_step", "rollup_step", "run_month", "stage_step", "validate_step"]

@@ -1,5 +1,6 @@
 """The reads people make of the table, timed: one place's history (over a year, over every loaded
-year) and one hour's slice.
+year) and one hour's slice; and the same reads as the CLI and the HTTP API make them
+(:func:`measure_api`): a place's series, hourly and daily, and an hour's map drawn to a PNG.
 
 ``python -m era5etl reads`` picks grid points and hours at random (seeded) among what the table
 holds and reports latency per query (median, min, max, warm: after one unmeasured run) with the
@@ -15,12 +16,14 @@ import random
 import statistics
 import time
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from psycopg import sql
 
 from era5etl.db import connect, table_ident
+from era5etl.read.columns import Step
+from era5etl.read.errors import ReadError
 from era5etl.read.hour import HOUR_COLUMNS, hour_statement
 
 
@@ -57,21 +60,28 @@ def _timed(conn: Any, select: sql.Composed, params: tuple[Any, ...], as_copy: bo
     return (time.perf_counter() - t0) * 1000, size
 
 
+def _picks(conn: Any, table: str) -> tuple[datetime, datetime, list[int], list[datetime]]:
+    """The table's span, and the grid points and hours to pick reads from: the last day's (cheap to
+    find), read then across the whole table."""
+    ident = table_ident(table)
+    span = conn.execute(sql.SQL("SELECT min(time), max(time) FROM {}").format(ident)).fetchone()
+    if span is None or span[0] is None:
+        raise ValueError(f"{table} is empty: load something first")
+    first, last = span
+    ids = [r[0] for r in conn.execute(
+        sql.SQL("SELECT DISTINCT location_id FROM {} WHERE time = %s AND location_id IS NOT NULL").format(ident),
+        (last,))]
+    hours = [r[0] for r in conn.execute(
+        sql.SQL("SELECT DISTINCT time FROM {} WHERE time > %s - interval '1 day'").format(ident), (last,))]
+    return first, last, ids, hours
+
+
 def measure(url: str, table: str, runs: int = 20, seed: int = 1) -> list[ReadFigures]:
     """The reads people make, each ``runs`` times (after one warm-up) on random picks."""
     ident = table_ident(table)
     rng = random.Random(seed)
     with connect(url) as conn:
-        span = conn.execute(sql.SQL("SELECT min(time), max(time) FROM {}").format(ident)).fetchone()
-        if span is None or span[0] is None:
-            raise ValueError(f"{table} is empty: load something first")
-        first, last = span
-        # Sample ids and hours from the last day's rows (cheap), then read across the whole table.
-        ids = [r[0] for r in conn.execute(
-            sql.SQL("SELECT DISTINCT location_id FROM {} WHERE time = %s AND location_id IS NOT NULL").format(ident),
-            (last,))]
-        hours = [r[0] for r in conn.execute(
-            sql.SQL("SELECT DISTINCT time FROM {} WHERE time > %s - interval '1 day'").format(ident), (last,))]
+        first, last, ids, hours = _picks(conn, table)
         history = sql.SQL(
             "SELECT time, temperature_2m, zonal_wind_10m, meridional_wind_10m, total_cloud_cover,"
             " total_precipitation, snowfall FROM {} WHERE location_id = %s AND time >= %s AND time <= %s"
@@ -95,3 +105,61 @@ def measure(url: str, table: str, runs: int = 20, seed: int = 1) -> list[ReadFig
             out.append(ReadFigures(name, runs, int(count[0]) if count else 0, round(statistics.median(timings), 2),
                                    round(min(timings), 2), round(max(timings), 2), ", ".join(used)))
     return out
+
+
+# Targets of the reads issue (series and maps), warm, on the final layout: a series includes finding
+# its grid point (read.points.nearest_point), a map its PNG.
+API_TARGETS_MS = {"series, one year (hourly)": 100.0, "series, all years (hourly)": 1000.0,
+                  "series, all years (daily)": 200.0, "map, one hour (PNG)": 1000.0}
+
+
+def measure_api(url: str, table: str, runs: int = 20, seed: int = 1) -> tuple[list[ReadFigures], list[str]]:
+    """The reads behind ``series`` and ``map`` (and the HTTP API), each ``runs`` times after one
+    warm-up, on random grid points and hours; and why any of them could not be timed."""
+    import tempfile
+
+    import numpy as np
+
+    from era5etl.read.maps import hour_map
+    from era5etl.read.plots import plot_map
+    from era5etl.read.points import coordinates, nearest_point
+    from era5etl.read.series import series
+
+    rng = random.Random(seed)
+    out: list[ReadFigures] = []
+    skipped: list[str] = []
+    with connect(url) as conn, tempfile.TemporaryDirectory(prefix="era5-reads-") as tmp:
+        first, last, ids, hours = _picks(conn, table)
+        year_ago, after = max(first, last - timedelta(days=365)), last + timedelta(hours=1)
+
+        def place(start: Any, end: Any, step: Step) -> Any:
+            def read() -> int:
+                lat, lon = coordinates(np.array([rng.choice(ids)]))
+                point = nearest_point(conn, table, float(lat[0]), float(lon[0]))
+                return len(series(conn, table, point, start, end, None, step).time)
+            return read
+
+        def hour_png() -> int:
+            m = hour_map(conn, table, rng.choice(hours), "temperature_2m", None)
+            plot_map(m, f"{tmp}/map.png")
+            return int(m.values.size)
+
+        for name, read, how in (
+            ("series, one year (hourly)", place(year_ago, after, "hour"), "nearest_point + series, hypertable"),
+            ("series, all years (hourly)", place(None, None, "hour"), "nearest_point + series, hypertable"),
+            ("series, all years (daily)", place(None, None, "day"), "nearest_point + series, daily rollup"),
+            ("map, one hour (PNG)", hour_png, "hour_map + plot_map"),
+        ):
+            try:
+                rows = read()  # warm-up
+            except ReadError as exc:
+                skipped.append(f"{name}: {exc}")
+                continue
+            timings = []
+            for _ in range(runs):
+                t0 = time.perf_counter()
+                rows = read()
+                timings.append((time.perf_counter() - t0) * 1000)
+            out.append(ReadFigures(name, runs, rows, round(statistics.median(timings), 2), round(min(timings), 2),
+                                   round(max(timings), 2), how))
+    return out, skipped

@@ -6,7 +6,9 @@ everything it shows is gathered by :func:`load_dashboard` from a database URL an
 
 One concern per module: ``model`` (the dataclasses and ``build``), ``data`` (reading them through
 ``era5etl.track``), ``docs`` (validation Data Docs paths), ``export`` (JSON), ``fmt`` (how values
-are written), ``charts`` (SVG) and ``page`` (HTML and CSS).
+are written), ``charts`` (SVG) and ``page`` (HTML and CSS); the Data view: ``dataview`` (what is
+loaded, from the ledger), ``datapage`` (its HTML) and ``datascript`` (the script that draws the
+series and the map from ``era5etl.serve``'s JSON endpoints).
 """
 
 from era5etl.report.charts import (
@@ -14,7 +16,13 @@ from era5etl.report.charts import (
     month_rate_chart as month_rate_chart,
     nice_ticks as nice_ticks,
 )
-from era5etl.report.data import load_dashboard as load_dashboard, validation_path as validation_path
+from era5etl.report.data import (
+    load_dashboard as load_dashboard,
+    load_data_view as load_data_view,
+    validation_path as validation_path,
+)
+from era5etl.report.datapage import render_data_page as render_data_page
+from era5etl.report.dataview import DataView as DataView, build_data_view as build_data_view
 from era5etl.report.docs import docs_file as docs_file, docs_href as docs_href, docs_root as docs_root
 from era5etl.report.export import to_json as to_json
 from era5etl.report.fmt import byte_rate as byte_rate, short as short

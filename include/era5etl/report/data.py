@@ -9,10 +9,22 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 from datetime import UTC, date, datetime
+from typing import Any
 
 from era5etl.db import connect
+from era5etl.report.dataview import DataView, build_data_view
 from era5etl.report.model import Chunk, Dashboard, Target, build
 from era5etl.track import ledger, metrics
+
+
+def _targets(conn: Any, table: str | None, area: str | None) -> tuple[list[Target], str | None, str | None]:
+    """Every (table, area) the ledger knows, and the pair to show: the one given, else the latest updated."""
+    targets = [Target(r["table_name"], r["area"], int(r["months"]), r["updated_at"]) for r in ledger.targets(conn)]
+    if table is None and targets:
+        table = targets[0].table
+    if area is None and table is not None:
+        area = next((t.area for t in targets if t.table == table), None)
+    return targets, table, area
 
 
 def load_dashboard(url: str, table: str | None = None, area: str | None = None,
@@ -22,12 +34,7 @@ def load_dashboard(url: str, table: str | None = None, area: str | None = None,
     with connect(url) as conn:
         if not ledger.exists(conn):
             return Dashboard(table=table, area=area, generated_at=now)
-        targets = [Target(r["table_name"], r["area"], int(r["months"]), r["updated_at"])
-                   for r in ledger.targets(conn)]
-        if table is None and targets:
-            table = targets[0].table
-        if area is None and table is not None:
-            area = next((t.area for t in targets if t.table == table), None)
+        targets, table, area = _targets(conn, table, area)
         if table is None or area is None:
             return Dashboard(table=table, area=area, targets=targets, generated_at=now)
 
@@ -46,3 +53,14 @@ def validation_path(url: str, table: str, month: date, slug: str) -> str | None:
     """The ledger's validation folder for a month, or None (no such month, no verdict, or no such column)."""
     with connect(url) as conn:
         return ledger.validation_path(conn, table, month, slug)
+
+
+def load_data_view(url: str, table: str | None = None, area: str | None = None) -> DataView:
+    """The Data view of ``table`` and ``area`` (default: the pair updated most recently, as the dashboard)."""
+    now = datetime.now(UTC)
+    with connect(url) as conn:
+        if not ledger.exists(conn):
+            return DataView(table=table, area=area, generated_at=now)
+        targets, table, area = _targets(conn, table, area)
+        rows = ledger.month_rows(conn, table, area) if table is not None and area is not None else []
+    return build_data_view(table, area, rows, targets, now)

@@ -1,7 +1,7 @@
 """The HTML page: calendar of months by ledger state, months table, chart figures and the CSS.
 
 Self-contained HTML with inline SVG charts and no script or external asset: the API server may have
-no internet access, and Airflow shows external views in a sandboxed iframe.
+no internet access. The tabs lead to the Data view (``report.datapage``), which shares the CSS.
 """
 
 from __future__ import annotations
@@ -39,6 +39,10 @@ body { font: 14px/1.4 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; 
 h1 { font-size: 20px; margin: 0 0 4px; } h2 { font-size: 16px; margin: 24px 0 8px; }
 .sub { color: #475569; margin: 0 0 12px; }
 a { color: #1d4ed8; }
+nav.tabs { display: flex; gap: 4px; border-bottom: 1px solid #e2e8f0; margin: 4px 0 12px; }
+nav.tabs a { padding: 5px 14px; text-decoration: none; color: #334155; border: 1px solid transparent;
+             border-bottom: none; border-radius: 6px 6px 0 0; margin-bottom: -1px; }
+nav.tabs a.on { color: #0f172a; font-weight: 600; border-color: #e2e8f0; background: #fff; }
 nav.targets a { display: inline-block; padding: 3px 10px; margin: 0 4px 4px 0; border: 1px solid #cbd5e1;
                 border-radius: 14px; text-decoration: none; color: #0f172a; font-size: 13px; }
 nav.targets a.on { background: #0f172a; color: #fff; border-color: #0f172a; }
@@ -85,8 +89,18 @@ def _colours(state: str) -> tuple[str, str]:
     return STATE_COLOURS.get(state, UNKNOWN_COLOURS)
 
 
-def _query(base: str, **params: str | None) -> str:
-    return base + "?" + urlencode({k: v for k, v in params.items() if v})
+def query(base: str, **params: str | None) -> str:
+    encoded = urlencode({k: v for k, v in params.items() if v})
+    return base + "?" + encoded if encoded else base
+
+
+def tabs(current: str, months_href: str, data_href: str) -> str:
+    """The two views of the page: the months the ledger knows, and the loaded data read back."""
+    items = []
+    for key, label, href in (("months", "Months", months_href), ("data", "Data", data_href)):
+        on = ' class="on" aria-current="page"' if key == current else ""
+        items.append(f'<a{on} data-tab="{key}" href="{esc(href)}">{label}</a>')
+    return f'<nav class="tabs">{"".join(items)}</nav>'
 
 
 def _targets(d: Dashboard, base: str) -> str:
@@ -95,7 +109,7 @@ def _targets(d: Dashboard, base: str) -> str:
     links = []
     for t in d.targets[:30]:
         on = ' class="on"' if (t.table, t.area) == (d.table, d.area) else ""
-        links.append(f'<a{on} href="{esc(_query(base, table=t.table, area=t.area))}">{esc(t.table)} · {esc(t.area)}'
+        links.append(f'<a{on} href="{esc(query(base, table=t.table, area=t.area))}">{esc(t.table)} · {esc(t.area)}'
                      f' <span class="muted">({t.months})</span></a>')
     return f'<nav class="targets">{"".join(links)}</nav>'
 
@@ -145,7 +159,7 @@ def calendar(d: Dashboard, base: str) -> str:
             figures = short(m.rows) if m.rows is not None else ""
             if m.rows is not None and m.expected_rows:
                 figures += f" / {short(m.expected_rows)}"
-            href = _query(base, table=d.table, area=d.area, month=m.label)
+            href = query(base, table=d.table, area=d.area, month=m.label)
             cells.append(
                 f'<td><a class="cell{sel}" data-month="{m.label}" data-state="{esc(m.state)}" href="{esc(href)}"'
                 f' style="background:{bg};color:{fg}" title="{esc(_cell_tip(m))}"><b>{MONTH_NAMES[number - 1]}</b>'
@@ -200,7 +214,7 @@ def months_table(d: Dashboard, base: str) -> str:
                        if PRELIMINARY in m.expver else "")
         error = f'<div class="err" title="{esc(m.error)}">{esc(m.error[:160])}</div>' if m.error else ""
         sel = ' class="sel"' if m.month == d.selected else ""
-        href = _query(base, table=d.table, area=d.area, month=m.label)
+        href = query(base, table=d.table, area=d.area, month=m.label)
         body.append(
             f'<tr{sel} data-month="{m.label}"><td class="nowrap"><a href="{esc(href)}">{m.label}</a></td>'
             f'<td><span class="badge" style="background:{bg};color:{fg}">{esc(m.state)}</span>{error}</td>'
@@ -236,6 +250,7 @@ def render_page(d: Dashboard, base: str = "", json_href: str | None = None) -> s
 <title>{esc(title)}{" · " + esc(d.table) if d.table else ""}</title><style>{CSS}</style></head>
 <body>
 <h1>{esc(title)}</h1>
+{tabs("months", query(base, table=d.table, area=d.area), query(base + "data", table=d.table, area=d.area))}
 <p class="sub">{sub}</p>
 {_targets(d, base)}
 <section id="calendar"><h2>Months by ledger state</h2>{_legend(d) if d.months else ""}{calendar(d, base)}</section>

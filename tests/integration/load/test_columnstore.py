@@ -8,9 +8,6 @@ to final), test_load_file.py here (every real sample read back bit for bit from 
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +18,6 @@ from era5etl.core.errors import InputError
 from era5etl.core.grid import Area, Grid, expected_rows
 from era5etl.core.months import Month
 from era5etl.db import connect, ensure_schema
-from era5etl.db.local import LocalTimescale
 from era5etl.load import columnstore
 from era5etl.pipeline.steps import compress_step
 from era5etl.read.hour import hour_columns
@@ -139,18 +135,6 @@ def test_off_is_recorded(db_url: str, table: str) -> None:
         row = conn.execute("SELECT detail FROM era5_metrics WHERE table_name = %s AND task = 'compress'",
                            (table,)).fetchone()
     assert row is not None and row[0]["state"] == "off"
-
-
-@pytest.fixture(scope="module")
-def apache_url() -> Iterator[str]:
-    """A second server from the same image, started with timescaledb.license = 'apache'."""
-    home = Path(tempfile.mkdtemp(prefix="era5-apache-"))
-    server = LocalTimescale(home=home, licence="apache")
-    try:
-        yield server.up()
-    finally:
-        server.down()
-        shutil.rmtree(home, ignore_errors=True)
 
 
 def test_the_apache_licence_keeps_the_row_store_and_says_so(apache_url: str, cds: Any, tmp_path: Path) -> None:

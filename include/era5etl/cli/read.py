@@ -1,0 +1,148 @@
+"""Reading the table: ``series`` (one place over time) and ``map`` (one hour over an area), printed,
+as CSV or JSON, or drawn to a PNG. The same functions the HTTP API answers with (``era5etl.read``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from era5etl import settings
+from era5etl.core.errors import InputError
+from era5etl.core.grid import Area
+from era5etl.db import connect, database_url
+from era5etl.read.columns import STEP_NAMES, UNITS, known
+
+
+def add_parsers(sub: Any) -> None:
+    se = sub.add_parser("series", help="one place's series: the nearest grid point's rows, hourly, daily or monthly")
+    se.add_argument("lat", type=float, help="latitude of the place, degrees north (-90..90)")
+    se.add_argument("lon", type=float, help="longitude of the place, degrees east (-180..360)")
+    se.add_argument("--from", dest="start", metavar="YYYY-MM-DD", help="first day (UTC; default: the first loaded)")
+    se.add_argument("--to", dest="end", metavar="YYYY-MM-DD",
+                    help="last day, included (UTC; default: the last loaded)")
+    se.add_argument("--variables", metavar="a,b",
+                    help=f"comma-separated columns; hourly: {', '.join(known('hour'))}; daily or monthly: a rollup "
+                         "column such as temperature_2m_max, or a variable for all its aggregates (default: all)")
+    step = se.add_mutually_exclusive_group()
+    step.add_argument("--daily", action="store_const", const="day", dest="step",
+                      help="one row a UTC day, from the daily rollup (<table>_daily)")
+    step.add_argument("--monthly", action="store_const", const="month", dest="step",
+                      help="one row a month, from the monthly rollup (<table>_monthly)")
+    se.set_defaults(step="hour")
+    _common(se)
+    se.set_defaults(func=cmd_series)
+
+    ma = sub.add_parser("map", help="one hour's field of one variable over the loaded area or a part of it")
+    ma.add_argument("time", help="the hour, UTC: YYYY-MM-DDTHH[:00], for example 2024-03-02T05:00")
+    ma.add_argument("--variable", default="temperature_2m",
+                    help=f"one of {', '.join(known('hour'))} (default temperature_2m)")
+    ma.add_argument("--area", metavar="N/W/S/E", help="only the grid points inside this box (default: all loaded)")
+    _common(ma)
+    ma.set_defaults(func=cmd_map)
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--table", help="the hypertable to read (default ERA5_TABLE, else weather)")
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--csv", action="store_true", help="print CSV (a header line, then one line per row)")
+    out.add_argument("--json", action="store_true", help="end with one JSON object: times, values, units")
+    out.add_argument("--png", metavar="FILE", help="draw a chart into FILE (PNG)")
+
+
+def _day(text: str | None, option: str) -> datetime | None:
+    if text is None:
+        return None
+    try:
+        return datetime.strptime(text, "%Y-%m-%d").replace(tzinfo=UTC)
+    except ValueError:
+        raise InputError(f"{option} {text!r} is not a day of the form YYYY-MM-DD") from None
+
+
+def _hour(text: str) -> datetime:
+    try:
+        moment = datetime.fromisoformat(text.strip().replace(" ", "T"))
+    except ValueError:
+        raise InputError(f"time {text!r} is not an hour of the form YYYY-MM-DDTHH:00 (UTC)") from None
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def _png(path: str) -> Path:
+    target = Path(path)
+    if not target.parent.is_dir():
+        raise InputError(f"--png {path}: the folder {target.parent} does not exist")
+    return target
+
+
+def _cell(value: Any) -> str:
+    return "" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _table(header: list[str], rows: list[list[Any]]) -> str:
+    cells = [header] + [[_cell(v) for v in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    return "\n".join("  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in cells)
+
+
+def cmd_series(args: argparse.Namespace) -> int:
+    from era5etl.read.series import nearest_point, series, series_csv, series_json
+
+    start, last = _day(args.start, "--from"), _day(args.end, "--to")
+    end = last + timedelta(days=1) if last is not None else None
+    if start is not None and end is not None and end <= start:
+        raise InputError(f"--to {args.end} is before --from {args.start}")
+    variables = [v.strip() for v in args.variables.split(",")] if args.variables else None
+    table = args.table or settings.load().table
+    target = _png(args.png) if args.png else None
+    with connect(database_url()) as conn:
+        point = nearest_point(conn, table, args.lat, args.lon)
+        s = series(conn, table, point, start, end, variables, args.step)
+    where = (f"point {point.location_id}: {point.latitude:g}, {point.longitude:g} ({point.distance_km:.1f} km from "
+             f"{args.lat:g}, {args.lon:g}), {len(s.time):,} {STEP_NAMES[args.step]} rows of {table}")
+    print(f"# {where}" if args.csv else where)
+    if args.csv:
+        print(series_csv(s), end="")
+    elif args.json:
+        print(json.dumps(series_json(s)))
+    elif target is not None:
+        from era5etl.read.plots import plot_series
+
+        plot_series(s, target)
+        print(f"wrote {target} ({target.stat().st_size:,} bytes)")
+    else:
+        data = series_json(s)
+        header = ["time"] + [f"{c} ({UNITS[c]})" for c in s.columns]
+        print(_table(header, [[t, *(data["values"][c][i] for c in s.columns)] for i, t in enumerate(data["time"])]))
+    return 0
+
+
+def cmd_map(args: argparse.Namespace) -> int:
+    from era5etl.read.maps import hour_map, map_csv, map_json
+
+    at = _hour(args.time)
+    area = Area.parse(args.area) if args.area else None
+    table = args.table or settings.load().table
+    target = _png(args.png) if args.png else None
+    with connect(database_url()) as conn:
+        m = hour_map(conn, table, at, args.variable, area)
+    if args.csv:
+        print(map_csv(m), end="")
+    elif args.json:
+        print(json.dumps(map_json(m)))
+    elif target is not None:
+        from era5etl.read.plots import plot_map
+
+        plot_map(m, target)
+        print(f"wrote {target} ({target.stat().st_size:,} bytes)")
+    else:
+        finite = m.values[np.isfinite(m.values)]
+        spread = (f"min {finite.min():g}, mean {finite.mean():g}, max {finite.max():g}" if finite.size
+                  else "every value missing")
+        print(f"{m.variable} ({UNITS[m.variable]}) at {m.time:%Y-%m-%dT%H:%MZ} in {table}: {m.values.size:,} grid "
+              f"points in {m.latitude.max():g}/{m.longitude.min():g}/{m.latitude.min():g}/{m.longitude.max():g} "
+              f"(N/W/S/E); {spread}")
+    return 0

@@ -1,0 +1,98 @@
+"""One hour's field of one variable: every grid point the table holds at that hour (or those inside
+an area), and the field as CSV and JSON.
+
+The API the CLI (``python -m era5etl map``) and the HTTP API call. The hour comes as one array per
+column (``read.hour.hour_columns``), ordered by location_id: south to north, west to east.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+from psycopg import sql
+
+from era5etl.core.grid import Area
+from era5etl.db import table_ident
+from era5etl.read.columns import UNITS, WIND_SPEED, known
+from era5etl.read.errors import ReadError
+from era5etl.read.hour import hour_columns
+from era5etl.read.points import require_table
+from era5etl.read.text import csv_text, decimals, iso_time
+
+_WIND = ["zonal_wind_10m", "meridional_wind_10m"]
+
+
+@dataclass
+class HourMap:
+    """``time`` (aware, UTC); ``latitude``, ``longitude`` and ``values`` one float32 per grid point
+    (NaN where the table holds NULL)."""
+
+    time: datetime
+    variable: str
+    latitude: np.ndarray
+    longitude: np.ndarray
+    values: np.ndarray
+
+
+def _hour(at: datetime) -> datetime:
+    at = at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)
+    if at.minute or at.second or at.microsecond:
+        raise ReadError(f"{at.isoformat()} is not on the hour: ERA5 is hourly")
+    return at
+
+
+def hour_map(conn: Any, table: str, at: datetime, variable: str, area: Area | None) -> HourMap:
+    """``variable`` (a column of the table, or ``wind_speed_10m``) at hour ``at`` over ``area`` (None:
+    every grid point loaded at that hour). ReadError for an unknown variable, an hour not loaded
+    (saying which hours are), or an area holding none of the hour's points."""
+    if variable not in known("hour"):
+        raise ReadError(f"unknown variable {variable!r}; a map shows one of {', '.join(known('hour'))}")
+    at = _hour(at)
+    require_table(conn, table)
+    wanted = _WIND if variable == WIND_SPEED else [variable]
+    got = hour_columns(conn, table, at, ["location_id", "latitude", "longitude", *wanted])
+    ids = got["location_id"]
+    if ids.size == 0:
+        raise _not_loaded(conn, table, at)
+    if variable == WIND_SPEED:
+        u, v = (got[c].astype(np.float64) for c in _WIND)
+        values = np.sqrt(u * u + v * v).astype(np.float32)
+    else:
+        values = got[variable].astype(np.float32)
+    lat, lon = got["latitude"].astype(np.float32), got["longitude"].astype(np.float32)
+    keep = np.argsort(ids, kind="stable")
+    if area is not None:
+        inside = ((lat >= float(area.south)) & (lat <= float(area.north))
+                  & (lon >= float(area.west)) & (lon <= float(area.east)))
+        if not inside.any():
+            raise ReadError(f"{table} holds no grid point inside {area} at {iso_time(at)}; that hour's points lie in "
+                            f"{lat.max():g}/{lon.min():g}/{lat.min():g}/{lon.max():g} (N/W/S/E)")
+        keep = keep[inside[keep]]
+    return HourMap(at, variable, lat[keep], lon[keep], values[keep])
+
+
+def _not_loaded(conn: Any, table: str, at: datetime) -> ReadError:
+    span = conn.execute(sql.SQL("SELECT min(time), max(time) FROM {}").format(table_ident(table))).fetchone()
+    if span is None or span[0] is None:
+        return ReadError(f"{table} holds no rows yet")
+    return ReadError(f"{iso_time(at)} is not loaded in {table}: it holds hours from {iso_time(span[0])} "
+                     f"to {iso_time(span[1])}")
+
+
+def map_csv(m: HourMap) -> str:
+    """``latitude,longitude,<variable>``: one line per grid point, a NULL value empty."""
+    return csv_text(["latitude", "longitude", m.variable],
+                    [decimals(m.latitude), decimals(m.longitude), decimals(m.values)])
+
+
+def map_json(m: HourMap) -> dict[str, Any]:
+    """``time`` (ISO, UTC), ``variable``, ``unit``, and ``latitude``, ``longitude``, ``values`` as
+    lists (null where NULL)."""
+    return {"time": iso_time(m.time), "variable": m.variable, "unit": UNITS[m.variable],
+            "latitude": decimals(m.latitude), "longitude": decimals(m.longitude), "values": decimals(m.values)}
+
+
+__all__ = ["HourMap", "ReadError", "hour_map", "map_csv", "map_json"]

@@ -1,0 +1,111 @@
+"""A series or an hour's map as a PNG (matplotlib, Agg: no display, no global pyplot state, so it is
+safe in a web server's threads).
+
+A series is one panel per variable: a line for temperature, wind and cloud (min, max and mean
+together at a daily or monthly step), bars for precipitation and snowfall (an hour's, a day's or a
+month's total). A map is the field on its latitude/longitude lattice with a colour bar in the
+variable's unit.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+from matplotlib import dates as mdates
+from matplotlib.figure import Figure
+
+from era5etl.core.grid import GLOBAL_STEP
+from era5etl.read.columns import ROLLED_UP, STEP_NAMES, UNITS
+from era5etl.read.maps import HourMap
+from era5etl.read.series import Series
+from era5etl.read.text import iso_time
+
+BARS = ("total_precipitation", "snowfall")  # totals over their step: bars, not lines
+COLOURS = {"temperature_2m": "RdYlBu_r", "total_precipitation": "Blues", "snowfall": "PuBu",
+           "total_cloud_cover": "Greys", "zonal_wind_10m": "RdBu_r", "meridional_wind_10m": "RdBu_r"}
+# Past this many bars, one filled step line draws the same picture at a fraction of the cost.
+MAX_BARS = 2000
+STEP_SECONDS = {"hour": 3_600, "day": 86_400}
+
+
+def _variable(column: str) -> str:
+    """The variable a column belongs to (``temperature_2m_max`` -> ``temperature_2m``)."""
+    for variable, aggs in ROLLED_UP.items():
+        if column in (f"{variable}_{agg}" for agg in aggs):
+            return variable
+    return column
+
+
+def _edges(times: np.ndarray, step: str) -> np.ndarray:
+    """Each time step's start and the last one's end (datetime64[us])."""
+    t = times.astype("datetime64[us]")
+    if step == "month":
+        last = (t[-1].astype("datetime64[M]") + 1).astype("datetime64[us]")
+    else:
+        last = t[-1] + np.timedelta64(STEP_SECONDS[step], "s")
+    return np.append(t, last)
+
+
+def plot_series(series: Series, path: str | Path) -> Path:
+    """One panel per variable, the point and step in the title; written as PNG to ``path``."""
+    groups: dict[str, list[str]] = {}
+    for column in series.columns:
+        groups.setdefault(_variable(column), []).append(column)
+    fig = Figure(figsize=(10, 1.2 + 2.2 * len(groups)), layout="constrained")
+    axes = fig.subplots(len(groups), 1, sharex=True, squeeze=False)[:, 0]
+    edges = _edges(series.time, series.step)
+    p = series.point
+    fig.suptitle(f"{p.latitude:g}, {p.longitude:g} (grid point {p.location_id}), {STEP_NAMES[series.step]}")
+    for ax, (variable, columns) in zip(axes, groups.items(), strict=True):
+        for column in columns:
+            values = series.values[column].astype(np.float64)
+            label = column.removeprefix(variable).lstrip("_") or column
+            if variable in BARS and values.size <= MAX_BARS:
+                ax.bar(edges[:-1], values, width=np.diff(edges), align="edge", label=label)
+            elif variable in BARS:
+                ax.stairs(np.nan_to_num(values), edges, fill=True, label=label)
+            else:
+                ax.plot(edges[:-1], values, linewidth=1, label=label)
+        ax.set_ylabel(f"{variable}\n({UNITS.get(columns[0], '')})")
+        ax.grid(True, alpha=0.3)
+        if len(columns) > 1:
+            ax.legend(loc="upper right", fontsize="small")
+    locator = mdates.AutoDateLocator()  # type: ignore[no-untyped-call]  # untyped in matplotlib
+    axes[-1].xaxis.set_major_locator(locator)
+    axes[-1].xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))  # type: ignore[no-untyped-call]
+    fig.savefig(path, format="png", dpi=100)
+    return Path(path)
+
+
+def _lattice(values: np.ndarray) -> tuple[np.ndarray, int]:
+    """Lattice indexes of coordinates on the 0.25 degree grid, and the grid's step in cells."""
+    index = np.rint(values.astype(np.float64) / GLOBAL_STEP).astype(np.int64)
+    steps = np.diff(np.unique(index))
+    return index, int(np.gcd.reduce(steps)) if steps.size else 1
+
+
+def plot_map(m: HourMap, path: str | Path) -> Path:
+    """The field on its lattice (north up, grid cells as pixels) with a colour bar; PNG to ``path``."""
+    rows, row_step = _lattice(m.latitude)
+    cols, col_step = _lattice(m.longitude)
+    r = (rows - rows.min()) // row_step
+    c = (cols - cols.min()) // col_step
+    grid = np.full((int(r.max()) + 1, int(c.max()) + 1), np.nan)
+    grid[r, c] = m.values
+    dlat, dlon = row_step * GLOBAL_STEP, col_step * GLOBAL_STEP
+    south, north = float(m.latitude.min()) - dlat / 2, float(m.latitude.max()) + dlat / 2
+    west, east = float(m.longitude.min()) - dlon / 2, float(m.longitude.max()) + dlon / 2
+    height = min(10.0, max(3.0, 9.0 * (north - south) / max(east - west, 1e-9)))
+    fig = Figure(figsize=(10, height + 1), layout="constrained")
+    ax = fig.subplots()
+    image = ax.imshow(np.ma.masked_invalid(grid), origin="lower", extent=(west, east, south, north),
+                      cmap=COLOURS.get(m.variable, "viridis"), interpolation="nearest",
+                      aspect=1 / max(math.cos(math.radians((north + south) / 2)), 0.2))
+    fig.colorbar(image, ax=ax, label=f"{m.variable} ({UNITS[m.variable]})", shrink=0.9)
+    ax.set_xlabel("longitude (degrees east)")
+    ax.set_ylabel("latitude (degrees north)")
+    ax.set_title(f"{m.variable} at {iso_time(m.time)}, {m.values.size:,} grid points")
+    fig.savefig(path, format="png", dpi=100)
+    return Path(path)

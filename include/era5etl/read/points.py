@@ -1,0 +1,204 @@
+"""Which grid point a place is read at: the nearest one the table holds, and the area it holds.
+
+Grid points are found by lattice arithmetic on location ids (``core.grid``), then checked against what
+the table holds: the monthly rollup (one row per point and month, indexed by location_id) answers
+"which of these ids exist" with an index probe each, so a place is matched among a global table's
+million points in milliseconds. Candidates grow in squares around the place until one exists (a
+table on a coarser grid, or a sparse one, has gaps), then every point of the spherical cap that
+could be nearer is probed too, so the choice is the nearest by great-circle distance. A table whose
+rollups hold nothing yet (loaded by ``load-file``) is matched among the points of its latest hour.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from psycopg import sql
+
+from era5etl.core.errors import InputError
+from era5etl.core.grid import GLOBAL_LAT_COUNT, GLOBAL_LON_COUNT, GLOBAL_STEP, normalize_longitude
+from era5etl.db import rollup_tables, table_ident
+from era5etl.read.errors import ReadError
+from era5etl.read.hour import hour_columns
+
+EARTH_RADIUS_KM = 6371.0088  # the mean radius (IUGG)
+# A place within half a native cell of the loaded edge is in that edge point's cell: inside the area.
+MARGIN = GLOBAL_STEP / 2
+
+
+@dataclass(frozen=True)
+class Point:
+    """A grid point of the table, and how far it is from the place asked for."""
+
+    location_id: int
+    latitude: float
+    longitude: float
+    distance_km: float
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """The loaded grid points' box, degrees (west and east in the table's (-180, 180])."""
+
+    north: float
+    west: float
+    south: float
+    east: float
+
+    def __str__(self) -> str:
+        return f"{self.north:g}/{self.west:g}/{self.south:g}/{self.east:g}"
+
+    def holds(self, lat: float, lon: float) -> bool:
+        """Whether the place is inside the box, or within MARGIN of it (across 180 too)."""
+        if not self.south - MARGIN <= lat <= self.north + MARGIN:
+            return False
+        return any(self.west - MARGIN <= lon + turn <= self.east + MARGIN for turn in (-360.0, 0.0, 360.0))
+
+
+def coordinates(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(latitude, longitude) of location ids: the inverse of ``core.grid.location_ids``."""
+    index = np.asarray(ids, dtype=np.int64) - 1
+    return (index // GLOBAL_LON_COUNT) * GLOBAL_STEP - 90.0, (index % GLOBAL_LON_COUNT) * GLOBAL_STEP - 179.75
+
+
+def distance_km(lat: float, lon: float, lats: np.ndarray, lons: np.ndarray) -> np.ndarray:
+    """Great-circle distance from (lat, lon) to each point (haversine, on the mean radius)."""
+    p1, p2 = math.radians(lat), np.radians(lats)
+    h = np.sin((p2 - p1) / 2) ** 2 + math.cos(p1) * np.cos(p2) * np.sin(np.radians(lons - lon) / 2) ** 2
+    return np.asarray(2 * EARTH_RADIUS_KM * np.arcsin(np.sqrt(np.clip(h, 0.0, 1.0))))
+
+
+def require_table(conn: Any, table: str) -> None:
+    row = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (table_ident(table).as_string(conn),)).fetchone()
+    if row != (True,):
+        raise ReadError(f"table {table!r} does not exist")
+
+
+def rollup_of(conn: Any, table: str, step: str) -> str | None:
+    """The name of ``table``'s rollup to ``step`` ("day" or "month"), None if it has none."""
+    try:
+        name = rollup_tables(table)[step]
+    except InputError:
+        return None
+    row = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (table_ident(name).as_string(conn),)).fetchone()
+    return name if row == (True,) else None
+
+
+def _place(lat: float, lon: float) -> tuple[float, float]:
+    if not (math.isfinite(lat) and math.isfinite(lon)):
+        raise ReadError(f"the place {lat}, {lon} is not a pair of finite numbers")
+    if not -90 <= lat <= 90:
+        raise ReadError(f"latitude {lat:g} is outside -90..90")
+    return float(lat), float(normalize_longitude(lon))
+
+
+def _nearest(lat: float, lon: float, ids: np.ndarray) -> Point:
+    lats, lons = coordinates(ids)
+    d = distance_km(lat, lon, lats, lons)
+    best = int(np.lexsort((ids, d))[0])  # the nearest; of equals, the lowest id
+    return Point(int(ids[best]), float(lats[best]), float(lons[best]), float(d[best]))
+
+
+def _bounds_of(ids: np.ndarray) -> Bounds:
+    lats, lons = coordinates(ids)
+    return Bounds(float(lats.max()), float(lons.min()), float(lats.min()), float(lons.max()))
+
+
+def _outside(table: str, lat: float, lon: float, bounds: Bounds) -> ReadError:
+    return ReadError(f"{lat:g}, {lon:g} is outside the area {table} holds: {bounds} (N/W/S/E, the loaded grid "
+                     "points' box)")
+
+
+def nearest_point(conn: Any, table: str, lat: float, lon: float) -> Point:
+    """The grid point ``table`` holds nearest to (lat, lon); ReadError if the place is outside the
+    loaded area (the message gives the area's bounds)."""
+    lat, lon = _place(lat, lon)
+    require_table(conn, table)
+    monthly = rollup_of(conn, table, "month")
+    row = conn.execute(sql.SQL("SELECT min(location_id), max(location_id), min(longitude), max(longitude) FROM {}")
+                       .format(table_ident(monthly))).fetchone() if monthly else None
+    if row is None or row[0] is None:
+        ids = _latest_hour_ids(conn, table)
+        bounds = _bounds_of(ids)
+        if not bounds.holds(lat, lon):
+            raise _outside(table, lat, lon, bounds)
+        return _nearest(lat, lon, ids)
+    assert monthly is not None
+    # The lowest and highest ids are the southmost and northmost rows; west and east from the
+    # longitude index: four index lookups whatever the rollup's size.
+    lats, _ = coordinates(np.array(row[:2]))
+    bounds = Bounds(float(lats[1]), float(row[2]), float(lats[0]), float(row[3]))
+    if not bounds.holds(lat, lon):
+        raise _outside(table, lat, lon, bounds)
+    return _Search(conn, monthly, bounds).nearest(lat, lon)
+
+
+def _latest_hour_ids(conn: Any, table: str) -> np.ndarray:
+    last = conn.execute(sql.SQL("SELECT max(time) FROM {}").format(table_ident(table))).fetchone()
+    if last is None or last[0] is None:
+        raise ReadError(f"{table} holds no rows yet")
+    ids = hour_columns(conn, table, last[0], ["location_id"])["location_id"].astype(np.int64)
+    if ids.size == 0:
+        raise ReadError(f"{table} holds no grid point with a location_id (its grid is off the 0.25 degree lattice)")
+    return np.unique(ids)
+
+
+def _index(degrees: float, origin: float) -> float:
+    return (degrees - origin) / GLOBAL_STEP
+
+
+def _cap_box(lat: float, lon: float, km: float) -> tuple[int, int, int, int]:
+    """Lattice rows and columns (first, last) of the box around the spherical cap of radius ``km``
+    about (lat, lon), a cell wider each side; every column when the cap holds a pole."""
+    delta = math.degrees(km / EARTH_RADIUS_KM)
+    south, north = lat - delta, lat + delta
+    if south <= -90 or north >= 90:
+        return (math.floor(_index(max(south, -90), -90)) - 1, math.ceil(_index(min(north, 90), -90)) + 1,
+                0, GLOBAL_LON_COUNT - 1)
+    wide = math.degrees(math.asin(min(1.0, math.sin(math.radians(delta)) / math.cos(math.radians(lat)))))
+    return (math.floor(_index(south, -90)) - 1, math.ceil(_index(north, -90)) + 1,
+            math.floor(_index(lon - wide, -179.75)) - 1, math.ceil(_index(lon + wide, -179.75)) + 1)
+
+
+class _Search:
+    """Grid points around a place, probed against a rollup holding one row per point and bucket."""
+
+    def __init__(self, conn: Any, relation: str, bounds: Bounds) -> None:
+        self.conn = conn
+        self.probe_sql = sql.SQL("SELECT c.id FROM unnest(%s::int[]) AS c(id)"
+                                 " WHERE EXISTS (SELECT FROM {} r WHERE r.location_id = c.id)").format(
+            table_ident(relation))
+        self.rows = (round(_index(bounds.south, -90)), round(_index(bounds.north, -90)))
+        self.columns = (round(_index(bounds.west, -179.75)), round(_index(bounds.east, -179.75)))
+
+    def box(self, row0: int, row1: int, col0: int, col1: int) -> np.ndarray:
+        """Ids of the lattice box (columns wrap around 180), clipped to the loaded bounds."""
+        rows = np.arange(max(row0, self.rows[0], 0), min(row1, self.rows[1], GLOBAL_LAT_COUNT - 1) + 1)
+        cols = (np.arange(GLOBAL_LON_COUNT) if col1 - col0 + 1 >= GLOBAL_LON_COUNT
+                else np.arange(col0, col1 + 1) % GLOBAL_LON_COUNT)
+        cols = cols[(cols >= self.columns[0]) & (cols <= self.columns[1])]
+        return np.asarray((rows[:, None] * GLOBAL_LON_COUNT + cols[None, :] + 1).ravel(), dtype=np.int64)
+
+    def existing(self, ids: np.ndarray) -> np.ndarray:
+        if ids.size == 0:
+            return ids
+        found = self.conn.execute(self.probe_sql, (ids.tolist(),)).fetchall()
+        return np.array(sorted(int(r[0]) for r in found), dtype=np.int64)
+
+    def nearest(self, lat: float, lon: float) -> Point:
+        row, col = round(_index(lat, -90)), round(_index(lon, -179.75))
+        reach = 1
+        while True:
+            found = self.existing(self.box(row - reach, row + reach, col - reach, col + reach))
+            if found.size or reach >= GLOBAL_LON_COUNT:
+                break
+            reach *= 2
+        if found.size == 0:
+            raise ReadError(f"no grid point found near {lat:g}, {lon:g}")
+        # A point nearer than the first found lies in the cap of that radius, which a square of
+        # cells does not always hold (longitude cells narrow away from the equator): probe it all.
+        nearer = self.existing(self.box(*_cap_box(lat, lon, _nearest(lat, lon, found).distance_km)))
+        return _nearest(lat, lon, np.union1d(found, nearer))

@@ -1,0 +1,188 @@
+"""A month's rollups checked against its hourly rows, after each refresh.
+
+* the daily rollup holds one row per grid point of the area and day of the month, each of 24 hours,
+  and its hours add up to the month's hourly rows; the monthly rollup one row per point, same sum;
+* the month's first day, recomputed here from the hourly rows (read an hour at a time with
+  ``read.hour.hour_columns`` and aggregated in numpy, not in SQL: a second derivation, not the
+  rollup's own query again), equals the daily rollup point for point: every hour count, min and max
+  (exact: float4 of the same values), mean and sum (float4 of a float8 sum whose order differs:
+  within :data:`RTOL` of the value, or :data:`ATOL`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+import numpy as np
+from psycopg import sql
+
+from era5etl.core.grid import Area, Grid, location_ids
+from era5etl.core.months import Month
+from era5etl.db import connect, rollup_tables, table_ident
+from era5etl.read.columns import ROLLED_UP, ROLLUP_VALUES, WIND_SPEED
+from era5etl.read.hour import hour_columns
+from era5etl.read.packed import packed, unpack
+
+RTOL = 1e-6
+ATOL = 1e-6
+_HOURLY = ("temperature_2m", "zonal_wind_10m", "meridional_wind_10m", "total_cloud_cover", "total_precipitation",
+           "snowfall")
+
+
+@dataclass
+class RollupCheck:
+    """The figures compared, and what did not match (empty: the rollups are right)."""
+
+    points: int
+    days: int
+    hourly_rows: int = 0
+    daily_rows: int = 0
+    daily_hours: int = 0
+    daily_not_24: int = 0
+    monthly_rows: int = 0
+    monthly_hours: int = 0
+    first_day_points: int = 0
+    largest_difference: dict[str, float] = field(default_factory=dict)
+    mismatches: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.mismatches
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def area_ids(area: Area, grid: Grid) -> np.ndarray:
+    """The location ids of the area's grid points, sorted."""
+    lat, lon = np.meshgrid(area.latitudes(grid), area.longitudes(grid), indexing="ij")
+    return np.sort(location_ids(lat.ravel(), lon.ravel()).astype(np.int64))
+
+
+class _Day:
+    """Hourly values aggregated per grid point as the rollup defines them."""
+
+    def __init__(self, n: int) -> None:
+        self.hours = np.zeros(n, dtype=np.int64)
+        names = [*ROLLED_UP]
+        self.low = {v: np.full(n, np.inf) for v in names}
+        self.high = {v: np.full(n, -np.inf) for v in names}
+        self.total = {v: np.zeros(n) for v in names}
+        self.count = {v: np.zeros(n, dtype=np.int64) for v in names}
+
+    def add(self, at: np.ndarray, values: dict[str, np.ndarray]) -> None:
+        self.hours[at] += 1
+        u, v = values["zonal_wind_10m"], values["meridional_wind_10m"]
+        for name in ROLLED_UP:
+            x = np.sqrt(u * u + v * v) if name == WIND_SPEED else values[name]
+            ok = ~np.isnan(x)
+            where, x = at[ok], x[ok]
+            self.low[name][where] = np.minimum(self.low[name][where], x)
+            self.high[name][where] = np.maximum(self.high[name][where], x)
+            self.total[name][where] += x
+            self.count[name][where] += 1
+
+    def column(self, column: str) -> np.ndarray:
+        """The rollup column ``column`` as float32, NaN where no hour had a value."""
+        name, agg = column.rsplit("_", 1)
+        empty = self.count[name] == 0
+        value = {"min": self.low[name], "max": self.high[name], "sum": self.total[name],
+                 "mean": self.total[name] / np.maximum(self.count[name], 1)}[agg]
+        return np.where(empty, np.nan, value).astype(np.float32)
+
+
+def _first_day(conn: Any, table: str, day: datetime, ids: np.ndarray) -> _Day:
+    acc = _Day(ids.size)
+    for hour in range(24):
+        got = hour_columns(conn, table, day + timedelta(hours=hour), ["location_id", *_HOURLY])
+        at = np.searchsorted(ids, got["location_id"].astype(np.int64))
+        mine = at < ids.size
+        mine[mine] = ids[at[mine]] == got["location_id"][mine]
+        acc.add(at[mine], {c: got[c][mine].astype(np.float64) for c in _HOURLY})
+    return acc
+
+
+def _rollup_day(conn: Any, daily: str, day: datetime, ids: np.ndarray) -> dict[str, np.ndarray]:
+    """The daily rollup's row of each id on ``day`` (hours 0 and NaN values where it has none)."""
+    cols = [packed(sql.Identifier("location_id"), "int4"), packed(sql.Identifier("hours"), "int8")]
+    cols += [packed(sql.Identifier(c), "float4") for c in ROLLUP_VALUES]
+    row = conn.cursor(binary=True).execute(
+        sql.SQL("SELECT {} FROM {} WHERE bucket = %s AND location_id = ANY(%s)").format(
+            sql.SQL(", ").join(cols), table_ident(daily)), (day, ids.tolist())).fetchone()
+    parts = list(row) if row else [None] * len(cols)
+    found = unpack(parts[0], "int4").astype(np.int64)
+    at = np.searchsorted(ids, found)
+    out = {"hours": np.zeros(ids.size, dtype=np.int64)}
+    out["hours"][at] = unpack(parts[1], "int8")
+    for c, b in zip(ROLLUP_VALUES, parts[2:], strict=True):
+        out[c] = np.full(ids.size, np.nan, dtype=np.float32)
+        out[c][at] = unpack(b, "float4")
+    return out
+
+
+def _compare(result: RollupCheck, ids: np.ndarray, day: str, want: _Day, got: dict[str, np.ndarray]) -> None:
+    missing = int(np.count_nonzero((want.hours > 0) & (got["hours"] == 0)))
+    if missing:
+        result.mismatches.append(f"the daily rollup has no row on {day} for {missing:,} grid point(s) the hourly rows "
+                                 "hold")
+    hours = np.flatnonzero(want.hours != got["hours"])
+    if hours.size:
+        i = int(hours[0])
+        result.mismatches.append(f"hours on {day} differ at {hours.size:,} point(s), e.g. point {ids[i]}: rollup "
+                                 f"{got['hours'][i]}, hourly rows {want.hours[i]}")
+    for column in ROLLUP_VALUES:
+        a, b = got[column].astype(np.float64), want.column(column).astype(np.float64)
+        both_nan = np.isnan(a) & np.isnan(b)
+        diff = np.where(both_nan, 0.0, np.abs(a - b))
+        bad = np.flatnonzero(~both_nan & ~(diff <= ATOL + RTOL * np.abs(b)))  # NaN against a value is bad too
+        finite = diff[np.isfinite(diff)]
+        result.largest_difference[column] = float(finite.max()) if finite.size else 0.0
+        if bad.size:
+            i = int(bad[0])
+            result.mismatches.append(f"{column} on {day} differs from the hourly rows at {bad.size:,} point(s), "
+                                     f"e.g. point {ids[i]}: rollup {a[i]:.9g}, hourly rows {b[i]:.9g}")
+
+
+def check(url: str, table: str, month: Month, area: Area, grid: Grid) -> RollupCheck:
+    """Compare both rollups of ``month`` over ``area`` on ``grid`` with the table's hourly rows."""
+    names = rollup_tables(table)
+    ids = area_ids(area, grid)
+    result = RollupCheck(points=int(ids.size), days=month.days)
+    window = {"start": month.start, "end": month.end, "ids": ids.tolist()}
+    with connect(url) as conn:
+        counted = conn.execute(sql.SQL("SELECT count(*) FROM {} WHERE time >= %(start)s AND time < %(end)s"
+                                       " AND location_id = ANY(%(ids)s)").format(table_ident(table)), window).fetchone()
+        result.hourly_rows = int(counted[0]) if counted else 0
+        for step, name in names.items():
+            row = conn.execute(sql.SQL(
+                "SELECT count(*), coalesce(sum(hours), 0), count(*) FILTER (WHERE hours <> 24) FROM {}"
+                " WHERE bucket >= %(start)s AND bucket < %(end)s AND location_id = ANY(%(ids)s)").format(
+                table_ident(name)), window).fetchone() or (0, 0, 0)
+            if step == "day":
+                result.daily_rows, result.daily_hours, result.daily_not_24 = (int(v) for v in row)
+            else:
+                result.monthly_rows, result.monthly_hours = int(row[0]), int(row[1])
+        day = month.start
+        want = _first_day(conn, table, day, ids)
+        got = _rollup_day(conn, names["day"], day, ids)
+    result.first_day_points = int(np.count_nonzero(got["hours"]))
+    expected = result.points * result.days
+    where = f"for {month} in {area} (grid {grid})"
+    if result.daily_rows != expected:
+        result.mismatches.append(f"the daily rollup holds {result.daily_rows:,} rows {where}, not {result.points:,} "
+                                 f"points x {result.days} days = {expected:,}")
+    if result.daily_not_24:
+        result.mismatches.append(f"{result.daily_not_24:,} daily row(s) {where} aggregate other than 24 hours")
+    if result.daily_hours != result.hourly_rows:
+        result.mismatches.append(f"the daily rollup's hours add up to {result.daily_hours:,} {where}; the table holds "
+                                 f"{result.hourly_rows:,} hourly rows")
+    if result.monthly_rows != result.points:
+        result.mismatches.append(f"the monthly rollup holds {result.monthly_rows:,} rows {where}, not one per grid "
+                                 f"point ({result.points:,})")
+    if result.monthly_hours != result.hourly_rows:
+        result.mismatches.append(f"the monthly rollup's hours add up to {result.monthly_hours:,} {where}; the table "
+                                 f"holds {result.hourly_rows:,} hourly rows")
+    _compare(result, ids, f"{day:%Y-%m-%d}", want, got)
+    return result

@@ -1,0 +1,143 @@
+"""One place's series: the rows of one grid point over a range, hourly from the hypertable, daily or
+monthly from its rollups, and the series as CSV and JSON.
+
+The API the CLI (``python -m era5etl series``) and the HTTP API call: ``nearest_point`` (from
+``read.points``) picks the grid point, ``series`` reads it. The rows come as one array per column
+(``read.packed``): a place's 745,128 hours over 1940-2024 are one row of nine byte strings, not
+745,128 rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+from psycopg import sql
+
+from era5etl.db import table_ident
+from era5etl.read.columns import STEP_NAMES, UNITS, WIND_SPEED, Step, check_step, resolve
+from era5etl.read.errors import ReadError
+from era5etl.read.packed import Kind, packed, unpack
+from era5etl.read.points import Point, nearest_point, require_table, rollup_of
+from era5etl.read.text import csv_text, decimals, iso_time, iso_times
+
+
+@dataclass
+class Series:
+    """``time`` (numpy datetime64[us], UTC: the hour, or the start of the UTC day or month) and one
+    array per column in ``values`` (float32 as the table holds them, NaN where NULL; ``hours`` int64)."""
+
+    point: Point
+    step: str
+    columns: list[str]
+    time: np.ndarray
+    values: dict[str, np.ndarray]
+
+
+def _utc(moment: datetime | None) -> datetime | None:
+    if moment is None:
+        return None
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def _expression(column: str) -> sql.Composable:
+    if column == WIND_SPEED:
+        return sql.SQL("sqrt(zonal_wind_10m::float8 ^ 2 + meridional_wind_10m::float8 ^ 2)")
+    return sql.Identifier(column)
+
+
+def _source(conn: Any, table: str, step: Step) -> tuple[str, str]:
+    """(relation, its time column) a series at ``step`` reads."""
+    if step == "hour":
+        return table, "time"
+    rollup = rollup_of(conn, table, step)
+    if rollup is None:
+        raise ReadError(f"{table} has no {STEP_NAMES[step]} rollup: the pipeline makes it (ensure_schema)")
+    return rollup, "bucket"
+
+
+def _statement(relation: str, time_column: str, columns: list[str], start: datetime | None,
+               end: datetime | None) -> sql.Composed:
+    """One row: the time column and each column packed, of one point's rows in the range, in time order."""
+    t = sql.Identifier(time_column)
+    inner = [sql.SQL("{} AS t").format(t)] + [sql.SQL("{} AS {}").format(_expression(c), sql.Identifier(f"c{i}"))
+                                               for i, c in enumerate(columns)]
+    where: list[sql.Composable] = [sql.SQL("location_id = %(id)s")]
+    if start is not None:
+        where.append(sql.SQL("{} >= %(start)s").format(t))
+    if end is not None:
+        where.append(sql.SQL("{} < %(end)s").format(t))
+    kinds: list[Kind] = ["int8" if c == "hours" else "float4" for c in columns]
+    outer = [packed(sql.Identifier("t"), "timestamptz")] + [packed(sql.Identifier(f"c{i}"), k)
+                                                             for i, k in enumerate(kinds)]
+    return sql.SQL("SELECT {} FROM (SELECT {} FROM {} WHERE {} ORDER BY {}) q").format(
+        sql.SQL(", ").join(outer), sql.SQL(", ").join(inner), table_ident(relation), sql.SQL(" AND ").join(where), t)
+
+
+def series(conn: Any, table: str, point: Point, start: datetime | None, end: datetime | None,
+           variables: list[str] | None, step: Step) -> Series:
+    """The rows of ``point`` with a time in [start, end) (None: from the first / to the last loaded), at
+    ``step``: "hour" (the hypertable: its six columns, and ``wind_speed_10m``), "day" or "month" (the
+    rollups: the columns of ``read.columns.ROLLUP_VALUES`` and ``hours``; a variable's name stands for
+    its aggregates). ReadError for an unknown variable (naming the known ones) or a range without rows
+    (saying what range the point has loaded)."""
+    step = check_step(step)
+    columns = resolve(step, variables)
+    start, end = _utc(start), _utc(end)
+    require_table(conn, table)
+    relation, time_column = _source(conn, table, step)
+    params = {"id": point.location_id, "start": start, "end": end}
+    row = conn.cursor(binary=True).execute(_statement(relation, time_column, columns, start, end), params).fetchone()
+    parts = list(row) if row else [None] * (len(columns) + 1)
+    times = unpack(parts[0], "timestamptz")
+    if times.size == 0:
+        raise _empty(conn, table, relation, time_column, point, step, start, end)
+    values = {c: unpack(b, "int8").astype(np.int64) if c == "hours" else unpack(b, "float4").astype(np.float32)
+              for c, b in zip(columns, parts[1:], strict=True)}
+    if times.size > 1 and not bool(np.all(times[1:] > times[:-1])):
+        order = np.argsort(times, kind="stable")
+        times, values = times[order], {c: v[order] for c, v in values.items()}
+    return Series(point, step, columns, times, values)
+
+
+def _empty(conn: Any, table: str, relation: str, time_column: str, point: Point, step: Step,
+           start: datetime | None, end: datetime | None) -> ReadError:
+    """Why a range has no rows: what this point has loaded, if anything."""
+    t = sql.Identifier(time_column)
+    span = conn.execute(sql.SQL("SELECT min({t}), max({t}) FROM {r} WHERE location_id = %s").format(
+        t=t, r=table_ident(relation)), (point.location_id,)).fetchone()
+    first, last = (span[0], span[1]) if span and span[0] is not None else (None, None)
+    where = f"point {point.location_id} ({point.latitude:g}, {point.longitude:g})"
+    asked = (f"from {iso_time(start) if start else 'the first row'} "
+             f"to {iso_time(end) + ' (exclusive)' if end else 'the last'}")
+    what = "hourly rows of " + table if step == "hour" else f"rows in {relation}"
+    if first is None or last is None:
+        filled = "" if step == "hour" else (": rollups are filled month by month by the pipeline's rollup step "
+                                            "(run-month, or the DAG's rollup task)")
+        return ReadError(f"no {what} at {where}{filled}")
+    return ReadError(f"no {what} at {where} {asked}; loaded there: {iso_time(first)} to {iso_time(last)}")
+
+
+def series_csv(s: Series) -> str:
+    """``time,<column>,...``: ISO times (UTC), values as the shortest decimals, a NULL empty."""
+    cells: list[list[Any]] = [iso_times(s.time)]
+    cells += [s.values[c].tolist() if c == "hours" else decimals(s.values[c]) for c in s.columns]
+    return csv_text(["time", *s.columns], cells)
+
+
+def series_json(s: Series) -> dict[str, Any]:
+    """``point``, ``step``, ``columns``, ``units`` (per column), ``time`` (ISO, UTC) and ``values``
+    (one list per column, null where NULL)."""
+    return {
+        "point": asdict(s.point),
+        "step": s.step,
+        "columns": list(s.columns),
+        "units": {c: UNITS[c] for c in s.columns},
+        "time": iso_times(s.time),
+        "values": {c: s.values[c].tolist() if c == "hours" else decimals(s.values[c]) for c in s.columns},
+    }
+
+
+__all__ = ["Point", "ReadError", "Series", "nearest_point", "series", "series_csv", "series_json"]

@@ -1,0 +1,161 @@
+"""The Data view: the loaded table read back on the page, one place over time and the area at one hour.
+
+The server writes the frame (forms filled with what the ledger says is loaded, the endpoints, the
+CSS); the charts are drawn in the browser by ``report.datascript`` from the JSON of ``/series`` and
+``/map``, the same answers a program gets. Plain HTML, inline SVG and one inline script, no asset
+from elsewhere: the API server may have no internet access. The external view's iframe allows
+scripts and same-origin requests, so the script's fetches carry the Airflow login cookie.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from era5etl.read.columns import known
+from era5etl.report.datascript import SCRIPT
+from era5etl.report.dataview import DataView
+from era5etl.report.fmt import count, esc, when
+from era5etl.report.page import CSS, query, tabs
+
+# What the map can show (every hourly column ``era5etl.read`` answers), with the unit shown for each
+# (the table's units: README, "The table").
+MAP_VARIABLES: tuple[str, ...] = known("hour")
+UNITS = {"temperature_2m": "°C", "zonal_wind_10m": "m/s", "meridional_wind_10m": "m/s", "wind_speed_10m": "m/s",
+         "total_cloud_cover": "0-1", "total_precipitation": "mm", "snowfall": "mm"}
+# What the series charts draw: at a daily or monthly step each name stands for its rollup columns.
+SERIES_VARIABLES = "temperature_2m,total_precipitation"
+
+DATA_CSS = """
+form.pick { display: flex; flex-wrap: wrap; align-items: end; gap: 8px 12px; margin: 4px 0 8px; }
+form.pick label { display: flex; flex-direction: column; font-size: 12px; color: #475569; gap: 2px; }
+form.pick input, form.pick select { font: inherit; padding: 3px 6px; border: 1px solid #cbd5e1; border-radius: 4px; }
+form.pick input[type=number] { width: 96px; }
+form.pick button { font: inherit; padding: 4px 14px; border-radius: 4px; border: 1px solid #1d4ed8;
+                   background: #1d4ed8; color: #fff; cursor: pointer; }
+form.pick .links { font-size: 12px; align-self: center; }
+.status { margin: 2px 0 8px; color: #334155; min-height: 1.4em; }
+.status.error { color: #b91c1c; font-weight: 600; }
+svg .band { fill: #93c5fd; opacity: 0.45; stroke: none; }
+svg .line.temp { stroke: #dc2626; stroke-width: 1.5; }
+svg .bars { fill: #2563eb; }
+svg .cursor { stroke: #0f172a; stroke-width: 1; stroke-dasharray: 3 3; }
+svg .readout { font-size: 12px; fill: #0f172a; }
+svg.map .gp:hover, svg.map .gp.sel { stroke: #0f172a; stroke-width: 2; }
+svg.map { max-width: 760px; cursor: crosshair; }
+.hint { color: #64748b; font-size: 12px; margin: 4px 0 0; }
+"""
+
+
+def _iso_hour(moment: datetime | None) -> str:
+    return moment.strftime("%Y-%m-%dT%H:00") if moment is not None else ""
+
+
+def _iso_day(moment: datetime | None) -> str:
+    return moment.strftime("%Y-%m-%d") if moment is not None else ""
+
+
+def config(v: DataView, base: str) -> dict[str, Any]:
+    """What the script needs: endpoints, the view's table and area, and the defaults of each form."""
+    centre = v.centre
+    return {
+        "seriesUrl": f"{base}series", "mapUrl": f"{base}map", "table": v.table, "area": v.area, "grid": v.grid,
+        "first": _iso_hour(v.first_hour), "last": _iso_hour(v.last_hour),
+        "lat": centre[0] if centre else None, "lon": centre[1] if centre else None,
+        "from": _iso_day(v.first_hour), "to": _iso_day(v.last_hour), "step": "day",
+        "time": _iso_hour(v.last_hour), "variable": "temperature_2m", "units": UNITS,
+        "seriesVariables": SERIES_VARIABLES,
+    }
+
+
+def _script_json(data: dict[str, Any]) -> str:
+    # Inside <script>, "</" would end the element: JSON allows "<\/" for it.
+    return json.dumps(data).replace("</", "<\\/")
+
+
+def _targets(v: DataView, base: str) -> str:
+    if len(v.targets) <= 1:
+        return ""
+    links = []
+    for t in v.targets[:30]:
+        on = ' class="on"' if (t.table, t.area) == (v.table, v.area) else ""
+        links.append(f'<a{on} href="{esc(query(base + "data", table=t.table, area=t.area))}">{esc(t.table)} · '
+                     f'{esc(t.area)} <span class="muted">({t.months})</span></a>')
+    return f'<nav class="targets">{"".join(links)}</nav>'
+
+
+def _series_form(v: DataView) -> str:
+    c = config(v, "")
+    steps = "".join(f'<option value="{s}"{" selected" if s == "day" else ""}>{label}</option>'
+                    for s, label in (("day", "daily"), ("hour", "hourly"), ("month", "monthly")))
+    return (
+        '<form class="pick" id="series-form">'
+        f'<label>Latitude °N<input type="number" name="lat" step="any" min="-90" max="90" required'
+        f' value="{esc(c["lat"] if c["lat"] is not None else "")}"></label>'
+        f'<label>Longitude °E<input type="number" name="lon" step="any" min="-180" max="360" required'
+        f' value="{esc(c["lon"] if c["lon"] is not None else "")}"></label>'
+        f'<label>Step<select name="step">{steps}</select></label>'
+        f'<label>From (UTC)<input type="date" name="from" value="{esc(c["from"])}"></label>'
+        f'<label>To (UTC)<input type="date" name="to" value="{esc(c["to"])}"></label>'
+        '<button type="submit">Show series</button>'
+        '<span class="links"><a id="series-csv" href="#">CSV</a> · <a id="series-json" href="#">JSON</a></span>'
+        "</form>")
+
+
+def _map_form(v: DataView) -> str:
+    c = config(v, "")
+    options = "".join(f'<option value="{esc(n)}"{" selected" if n == "temperature_2m" else ""}>{esc(n)}'
+                      f" ({esc(UNITS.get(n, ''))})</option>" for n in MAP_VARIABLES)
+    return (
+        '<form class="pick" id="map-form">'
+        f'<label>Hour (UTC)<input type="datetime-local" name="time" step="3600" required value="{esc(c["time"])}"'
+        f' min="{esc(c["first"])}" max="{esc(c["last"])}"></label>'
+        f'<label>Variable<select name="variable">{options}</select></label>'
+        '<button type="submit">Show map</button>'
+        '<span class="links"><a id="map-csv" href="#">CSV</a> · <a id="map-json" href="#">JSON</a></span>'
+        "</form>")
+
+
+def render_data_page(v: DataView, base: str = "") -> str:
+    """The Data view of ``v``'s table and area; ``base`` is the dashboard's root (``/era5/``)."""
+    if v.table is None or not v.months:
+        what = (f"table <b>{esc(v.table)}</b>, area <b>{esc(v.area or '–')}</b>: " if v.table else "")
+        sub = what + ("no month is loaded yet: run the era5_monthly DAG or <code>era5etl run-month</code>.")
+        body = f'<p class="empty">{sub}</p>'
+    else:
+        n = len(v.months)
+        sub = (f"table <b>{esc(v.table)}</b>, area <b>{esc(v.area)}</b> (N/W/S/E)"
+               + (f", grid {esc(v.grid)}°" if v.grid else "")
+               + f" · {count(n)} month{'' if n == 1 else 's'} loaded, {esc(_iso_hour(v.first_hour))} to "
+               f"{esc(_iso_hour(v.last_hour))} UTC")
+        body = f"""<p class="sub">{sub}</p>
+{_targets(v, base)}
+<section id="series"><h2>One place over time</h2>
+{_series_form(v)}
+<p class="status" id="series-status" role="status"></p>
+<div class="charts">
+<figure><figcaption id="temp-caption">Temperature at 2 m (°C)</figcaption><div id="temp-chart"></div></figure>
+<figure><figcaption id="precip-caption">Precipitation (mm)</figcaption><div id="precip-chart"></div></figure>
+</div></section>
+<section id="map"><h2>The area at one hour</h2>
+{_map_form(v)}
+<p class="status" id="map-status" role="status"></p>
+<div class="charts"><figure><figcaption id="map-caption">Map</figcaption><div id="map-chart"></div>
+<p class="hint">Click a grid point to show its series above.</p></figure></div></section>
+<script type="application/json" id="era5-config">{_script_json(config(v, base))}</script>
+<script>{SCRIPT}</script>"""
+    months_href = query(base, table=v.table, area=v.area)
+    data_href = query(base + "data", table=v.table, area=v.area)
+    footer = ([f"generated {when(v.generated_at)}"] if v.generated_at else []) + [
+        f"endpoints: <code>{esc(base)}series</code>, <code>{esc(base)}map</code>"]
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>ERA5 data{" · " + esc(v.table) if v.table else ""}</title><style>{CSS}{DATA_CSS}</style></head>
+<body>
+<h1>ERA5 data</h1>
+{tabs("data", months_href, data_href)}
+{body}
+<footer>{" · ".join(footer)}</footer>
+</body></html>
+"""

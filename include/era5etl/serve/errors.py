@@ -1,0 +1,42 @@
+"""What a refused read is, and the HTTP status each kind of refusal is answered with.
+
+Every refusal is an :class:`~era5etl.core.errors.InputError` (a value the user gave that cannot be
+used as given), so the CLI and the plugin treat them alike; the two kinds below only choose a
+status: a request the server will not answer at this size, and a table that is not there.
+"""
+
+from __future__ import annotations
+
+from era5etl.core.errors import InputError
+from era5etl.db.errors import DatabaseError
+
+
+class LimitError(InputError):
+    """The request would answer with more than a response may hold; the message says the limit and how
+    to narrow the request."""
+
+    def __init__(self, message: str, *, limit: int, requested: int) -> None:
+        super().__init__(message)
+        self.limit = limit
+        self.requested = requested
+
+
+class NotFoundError(InputError):
+    """The table asked for does not exist, or holds nothing yet."""
+
+
+class TooSlowError(RuntimeError):
+    """The database did not answer within the time a request may take."""
+
+
+def http_status(exc: Exception) -> int:
+    """400 bad input, 404 no such table, 422 over a limit, 503 database unreachable or too slow, else 500."""
+    if isinstance(exc, LimitError):
+        return 422
+    if isinstance(exc, NotFoundError):
+        return 404
+    if isinstance(exc, InputError):
+        return 400
+    if isinstance(exc, DatabaseError | TooSlowError):
+        return 503
+    return 500

@@ -1,0 +1,53 @@
+"""Which table a read is of, and the span of time it holds, from catalogs only (no weather row is read).
+
+The span fills a series' missing ``from``/``to`` ("everything loaded") before the size of the answer
+is checked. It comes from TimescaleDB's chunk catalog: the first chunk's start to the last chunk's end,
+an upper bound of the loaded hours (a chunk may be a whole year holding a few months), found without
+touching the hypertable, whatever its size.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+import psycopg
+
+from era5etl.db import table_ident
+from era5etl.serve.errors import NotFoundError
+from era5etl.track import ledger
+
+HOUR = timedelta(hours=1)
+
+
+def default_table(conn: psycopg.Connection[Any]) -> str:
+    """The table the ledger updated last (as the page's default), else the ``ERA5_TABLE`` setting."""
+    if ledger.exists(conn):
+        targets = ledger.targets(conn)
+        if targets:
+            return str(targets[0]["table_name"])
+    from era5etl import settings
+
+    return settings.load().table
+
+
+def resolve_table(conn: psycopg.Connection[Any], table: str | None) -> tuple[str, str, str]:
+    """(the name to read, its schema, its relation name) of ``table`` (default: :func:`default_table`);
+    NotFoundError if there is no such table."""
+    name = table or default_table(conn)
+    row = conn.execute(
+        "SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+        " WHERE c.oid = to_regclass(%s)", (table_ident(name).as_string(conn),)).fetchone()
+    if row is None:
+        raise NotFoundError(f"table {name!r} does not exist")
+    return name, str(row[0]), str(row[1])
+
+
+def time_span(conn: psycopg.Connection[Any], schema: str, name: str) -> tuple[datetime, datetime] | None:
+    """(first hour, last hour) the table's chunks cover, or None when it has no chunk (holds nothing)."""
+    row = conn.execute(
+        "SELECT min(range_start), max(range_end) FROM timescaledb_information.chunks"
+        " WHERE hypertable_schema = %s AND hypertable_name = %s", (schema, name)).fetchone()
+    if row is None or row[0] is None:
+        return None
+    return row[0], row[1] - HOUR

@@ -1,0 +1,203 @@
+"""The query strings of ``/series`` and ``/map`` parsed into requests, every refusal an InputError.
+
+Each parameter arrives as text (or not at all) and is checked here, so a bad value is answered with
+a sentence naming the parameter, the value and what it must be, the same for JSON and CSV. Times are
+UTC; a time without a zone is taken as UTC. ``from`` and ``to`` are both inclusive, at the precision
+given: ``to=2024-01-31`` is the whole of that day, ``to=2024-01`` the whole month.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Literal
+
+from era5etl.core.errors import InputError
+from era5etl.core.grid import Area, normalize_longitude
+from era5etl.core.months import Month
+
+Step = Literal["hour", "day", "month"]
+STEPS: tuple[Step, ...] = ("hour", "day", "month")
+FORMATS = ("json", "csv")
+DEFAULT_STEP: Step = "day"
+DEFAULT_MAP_VARIABLE = "temperature_2m"
+MAX_VARIABLES = 16
+_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,62}$")
+_TABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_$]{0,62}(\.[A-Za-z_][A-Za-z0-9_$]{0,62})?$")
+_TIME = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2})(?:[T ](\d{2})(?::(\d{2})(?::(\d{2}))?)?)?)?)?"
+                   r"\s*(Z|[+-]\d{2}:?\d{2})?$")
+HOUR = timedelta(hours=1)
+
+
+@dataclass(frozen=True)
+class SeriesRequest:
+    """One place's series: ``start``/``end`` inclusive (None: from the first / to the last loaded hour)."""
+
+    table: str | None
+    lat: float
+    lon: float
+    start: datetime | None
+    end: datetime | None
+    variables: list[str] | None
+    step: Step
+    format: str
+
+
+@dataclass(frozen=True)
+class MapRequest:
+    """One hour's field of one variable, over ``area`` (None: everything loaded at that hour)."""
+
+    table: str | None
+    at: datetime
+    variable: str
+    area: Area | None
+    format: str
+
+
+def _blank(text: str | None) -> bool:
+    return text is None or not text.strip()
+
+
+def parse_number(text: str | None, name: str, low: float, high: float) -> float:
+    if _blank(text):
+        raise InputError(f"{name} is required (degrees, {low:g} to {high:g})")
+    assert text is not None
+    try:
+        value = float(text.strip())
+    except ValueError:
+        raise InputError(f"{name} {text!r} is not a number of degrees") from None
+    if not math.isfinite(value) or not low <= value <= high:
+        raise InputError(f"{name} {text!r} is outside {low:g}..{high:g}")
+    return value
+
+
+def parse_lat(text: str | None) -> float:
+    return parse_number(text, "lat", -90.0, 90.0)
+
+
+def parse_lon(text: str | None) -> float:
+    """A longitude in -180..360, returned in the table's convention (-180, 180]."""
+    return float(normalize_longitude(parse_number(text, "lon", -180.0, 360.0)))
+
+
+def _period_end(moment: datetime, precision: int) -> datetime:
+    """The last hour of the year, month, day or hour ``moment`` starts (precision 1-4 fields given)."""
+    if precision == 1:
+        return moment.replace(year=moment.year + 1) - HOUR
+    if precision == 2:
+        return Month.of(moment).end - HOUR
+    if precision == 3:
+        return moment + timedelta(days=1) - HOUR
+    return moment
+
+
+def parse_time(text: str, name: str, *, end: bool = False) -> datetime:
+    """``YYYY``, ``YYYY-MM``, ``YYYY-MM-DD`` or ``YYYY-MM-DDTHH[:MM[:SS]]`` with an optional zone (UTC if
+    none), as an aware UTC datetime. With ``end``, a coarse value is the last hour of its period."""
+    m = _TIME.match(text.strip())
+    if not m:
+        raise InputError(f"{name} {text!r} is not a time: use YYYY-MM-DD or YYYY-MM-DDTHH:MM (UTC), "
+                         "for example 2024-01-31 or 2024-01-31T12:00")
+    fields = [int(g) if g else None for g in m.groups()[:6]]
+    precision = sum(1 for f in fields if f is not None)
+    year, month, day, hour, minute, second = (f if f is not None else d for f, d in
+                                              zip(fields, (0, 1, 1, 0, 0, 0), strict=True))
+    zone = m.group(7)
+    try:
+        moment = datetime(year, month, day, hour, minute, second, tzinfo=UTC)
+    except ValueError as exc:
+        raise InputError(f"{name} {text!r} is not a valid time: {exc}") from None
+    if zone and zone != "Z":
+        sign = 1 if zone[0] == "+" else -1
+        digits = zone[1:].replace(":", "")
+        moment -= sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
+    return _period_end(moment, min(precision, 4)) if end else moment
+
+
+def parse_hour(text: str | None, name: str = "time") -> datetime:
+    """Exactly one hour (ERA5 is hourly): a date alone or minutes past the hour are refused."""
+    if _blank(text):
+        raise InputError(f"{name} is required: one hour, for example 2024-01-15T12:00Z")
+    assert text is not None
+    m = _TIME.match(text.strip())
+    if m is None or m.group(4) is None:
+        raise InputError(f"{name} {text!r} is not an hour: give YYYY-MM-DDTHH:00 (UTC), for example "
+                         "2024-01-15T12:00Z")
+    moment = parse_time(text, name)
+    if moment.minute or moment.second:
+        raise InputError(f"{name} {text!r} is not on the hour: ERA5 is hourly, for example "
+                         f"{moment.replace(minute=0, second=0):%Y-%m-%dT%H:00Z}")
+    return moment
+
+
+def parse_range(start: str | None, end: str | None) -> tuple[datetime | None, datetime | None]:
+    first = None if _blank(start) else parse_time(start or "", "from")
+    last = None if _blank(end) else parse_time(end or "", "to", end=True)
+    if first is not None and last is not None and last < first:
+        raise InputError(f"to {end!r} is before from {start!r}")
+    return first, last
+
+
+def parse_names(text: str | None, name: str = "variables") -> list[str] | None:
+    """A comma-separated list of column names (None when absent: every variable)."""
+    if _blank(text):
+        return None
+    assert text is not None
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    bad = [n for n in names if not _NAME.match(n)]
+    if bad:
+        raise InputError(f"{name}: {', '.join(map(repr, bad))} is not a variable name "
+                         "(for example temperature_2m,total_precipitation)")
+    if len(names) > MAX_VARIABLES:
+        raise InputError(f"{name}: at most {MAX_VARIABLES} names")
+    return list(dict.fromkeys(names)) or None
+
+
+def parse_choice(text: str | None, name: str, choices: tuple[str, ...], default: str) -> str:
+    if _blank(text):
+        return default
+    assert text is not None
+    value = text.strip().lower()
+    if value not in choices:
+        raise InputError(f"{name} {text!r} is not one of {', '.join(choices)}")
+    return value
+
+
+def parse_step(text: str | None) -> Step:
+    value = parse_choice(text, "step", STEPS, DEFAULT_STEP)
+    return next(s for s in STEPS if s == value)
+
+
+def parse_table(text: str | None) -> str | None:
+    """A table name, optionally schema-qualified (None: the table the ledger updated last)."""
+    if _blank(text):
+        return None
+    assert text is not None
+    if not _TABLE.match(text.strip()):
+        raise InputError(f"table {text!r} is not a table name (letters, digits and _, optionally schema.table)")
+    return text.strip()
+
+
+def parse_area(text: str | None) -> Area | None:
+    return None if _blank(text) else Area.parse(text or "")
+
+
+def series_request(*, lat: str | None, lon: str | None, start: str | None = None, end: str | None = None,
+                   variables: str | None = None, step: str | None = None, table: str | None = None,
+                   fmt: str | None = None) -> SeriesRequest:
+    first, last = parse_range(start, end)
+    return SeriesRequest(table=parse_table(table), lat=parse_lat(lat), lon=parse_lon(lon), start=first, end=last,
+                         variables=parse_names(variables), step=parse_step(step),
+                         format=parse_choice(fmt, "format", FORMATS, "json"))
+
+
+def map_request(*, time: str | None, variable: str | None = None, area: str | None = None,
+                table: str | None = None, fmt: str | None = None) -> MapRequest:
+    names = parse_names(variable, "variable")
+    if names is not None and len(names) > 1:
+        raise InputError(f"variable {variable!r}: a map shows one variable")
+    return MapRequest(table=parse_table(table), at=parse_hour(time),
+                      variable=names[0] if names else DEFAULT_MAP_VARIABLE, area=parse_area(area),
+                      format=parse_choice(fmt, "format", FORMATS, "json"))

@@ -1,0 +1,117 @@
+"""The two HTTP reads end to end: a checked request in, the body of the answer out (JSON or CSV).
+
+Each read opens one connection, resolves the table, checks the size of the answer against
+``serve.limits`` before any weather row is read, then asks ``era5etl.read`` (the same functions the
+CLI uses) and hands back its JSON or CSV unchanged, so the HTTP answer is the CLI's answer. A read
+also carries a statement timeout: a request whose size is allowed still cannot hold a backend for
+longer than :data:`STATEMENT_TIMEOUT_MS`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+import numpy as np
+import psycopg
+
+from era5etl.db import connect
+from era5etl.read.maps import hour_map, map_csv, map_json
+from era5etl.read.series import nearest_point, series, series_csv, series_json
+from era5etl.serve.errors import NotFoundError, TooSlowError
+from era5etl.serve.extent import resolve_table, time_span
+from era5etl.serve.limits import check_area, check_cells, check_series
+from era5etl.serve.params import MapRequest, SeriesRequest
+
+STATEMENT_TIMEOUT_MS = 30_000
+JSON_TYPE = "application/json"
+CSV_TYPE = "text/csv; charset=utf-8"
+HOUR = timedelta(hours=1)
+
+
+@dataclass(frozen=True)
+class Reply:
+    body: bytes
+    media_type: str
+    filename: str | None = None  # a CSV's name, for Content-Disposition
+
+
+def plain(value: Any) -> Any:
+    """JSON types only: numpy values as Python ones, NaN and infinities as null (JSON has neither)."""
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return plain(value.tolist())
+    if isinstance(value, np.generic):
+        return plain(value.item())
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def encode_json(data: Any) -> bytes:
+    try:
+        text = json.dumps(data, allow_nan=False, separators=(",", ":"))
+    except (TypeError, ValueError):  # a NaN or a numpy value: the slower, complete conversion
+        text = json.dumps(plain(data), allow_nan=False, separators=(",", ":"))
+    return text.encode()
+
+
+def _slug(*parts: object) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", "_".join(str(p) for p in parts))
+
+
+def _guarded(conn: psycopg.Connection[Any]) -> None:
+    conn.execute("SELECT set_config('statement_timeout', %s, false)", (str(STATEMENT_TIMEOUT_MS),))
+
+
+def exclusive_end(end: datetime | None) -> datetime | None:
+    """The read's bound (``time < end``) for an inclusive ``to``: the hour after the last hour it holds."""
+    if end is None:
+        return None
+    return end.replace(minute=0, second=0, microsecond=0) + HOUR
+
+
+def read_series(url: str, req: SeriesRequest) -> Reply:
+    """One place's series: the grid point nearest (lat, lon), its rows in the range at ``req.step``."""
+    with connect(url) as conn:
+        _guarded(conn)
+        table, schema, name = resolve_table(conn, req.table)
+        span = time_span(conn, schema, name)
+        if span is None:
+            raise NotFoundError(f"table {table!r} holds no rows yet")
+        # A bound not given is the table's span: an upper bound of what "everything loaded" answers.
+        check_series(req.start or span[0], req.end or span[1], req.step)
+        try:
+            point = nearest_point(conn, table, req.lat, req.lon)
+            s = series(conn, table, point, req.start, exclusive_end(req.end), req.variables, req.step)
+        except psycopg.errors.QueryCanceled:
+            raise TooSlowError(f"the series took longer than {STATEMENT_TIMEOUT_MS / 1000:g} s: narrow from= and to=,"
+                               " or ask step=day") from None
+    if req.format == "csv":
+        return Reply(series_csv(s).encode(), CSV_TYPE,
+                     _slug("era5", table, f"{point.latitude:g}", f"{point.longitude:g}", req.step) + ".csv")
+    return Reply(encode_json(series_json(s)), JSON_TYPE)
+
+
+def read_map(url: str, req: MapRequest) -> Reply:
+    """One hour's field of one variable over the area (default: every grid point loaded at that hour)."""
+    if req.area is not None:
+        check_area(req.area)
+    with connect(url) as conn:
+        _guarded(conn)
+        table, _, _ = resolve_table(conn, req.table)
+        try:
+            m = hour_map(conn, table, req.at, req.variable, req.area)
+        except psycopg.errors.QueryCanceled:
+            raise TooSlowError(f"the map took longer than {STATEMENT_TIMEOUT_MS / 1000:g} s: narrow area=") from None
+    check_cells(len(m.values), f"the loaded area at {req.at:%Y-%m-%dT%H:00Z}")
+    if req.format == "csv":
+        return Reply(map_csv(m).encode(), CSV_TYPE, _slug("era5", table, req.variable, f"{req.at:%Y%m%dT%H}") + ".csv")
+    return Reply(encode_json(map_json(m)), JSON_TYPE)

@@ -1,0 +1,354 @@
+"""The table read back over HTTP and on the Data view, in a real Airflow API server, seen by headless Chromium.
+
+Three months of a 25-point area are loaded for real (``era5etl run-month`` against the local CDS
+server, side by side, while the API server starts), then: ``/era5/series`` and ``/era5/map`` answer
+exactly what a direct SQL query of the table (and of its daily rollup) returns, as JSON and as CSV;
+a request without a login is refused (401), one over a limit is refused with the limit stated (422),
+bad input is a 400 with the reason; and the Data view, reached through its tab in the Airflow UI,
+draws one point and one bar per day (then per hour) of the place's series and one cell per grid
+point of the hour's map, the counts taken from the database. The API server machinery is
+``test_ui.py``'s: its own AIRFLOW_HOME, its own process group, stopped afterwards.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlencode
+
+import numpy as np
+import pytest
+
+from era5etl.core.paths import PROJECT_ROOT
+from era5etl.db import connect
+from era5etl.serve import MAX_MAP_CELLS, MAX_SERIES_ROWS
+from tests.e2e.apiserver import CHROMIUM, CHROMIUM_ARGS, PATH, STARTUP_TIMEOUT_S, api_server, clean, status
+
+pytestmark = pytest.mark.e2e
+
+AREA = "46/7/45/8"  # 25 grid points
+MONTHS = ("2024-01", "2024-02", "2024-03")
+FIRST, LAST = datetime(2024, 1, 1, tzinfo=UTC), datetime(2024, 3, 31, 23, tzinfo=UTC)
+LAT, LON = 45.5, 7.5  # the area's middle grid point: the Data view's first place
+MAP_HOUR = datetime(2024, 2, 15, 12, tzinfo=UTC)
+SCREENSHOT = PROJECT_ROOT / ".local" / "data-view-test.png"
+LOAD_TIMEOUT_S = 150
+
+
+@dataclass(frozen=True)
+class Stack:
+    url: str
+    password: str
+    table: str
+    token: str = ""
+
+    def era5(self, path: str, **params: Any) -> str:
+        return f"{self.url}/era5/{path}?" + urlencode({"table": self.table, **params})
+
+
+def _drop_rollups(db_url: str, table: str) -> None:
+    with connect(db_url, autocommit=True) as conn:
+        for suffix in ("_monthly", "_daily"):
+            row = conn.execute("SELECT relkind FROM pg_class WHERE oid = to_regclass(%s)", (table + suffix,)).fetchone()
+            if row is not None:
+                kind = "MATERIALIZED VIEW" if row[0] in ("m", "v") else "TABLE"
+                conn.execute(f'DROP {kind} IF EXISTS "{table}{suffix}" CASCADE')
+
+
+def _load_months(db_url: str, cds: Any, table: str, work: Path, env_path: str) -> list[subprocess.Popen[str]]:
+    """The three months, each by its own ``run-month`` process (they queue on the year's chunk lock)."""
+    env = {**os.environ, "PATH": env_path, "ERA5_DATABASE_URL": db_url, "CDSAPI_URL": str(cds.url),
+           "CDSAPI_KEY": cds.key, "ERA5_STAGING_DIR": str(work / "staging"),
+           "ERA5_VALIDATION_DIR": str(work / "validation")}
+    return [subprocess.Popen([sys.executable, "-m", "era5etl", "run-month", month, "--table", table, "--area", AREA],
+                             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            for month in MONTHS]
+
+
+def _token(url: str, password: str) -> str:
+    body = json.dumps({"username": "admin", "password": password}).encode()
+    request = urllib.request.Request(f"{url}/auth/token", data=body, method="POST",
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return str(json.load(response)["access_token"])
+
+
+@pytest.fixture(scope="module")
+def stack(db_url: str, cds: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    work = tmp_path_factory.mktemp("data-view")
+    table = f"dv_{uuid.uuid4().hex[:10]}"
+    loads: list[subprocess.Popen[str]] = []
+    try:
+        with api_server(work, db_url) as server:
+            # The months load while the server starts.
+            loads = _load_months(db_url, cds, table, work, PATH)
+            for month, proc in zip(MONTHS, loads, strict=True):
+                output, _ = proc.communicate(timeout=LOAD_TIMEOUT_S)
+                assert proc.returncode == 0, f"run-month {month}:\n{output[-4000:]}"
+            server.wait_healthy(time.monotonic() + STARTUP_TIMEOUT_S)
+            password = server.admin_password()
+            yield Stack(url=server.url, password=password, table=table, token=_token(server.url, password))
+    finally:
+        for proc in loads:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=10)
+        _drop_rollups(db_url, table)
+        clean(db_url, table, str(cds.url))
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _get(stack: Stack, url: str, token: str | None = None) -> tuple[int, str, bytes]:
+    """(status, content type, body) with the stack's API token (or ``token``; "" for none)."""
+    token = stack.token if token is None else token
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=30) as response:
+            return int(response.status), response.headers.get("Content-Type", ""), response.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.headers.get("Content-Type", ""), exc.read()
+
+
+def _ok_json(stack: Stack, url: str) -> Any:
+    code, kind, body = _get(stack, url)
+    assert code == 200, (code, body[:500])
+    assert kind.startswith("application/json")
+    return json.loads(body)
+
+
+def _ok_csv(stack: Stack, url: str) -> list[dict[str, str]]:
+    code, kind, body = _get(stack, url)
+    assert code == 200, (code, body[:500])
+    assert kind.startswith("text/csv")
+    return list(csv.DictReader(io.StringIO(body.decode())))
+
+
+def _ms(value: Any) -> datetime:
+    text = str(value).replace(" ", "T").replace("Z", "+00:00")
+    moment = datetime.fromisoformat(text)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _f32(values: list[Any]) -> np.ndarray:
+    return np.array([np.nan if v is None or v == "" else float(v) for v in values], dtype=np.float32)
+
+
+def _series_columns(data: dict[str, Any]) -> tuple[list[datetime], dict[str, np.ndarray]]:
+    """``series_json``'s answer as (times, one float32 array per column)."""
+    times = data["time"]
+    values = data["values"]
+    return [_ms(t) for t in times], {c: _f32(values[c]) for c in values}
+
+
+def _csv_columns(rows: list[dict[str, str]], time_key: str) -> tuple[list[datetime], dict[str, np.ndarray]]:
+    columns = [k for k in rows[0] if k != time_key] if rows else []
+    return [_ms(r[time_key]) for r in rows], {c: _f32([r[c] for r in rows]) for c in columns}
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    return bool(np.array_equal(a, b, equal_nan=True))
+
+
+def _location_id(db_url: str, table: str) -> int:
+    with connect(db_url) as conn:
+        row = conn.execute(f'SELECT location_id FROM "{table}" WHERE latitude = %s AND longitude = %s LIMIT 1',
+                           (LAT, LON)).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def test_unauthenticated_reads_are_refused(stack: Stack) -> None:
+    for url in (stack.era5("series", lat=LAT, lon=LON), stack.era5("map", time="2024-02-15T12:00"),
+                stack.era5("data")):
+        assert status(url) == 401, url
+        assert status(url, {"Authorization": "Bearer not.a.token"}) in (401, 403), url
+        assert status(url, {"Cookie": "_token=forged"}) in (401, 403), url
+
+
+def test_hourly_series_equals_sql(stack: Stack, db_url: str) -> None:
+    location = _location_id(db_url, stack.table)
+    with connect(db_url) as conn:
+        rows = conn.execute(
+            f'SELECT time, temperature_2m, total_precipitation FROM "{stack.table}" WHERE location_id = %s'
+            " AND time BETWEEN %s AND %s ORDER BY time", (location, FIRST, LAST)).fetchall()
+    assert len(rows) == 91 * 24
+    expected_time = [r[0] for r in rows]
+    params = {"lat": LAT, "lon": LON, "step": "hour", "from": "2024-01-01", "to": "2024-03-31",
+              "variables": "temperature_2m,total_precipitation"}
+    data = _ok_json(stack, stack.era5("series", **params))
+    assert data["point"]["location_id"] == location
+    times, cols = _series_columns(data)
+    assert times == expected_time
+    assert _same(cols["temperature_2m"], _f32([r[1] for r in rows]))
+    assert _same(cols["total_precipitation"], _f32([r[2] for r in rows]))
+
+    table = _ok_csv(stack, stack.era5("series", format="csv", **params))
+    times, cols = _csv_columns(table, "time")
+    assert times == expected_time
+    assert _same(cols["temperature_2m"], _f32([r[1] for r in rows]))
+    assert _same(cols["total_precipitation"], _f32([r[2] for r in rows]))
+
+
+def test_daily_series_equals_the_rollup(stack: Stack, db_url: str) -> None:
+    location = _location_id(db_url, stack.table)
+    with connect(db_url) as conn:
+        rows = conn.execute(
+            f'SELECT bucket, temperature_2m_mean, temperature_2m_min, temperature_2m_max, total_precipitation_sum'
+            f' FROM "{stack.table}_daily" WHERE location_id = %s ORDER BY bucket', (location,)).fetchall()
+        days = conn.execute(f"SELECT count(DISTINCT date_trunc('day', time, 'UTC')) FROM \"{stack.table}\""
+                            " WHERE location_id = %s", (location,)).fetchone()
+    assert days is not None and len(rows) == days[0] == 91
+    data = _ok_json(stack, stack.era5("series", lat=LAT, lon=LON))  # daily over everything loaded: the defaults
+    times, cols = _series_columns(data)
+    assert times == [r[0] for r in rows]
+    for i, name in enumerate(("temperature_2m_mean", "temperature_2m_min", "temperature_2m_max",
+                              "total_precipitation_sum"), start=1):
+        assert _same(cols[name], _f32([r[i] for r in rows])), name
+    table = _ok_csv(stack, stack.era5("series", lat=LAT, lon=LON, format="csv"))
+    times, cols = _csv_columns(table, "time")
+    assert len(times) == 91
+    assert _same(cols["temperature_2m_mean"], _f32([r[1] for r in rows]))
+
+
+def test_map_equals_sql(stack: Stack, db_url: str) -> None:
+    with connect(db_url) as conn:
+        rows = conn.execute(f'SELECT latitude, longitude, temperature_2m FROM "{stack.table}" WHERE time = %s',
+                            (MAP_HOUR,)).fetchall()
+    assert len(rows) == 25
+    expected = {(float(np.float32(r[0])), float(np.float32(r[1]))): np.float32(r[2]) for r in rows}
+    params = {"time": "2024-02-15T12:00Z", "variable": "temperature_2m", "area": AREA}
+    data = _ok_json(stack, stack.era5("map", **params))
+    got = {(float(np.float32(a)), float(np.float32(o))): np.float32(v)
+           for a, o, v in zip(data["latitude"], data["longitude"], data["values"], strict=True)}
+    assert got == expected
+    table = _ok_csv(stack, stack.era5("map", format="csv", **params))
+    value_key = "temperature_2m" if "temperature_2m" in table[0] else "value"
+    got = {(float(np.float32(r["latitude"])), float(np.float32(r["longitude"]))): np.float32(r[value_key])
+           for r in table}
+    assert got == expected
+    # Without an area: every grid point loaded at that hour, the same 25.
+    assert len(_ok_json(stack, stack.era5("map", time="2024-02-15T12:00Z"))["values"]) == 25
+
+
+def _refusal(stack: Stack, url: str, code: int) -> str:
+    got, kind, body = _get(stack, url)
+    assert got == code, (got, body[:500])
+    assert kind.startswith("application/json")
+    return str(json.loads(body)["detail"])
+
+
+def test_limits_and_bad_input_are_refused_with_the_reason(stack: Stack) -> None:
+    # A quarter of a century hourly: over the limit, refused before reading, the limit stated.
+    detail = _refusal(stack, stack.era5("series", lat=LAT, lon=LON, step="hour", **{"from": "2000-01-01",
+                                                                                 "to": "2024-12-31"}), 422)
+    assert f"limit of {MAX_SERIES_ROWS:,} hours" in detail and "219,168 hours" in detail and "from=" in detail
+    # The same range daily fits, and answers the days that are loaded.
+    data = _ok_json(stack, stack.era5("series", lat=LAT, lon=LON, **{"from": "2000-01-01", "to": "2024-12-31"}))
+    assert len(data["time"]) == 91
+    detail = _refusal(stack, stack.era5("map", time="2024-02-15T12:00", area="90/-180/-90/180"), 422)
+    assert f"limit of {MAX_MAP_CELLS:,} cells" in detail and "area=" in detail
+
+    assert "lat 'north'" in _refusal(stack, stack.era5("series", lat="north", lon=LON), 400)
+    assert "lon '400'" in _refusal(stack, stack.era5("series", lat=LAT, lon=400), 400)
+    assert "step 'week'" in _refusal(stack, stack.era5("series", lat=LAT, lon=LON, step="week"), 400)
+    assert "not on the hour" in _refusal(stack, stack.era5("map", time="2024-02-15T12:30"), 400)
+    # era5etl.read's own refusals (ReadError): a place outside the loaded area, an hour not loaded.
+    assert _refusal(stack, stack.era5("series", lat=-33.9, lon=18.4), 400)
+    assert _refusal(stack, stack.era5("map", time="2023-06-01T00:00"), 400)
+    assert _refusal(stack, stack.era5("series", lat=LAT, lon=LON, variables="no_such_column"), 400)
+    missing = f"{stack.url}/era5/series?" + urlencode({"table": "no_such_table_here", "lat": LAT, "lon": LON})
+    assert "does not exist" in _refusal(stack, missing, 404)
+
+
+def _vertices(frame: Any, selector: str) -> int:
+    return int(frame.locator(selector).evaluate_all(
+        "els => els.reduce((n, e) => n + e.getAttribute('points').trim().split(/\\s+/).length, 0)"))
+
+
+def _bars(frame: Any, selector: str) -> int:
+    return int(frame.locator(selector).evaluate_all(
+        "els => els.reduce((n, e) => n + (e.getAttribute('d').match(/M/g) || []).length, 0)"))
+
+
+def test_data_view_in_the_airflow_ui(stack: Stack, db_url: str) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    with connect(db_url) as conn:
+        days, hours = conn.execute(
+            f"SELECT count(DISTINCT date_trunc('day', time, 'UTC')), count(*) FROM \"{stack.table}\""
+            " WHERE latitude = %s AND longitude = %s", (LAT, LON)).fetchone() or (0, 0)
+        cells = conn.execute(f'SELECT count(*) FROM "{stack.table}" WHERE time = %s', (LAST,)).fetchone()
+    assert (days, hours) == (91, 91 * 24) and cells == (25,)
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            context = browser.new_context(viewport={"width": 1440, "height": 1300})
+            context.route(re.compile(r"^https?://(?!127\.0\.0\.1[:/])"), lambda route: route.abort())
+            page = context.new_page()
+            page.set_default_timeout(30_000)
+            expect.set_options(timeout=20_000)
+            route = f"/plugin/era5-months/era5/?table={quote(stack.table)}&area={quote(AREA, safe='')}"
+            page.goto(stack.url + route)
+            page.get_by_label("Username").fill("admin")
+            page.get_by_label("Password").fill(stack.password)
+            page.get_by_role("button", name="Sign in").click()
+            page.wait_for_url("**/plugin/era5-months/**")
+            if stack.table not in page.url:
+                page.goto(stack.url + route)
+            frame = page.frame_locator('iframe[title="ERA5 months"]')
+            # The Data tab of the months page opens the Data view in the same frame.
+            frame.locator('nav.tabs a[data-tab="data"]').click()
+            expect(frame.locator("h1")).to_have_text("ERA5 data")
+
+            # The place's series, daily over everything loaded: one vertex and one bar a day.
+            temp = frame.locator("svg.series.temp")
+            expect(temp).to_have_attribute("data-points", str(days))
+            expect(temp).to_have_attribute("data-step", "day")
+            assert _vertices(frame, "svg.series.temp polyline.line") == days
+            expect(frame.locator("svg.series.precip")).to_have_attribute("data-points", str(days))
+            assert _bars(frame, "svg.series.precip path.bars") == days
+            expect(frame.locator("#series-status")).to_contain_text(f"{days} days at 45.50°N 7.50°E")
+
+            # The area at the last loaded hour: one cell per grid point.
+            chart = frame.locator("svg.map")
+            expect(chart).to_have_attribute("data-cells", str(cells[0]))
+            expect(chart.locator("rect.gp")).to_have_count(cells[0])
+            SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(SCREENSHOT), full_page=True)
+
+            # Hourly: one vertex and one bar an hour.
+            frame.locator('#series-form select[name="step"]').select_option("hour")
+            frame.locator("#series-form button").click()
+            expect(temp).to_have_attribute("data-points", str(hours))
+            assert _vertices(frame, "svg.series.temp polyline.line") == hours
+            assert _bars(frame, "svg.series.precip path.bars") == hours
+
+            # Another hour and variable on the map, then a click on its north-west cell: that place's series.
+            frame.locator('#map-form input[name="time"]').fill("2024-02-15T12:00")
+            frame.locator('#map-form select[name="variable"]').select_option("total_precipitation")
+            frame.locator("#map-form button").click()
+            expect(chart).to_have_attribute("data-variable", "total_precipitation")
+            expect(chart.locator("rect.gp")).to_have_count(25)
+            corner = chart.locator('rect.gp[data-lat="46"][data-lon="7"]')  # the area's north-west point
+            corner.click()
+            expect(corner).to_have_class(re.compile(r"\bsel\b"))
+            expect(frame.locator('#series-form input[name="lat"]')).to_have_value("46")
+            expect(frame.locator("#series-status")).to_contain_text(f"{hours:,} hours at 46.00°N 7.00°E")
+        finally:
+            browser.close()

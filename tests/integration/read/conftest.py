@@ -1,0 +1,40 @@
+"""The read tests' own local CDS (they change its seed and clock) and a month loaded through the
+pipeline once for the package's reads, and the second server under the Apache licence."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+from era5etl.db import connect
+from localcds.server import LocalCDS
+
+from .common import run_month
+
+MONTH = "2024-03"
+
+
+def drop(url: str, table: str) -> None:
+    with connect(url, autocommit=True) as conn:
+        conn.execute(f"DROP TABLE IF EXISTS {table} CASCADE")  # its rollups with it
+        for bookkeeping in ("era5_months", "era5_metrics", "era5_validation_days"):
+            conn.execute(f"DELETE FROM {bookkeeping} WHERE table_name = %s", (table,))
+
+
+@pytest.fixture(scope="package")
+def read_cds() -> Iterator[LocalCDS]:
+    with LocalCDS() as server:
+        yield server
+
+
+@pytest.fixture(scope="package")
+def month_table(db_url: str, read_cds: LocalCDS, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """March 2024 of the 25-point area, through run-month (load, validate, rollup, compress); read only."""
+    table = f"r_{uuid.uuid4().hex[:10]}"
+    run_month(read_cds, table, MONTH, tmp_path_factory.mktemp("staging"))
+    yield table
+    drop(db_url, table)
+
+

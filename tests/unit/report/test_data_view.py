@@ -1,0 +1,64 @@
+"""The Data view from ledger rows: the loaded span, the place and hour shown first, the page's frame."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, date, datetime
+from typing import Any
+
+from era5etl import report
+from era5etl.report.datascript import SCRIPT
+
+AREA = "46/7/45/8"
+
+
+def row(month: date, state: str, rows: int | None = 18600) -> dict[str, Any]:
+    return {"month": month, "grid": "0.25", "state": state, "rows": rows}
+
+
+def view() -> report.DataView:
+    rows = [row(date(2023, 11, 1), "pending", None), row(date(2024, 1, 1), "validated"),
+            row(date(2024, 2, 1), "failed", 17000), row(date(2024, 3, 1), "loaded"), row(date(2024, 4, 1), "loading")]
+    targets = [report.Target("weather", AREA, 5), report.Target("other", "50/5/45/10", 1)]
+    return report.build_data_view("weather", AREA, rows, targets, datetime(2024, 6, 1, tzinfo=UTC))
+
+
+def test_loaded_months_and_defaults() -> None:
+    v = view()
+    assert v.months == (date(2024, 1, 1), date(2024, 3, 1))  # loaded or validated only
+    assert v.first_hour == datetime(2024, 1, 1, tzinfo=UTC)
+    assert v.last_hour == datetime(2024, 3, 31, 23, tzinfo=UTC)
+    assert v.centre == (45.5, 7.5)  # the middle grid point of 5 x 5
+    # 45.25..46 holds four latitudes: the lower of the two middle ones
+    assert report.build_data_view("t", "46/7/45.25/8", [], []).centre == (45.5, 7.5)
+
+
+def test_page_frame() -> None:
+    html = report.render_data_page(view(), base="/era5/")
+    config = json.loads(re.search(r'<script type="application/json" id="era5-config">(.*?)</script>', html, re.S)
+                        .group(1))  # type: ignore[union-attr]
+    assert config["seriesUrl"] == "/era5/series" and config["mapUrl"] == "/era5/map"
+    assert (config["from"], config["to"], config["time"]) == ("2024-01-01", "2024-03-31", "2024-03-31T23:00")
+    assert (config["lat"], config["lon"], config["area"], config["table"]) == (45.5, 7.5, AREA, "weather")
+    assert 'id="series-form"' in html and 'id="map-form"' in html and SCRIPT in html
+    assert 'data-tab="data" href="/era5/data?table=weather&amp;area=46%2F7%2F45%2F8"' in html
+    assert 'href="/era5/data?table=other&amp;area=50%2F5%2F45%2F10"' in html  # the other targets
+    assert "3 months" not in html and "2 months loaded" in html
+
+
+def test_nothing_loaded_yet() -> None:
+    html = report.render_data_page(report.build_data_view("weather", AREA, [row(date(2024, 1, 1), "pending", None)]))
+    assert "no month is loaded yet" in html and "<script>" not in html
+
+
+def test_a_table_name_cannot_end_the_script() -> None:
+    v = report.build_data_view("w</script><b>", AREA, [row(date(2024, 1, 1), "loaded")])
+    html = report.render_data_page(v, base="/era5/")
+    assert "w</script>" not in html and "w<\\/script>" in html
+
+
+def test_months_page_has_the_tabs() -> None:
+    d = report.build(table="weather", area=AREA, month_rows=[], task_rows=[], load_rows=[])
+    html = report.render_page(d, base="/era5/")
+    assert 'data-tab="months"' in html and 'data-tab="data" href="/era5/data?table=weather' in html

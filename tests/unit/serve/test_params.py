@@ -1,0 +1,83 @@
+"""The HTTP reads' query strings: every value checked, every refusal a sentence naming the parameter."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from era5etl import serve
+from era5etl.core.errors import InputError
+from era5etl.serve.params import parse_hour, parse_lat, parse_lon, parse_names, parse_range, parse_time
+
+
+def utc(*args: int) -> datetime:
+    return datetime(*args, tzinfo=UTC)
+
+
+def test_coordinates() -> None:
+    assert parse_lat("45.5") == 45.5
+    assert parse_lon("7.25") == 7.25
+    assert parse_lon("350") == -10.0  # the table's convention, (-180, 180]
+    assert parse_lon("-180") == 180.0
+    for bad in ("91", "nan", "x", None, ""):
+        with pytest.raises(InputError, match=r"^lat"):
+            parse_lat(bad)
+    with pytest.raises(InputError, match="lon '361' is outside"):
+        parse_lon("361")
+
+
+def test_times_are_utc_and_inclusive_at_their_precision() -> None:
+    assert parse_time("2024-01-31", "from") == utc(2024, 1, 31)
+    assert parse_time("2024-01-31", "to", end=True) == utc(2024, 1, 31, 23)
+    assert parse_time("2024-02", "to", end=True) == utc(2024, 2, 29, 23)
+    assert parse_time("2024", "to", end=True) == utc(2024, 12, 31, 23)
+    assert parse_time("2024-01-31T12:30", "to", end=True) == utc(2024, 1, 31, 12, 30)
+    assert parse_time("2024-01-31T12:00+02:00", "from") == utc(2024, 1, 31, 10)
+    assert parse_time("2024-01-31 12:00Z", "from") == utc(2024, 1, 31, 12)
+    assert parse_range(None, "") == (None, None)
+    assert parse_range("2024-01-01", "2024-01-01") == (utc(2024, 1, 1), utc(2024, 1, 1, 23))
+    with pytest.raises(InputError, match="to '2023-12-31' is before from '2024-01-01'"):
+        parse_range("2024-01-01", "2023-12-31")
+    for bad in ("yesterday", "2024-13-01", "2024-02-30", "24-01-01"):
+        with pytest.raises(InputError):
+            parse_time(bad, "from")
+
+
+def test_a_map_is_one_whole_hour() -> None:
+    assert parse_hour("2024-01-15T12:00Z") == utc(2024, 1, 15, 12)
+    assert parse_hour("2024-01-15T12") == utc(2024, 1, 15, 12)
+    with pytest.raises(InputError, match="is required"):
+        parse_hour(None)
+    with pytest.raises(InputError, match="is not an hour"):
+        parse_hour("2024-01-15")
+    with pytest.raises(InputError, match="not on the hour"):
+        parse_hour("2024-01-15T12:30")
+
+
+def test_names_and_choices() -> None:
+    assert parse_names(" temperature_2m, total_precipitation ,temperature_2m") == [
+        "temperature_2m", "total_precipitation"]
+    assert parse_names("") is None
+    with pytest.raises(InputError, match="is not a variable name"):
+        parse_names("temperature_2m; DROP TABLE weather")
+    r = serve.series_request(lat="45.5", lon="7.5", start="2024-01", end="2024-03", step="HOUR", fmt="csv",
+                             table="public.weather")
+    assert (r.step, r.format, r.table, r.start, r.end, r.variables) == (
+        "hour", "csv", "public.weather", utc(2024, 1, 1), utc(2024, 3, 31, 23), None)
+    assert serve.series_request(lat="0", lon="0").step == "day"  # daily unless asked
+    with pytest.raises(InputError, match="step 'week' is not one of hour, day, month"):
+        serve.series_request(lat="0", lon="0", step="week")
+    with pytest.raises(InputError, match="format 'xml'"):
+        serve.series_request(lat="0", lon="0", fmt="xml")
+    with pytest.raises(InputError, match="is not a table name"):
+        serve.series_request(lat="0", lon="0", table='weather"; --')
+
+
+def test_map_request() -> None:
+    m = serve.map_request(time="2024-01-15T12:00", area="46/7/45/8")
+    assert (m.at, m.variable, str(m.area), m.format) == (utc(2024, 1, 15, 12), "temperature_2m", "46/7/45/8", "json")
+    with pytest.raises(InputError, match="a map shows one variable"):
+        serve.map_request(time="2024-01-15T12:00", variable="temperature_2m,snowfall")
+    with pytest.raises(InputError, match="N/W/S/E"):
+        serve.map_request(time="2024-01-15T12:00", area="46/7/45")
