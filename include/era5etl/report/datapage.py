@@ -17,7 +17,7 @@ from era5etl.read.columns import known
 from era5etl.report.datascript import SCRIPT
 from era5etl.report.dataview import DataView
 from era5etl.report.fmt import count, esc, when
-from era5etl.report.page import CSS, query, tabs
+from era5etl.report.page import CSS, query, tabs, targets_nav
 
 # What the map can show (every hourly column ``era5etl.read`` answers), with the unit shown for each
 # (the table's units: README, "The table").
@@ -74,17 +74,6 @@ def _script_json(data: dict[str, Any]) -> str:
     return json.dumps(data).replace("</", "<\\/")
 
 
-def _targets(v: DataView, base: str) -> str:
-    if len(v.targets) <= 1:
-        return ""
-    links = []
-    for t in v.targets[:30]:
-        on = ' class="on"' if (t.table, t.area) == (v.table, v.area) else ""
-        links.append(f'<a{on} href="{esc(query(base + "data", table=t.table, area=t.area))}">{esc(t.table)} · '
-                     f'{esc(t.area)} <span class="muted">({t.months})</span></a>')
-    return f'<nav class="targets">{"".join(links)}</nav>'
-
-
 def _series_form(v: DataView) -> str:
     c = config(v, "")
     steps = "".join(f'<option value="{s}"{" selected" if s == "day" else ""}>{label}</option>'
@@ -130,7 +119,7 @@ def render_data_page(v: DataView, base: str = "") -> str:
                + f" · {count(n)} month{'' if n == 1 else 's'} loaded, {esc(_iso_hour(v.first_hour))} to "
                f"{esc(_iso_hour(v.last_hour))} UTC")
         body = f"""<p class="sub">{sub}</p>
-{_targets(v, base)}
+{targets_nav(v.targets, v.table, v.area, base + "data")}
 <section id="series"><h2>One place over time</h2>
 {_series_form(v)}
 <p class="status" id="series-status" role="status"></p>

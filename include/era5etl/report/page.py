@@ -6,6 +6,7 @@ no internet access. The tabs lead to the Data view (``report.datapage``), which 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import date
 from urllib.parse import urlencode
 
@@ -13,7 +14,7 @@ from era5etl.core.expver import PRELIMINARY
 from era5etl.report.charts import chunk_chart, month_rate_chart
 from era5etl.report.docs import docs_href
 from era5etl.report.fmt import byte_rate, count, duration, esc, short, when
-from era5etl.report.model import Dashboard, MonthView, TaskFigures, month_text
+from era5etl.report.model import Dashboard, MonthView, Target, TaskFigures, month_text
 from era5etl.track.ledger import STATES
 
 TASKS = ("fetch", "stage", "load", "validate")
@@ -103,13 +104,14 @@ def tabs(current: str, months_href: str, data_href: str) -> str:
     return f'<nav class="tabs">{"".join(items)}</nav>'
 
 
-def _targets(d: Dashboard, base: str) -> str:
-    if len(d.targets) <= 1:
+def targets_nav(targets: Sequence[Target], table: str | None, area: str | None, href: str) -> str:
+    """Links to every (table, area) the ledger knows, the shown one marked; none when there is one."""
+    if len(targets) <= 1:
         return ""
     links = []
-    for t in d.targets[:30]:
-        on = ' class="on"' if (t.table, t.area) == (d.table, d.area) else ""
-        links.append(f'<a{on} href="{esc(query(base, table=t.table, area=t.area))}">{esc(t.table)} · {esc(t.area)}'
+    for t in targets[:30]:
+        on = ' class="on"' if (t.table, t.area) == (table, area) else ""
+        links.append(f'<a{on} href="{esc(query(href, table=t.table, area=t.area))}">{esc(t.table)} · {esc(t.area)}'
                      f' <span class="muted">({t.months})</span></a>')
     return f'<nav class="targets">{"".join(links)}</nav>'
 
@@ -252,7 +254,7 @@ def render_page(d: Dashboard, base: str = "", json_href: str | None = None) -> s
 <h1>{esc(title)}</h1>
 {tabs("months", query(base, table=d.table, area=d.area), query(base + "data", table=d.table, area=d.area))}
 <p class="sub">{sub}</p>
-{_targets(d, base)}
+{targets_nav(d.targets, d.table, d.area, base)}
 <section id="calendar"><h2>Months by ledger state</h2>{_legend(d) if d.months else ""}{calendar(d, base)}</section>
 <section id="charts"><h2>Load rate</h2><div class="charts">
 <figure><figcaption>Per chunk, {esc(label or "–")}</figcaption>{chunks}</figure>
