@@ -115,7 +115,7 @@ def _empty(conn: Any, table: str, relation: str, time_column: str, point: Point,
     what = "hourly rows of " + table if step == "hour" else f"rows in {relation}"
     if first is None or last is None:
         filled = "" if step == "hour" else (": rollups are filled month by month by the pipeline's rollup step "
-                                            "(run-month, or the DAG's rollup task)")
+                                            "(run-month, load-file, or the DAG's rollup task)")
         return ReadError(f"no {what} at {where}{filled}")
     return ReadError(f"no {what} at {where} {asked}; loaded there: {iso_time(first)} to {iso_time(last)}")
 
