@@ -27,19 +27,20 @@ from era5etl.airflow import tasks as steps
 from era5etl.airflow.operators import CDS_POOL, DB_POOL, CdsFetchOperator, WaitForPublication
 from era5etl.pipeline import schedule
 
+configured = settings.load()  # once per parse: a bad ERA5_* value fails the parse with its message
+
 with DAG(
     dag_id="era5_monthly",
     description="ERA5 hourly single levels from the CDS into a TimescaleDB hypertable, one month per run",
     # A data-interval timetable: each run's interval is the whole month it loads (plain "@monthly"
     # in Airflow 3 gives a zero-length interval), and catch-up creates one run per missed month.
     schedule=CronDataIntervalTimetable("0 0 1 * *", timezone="UTC"),
-    start_date=steps.start_date(),
+    start_date=configured.start_month.start,  # ERA5_START_MONTH: the first month catch-up loads
     catchup=True,
-    max_active_runs=settings.load().max_active_runs,
-    params=steps.default_params(),
+    max_active_runs=configured.max_active_runs,
+    params=steps.default_params(configured),
     user_defined_macros={"era5_publication_target": schedule.publication_target_iso},
-    default_args={"retries": settings.load().retries,
-                  "retry_delay": timedelta(seconds=settings.load().retry_delay_s)},
+    default_args={"retries": configured.retries, "retry_delay": timedelta(seconds=configured.retry_delay_s)},
     tags=["era5", "timescaledb"],
     doc_md=__doc__,
 ) as dag:

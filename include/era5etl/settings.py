@@ -152,11 +152,6 @@ class Settings(BaseSettings):
     def _lower(cls, v: Any) -> Any:
         return v.strip().lower() if isinstance(v, str) else v
 
-    @classmethod
-    def from_env(cls) -> Settings:
-        """The environment's settings: :func:`load`."""
-        return load()
-
     @property
     def chunk_interval(self) -> timedelta:
         """The interval of a new table's chunks (a day); months and years are made by the loader."""

@@ -8,7 +8,6 @@ from the run's params, so the trigger form can change them.
 from __future__ import annotations
 
 import logging
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from era5etl import settings
@@ -21,18 +20,13 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def start_date() -> datetime:
-    """First month the schedule catches up from: ERA5_START_MONTH (YYYY-MM), default 2024-01."""
-    return settings.load().start_month.start
-
-
-def default_params() -> dict[str, Any]:
-    """The trigger form: each field titled, described and checked before a run is created."""
+def default_params(s: settings.Settings) -> dict[str, Any]:
+    """The trigger form: each field titled, described and checked before a run is created; the
+    defaults are the settings ``s``."""
     from airflow.sdk import Param
 
     from era5etl.core.variables import VARIABLES
 
-    s = settings.load()
     number = r"-?\d+(\.\d+)?"
     return {
         # month and revision may be left empty, so they are nullable: the UI's trigger and backfill
