@@ -36,13 +36,13 @@ def db_url() -> str:
 @pytest.fixture
 def table(db_url: str) -> Iterator[str]:
     """A hypertable of its own for one test, dropped afterwards."""
-    from era5etl.db import connect, ensure_schema
+    from era5etl.db import connect, drop_table, ensure_schema
 
     name = f"t_{uuid.uuid4().hex[:10]}"
     ensure_schema(db_url, name)
     yield name
     with connect(db_url, autocommit=True) as conn:
-        conn.execute(f"DROP TABLE IF EXISTS {name} CASCADE")
+        drop_table(conn, name)
         conn.execute("DELETE FROM era5_months WHERE table_name = %s", (name,))
         conn.execute("DELETE FROM era5_metrics WHERE table_name = %s", (name,))
         conn.execute("DELETE FROM era5_validation_days WHERE table_name = %s", (name,))

@@ -101,8 +101,8 @@ class Settings(BaseSettings):
 
     rollups: bool = Field(
         True, description="refresh each validated month's daily and monthly rollups (`<table>_daily`, "
-                          "`<table>_monthly`) and check them; `false` skips the step (a global month's "
-                          "refresh costs several times its load: README, Reading the data)")
+                          "`<table>_monthly`) and check them; `false` skips the step (a global day's "
+                          "refresh took 2.7 times its load here: README, Reading the data)")
 
     # --- the schedule -----------------------------------------------------------------------------
     start_month: Annotated[Month, NoDecode, _parsed(Month)] = Field(

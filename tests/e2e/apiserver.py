@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from era5etl.cli.database import airflow_environment
-from era5etl.db import connect
+from era5etl.db import connect, drop_table
 
 VENV_BIN = Path(sys.executable).parent
 CHROMIUM = "/usr/bin/chromium"
@@ -114,7 +114,7 @@ def clean(db_url: str, table: str, cds_url: str | None) -> None:
     with connect(db_url, autocommit=True) as conn:
         hashes = [r[0] for r in conn.execute(
             "SELECT request_hash FROM era5_months WHERE table_name = %s AND request_hash IS NOT NULL", (table,))]
-        conn.execute(f'DROP TABLE IF EXISTS "{table}" CASCADE')
+        drop_table(conn, table)
         for name in ("era5_months", "era5_metrics", "era5_validation_days"):
             if conn.execute("SELECT to_regclass(%s)", (name,)).fetchone() != (None,):
                 conn.execute(f"DELETE FROM {name} WHERE table_name = %s", (table,))

@@ -49,7 +49,7 @@ import pytest
 from era5etl.cli.database import airflow_environment
 from era5etl.core.grid import Area, Grid, expected_rows
 from era5etl.core.months import Month
-from era5etl.db import connect, database_url, with_database
+from era5etl.db import connect, database_url, drop_table, with_database
 from localcds.server import LocalCDS
 
 VENV_BIN = Path(sys.executable).parent
@@ -227,7 +227,7 @@ class AirflowStack:
                 os.killpg(group, signal.SIGKILL)
         with connect(self.db_url, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{self.meta_db}" WITH (FORCE)')
-            conn.execute(f'DROP TABLE IF EXISTS "{self.table}" CASCADE')
+            drop_table(conn, self.table)
             for name in ("era5_months", "era5_metrics", "era5_validation_days"):
                 if conn.execute("SELECT to_regclass(%s)", (name,)).fetchone() != (None,):
                     conn.execute(f"DELETE FROM {name} WHERE table_name = %s", (self.table,))

@@ -32,7 +32,7 @@ from typing import Any
 from psycopg import sql
 
 from era5etl import settings
-from era5etl.db import connect, ensure_schema, table_ident
+from era5etl.db import connect, drop_table, ensure_schema, table_ident
 from era5etl.load import encode as pgcopy
 from era5etl.read.hour import HOUR_COLUMNS, hour_columns
 
@@ -185,7 +185,7 @@ def run_layouts(url: str, path: Path, *, layouts: Sequence[str] = LAYOUTS, runs:
         if not keep:
             with connect(url, autocommit=True) as conn:
                 for table in made:
-                    conn.execute(sql.SQL("DROP TABLE IF EXISTS {} CASCADE").format(table_ident(table)))
+                    drop_table(conn, table)
     return {"download": str(path), "download_bytes": download, "rows": rows, "layouts": results}
 
 

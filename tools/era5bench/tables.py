@@ -10,7 +10,7 @@ import psycopg
 from psycopg import sql
 
 from era5bench.common import log
-from era5etl.db import connect, ensure_schema, table_ident
+from era5etl.db import connect, drop_table as db_drop_table, ensure_schema, table_ident
 
 
 def column_list(columns: Sequence[str]) -> sql.Composable:
@@ -46,7 +46,7 @@ def create_table(url: str, name: str, kind: str, template: str, *, bare: bool = 
 
 def drop_table(url: str, name: str) -> None:
     with connect(url, autocommit=True) as conn:
-        conn.execute(sql.SQL("DROP TABLE IF EXISTS {} CASCADE").format(table_ident(name)))
+        db_drop_table(conn, name)
 
 
 def cleanup(url: str, names: Sequence[str]) -> None:

@@ -113,11 +113,33 @@ def rollup_tables(table: str) -> dict[str, str]:
 
 
 def rollup_query(table: str, step: str, *, windowed: bool = False) -> sql.Composed:
-    """The rollup of ``table`` to ``step`` ("day" or "month"), sql/rollup_select.sql; ``windowed``: only
-    the hourly rows in [%(start)s, %(end)s), to refill a window of a plain rollup table."""
+    """The rollup of ``table`` to ``step``: "day" from its hourly rows (sql/rollup_select.sql), "month"
+    from its daily rollup (sql/rollup_monthly.sql); ``windowed``: only the rows in [%(start)s, %(end)s),
+    to refill a window of a plain rollup table."""
+    if step == "month":
+        window = sql.SQL(" WHERE bucket >= %(start)s AND bucket < %(end)s") if windowed else sql.SQL("")
+        return sql.Composed([_render(SQL_DIR / "rollup_monthly.sql", daily=table_ident(rollup_tables(table)["day"]),
+                                     window=window)])
     window = sql.SQL(" AND time >= %(start)s AND time < %(end)s") if windowed else sql.SQL("")
     return sql.Composed([_render(SQL_DIR / "rollup_select.sql", table=table_ident(table),
                                  width=sql.Literal(ROLLUP_STEPS[step][1]), window=window)])
+
+
+def drop_table(conn: psycopg.Connection[Any], table: str) -> None:
+    """Drop a weather table and its rollups. The monthly rollup is a continuous aggregate on the daily
+    one (Community licence), which ``DROP TABLE ... CASCADE`` alone refuses to drop through, so the
+    rollups go first, monthly before daily."""
+    try:
+        names = rollup_tables(table)
+    except InputError:  # a name too long to have rollups
+        names = {}
+    for step in ("month", "day") if names else ():
+        kind = conn.execute("SELECT relkind FROM pg_class WHERE oid = to_regclass(%s)",
+                            (table_ident(names[step]).as_string(conn),)).fetchone()
+        if kind is not None:
+            what = sql.SQL("MATERIALIZED VIEW" if kind[0] == "v" else "TABLE")
+            conn.execute(sql.SQL("DROP {} IF EXISTS {} CASCADE").format(what, table_ident(names[step])))
+    conn.execute(sql.SQL("DROP TABLE IF EXISTS {} CASCADE").format(table_ident(table)))
 
 
 def _ensure_rollups(conn: psycopg.Connection[Any], table: str) -> None:
@@ -188,5 +210,5 @@ def airflow_database_url() -> str:
 
 
 __all__ = ["ROLLUP_STEPS", "SQL_DIR", "DatabaseError", "LocalTimescale", "airflow_database_url",
-           "columnstore_available", "columnstore_enabled", "connect", "database_url", "ensure_schema", "licence",
-           "redact", "rollup_query", "rollup_tables", "split_table", "table_ident", "with_database"]
+           "columnstore_available", "columnstore_enabled", "connect", "database_url", "drop_table", "ensure_schema",
+           "licence", "redact", "rollup_query", "rollup_tables", "split_table", "table_ident", "with_database"]

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from era5etl.db import connect
+from era5etl.db import connect, drop_table
 from localcds.server import LocalCDS
 
 from .common import run_month
@@ -18,7 +18,7 @@ MONTH = "2024-03"
 
 def drop(url: str, table: str) -> None:
     with connect(url, autocommit=True) as conn:
-        conn.execute(f"DROP TABLE IF EXISTS {table} CASCADE")  # its rollups with it
+        drop_table(conn, table)  # its rollups with it
         for bookkeeping in ("era5_months", "era5_metrics", "era5_validation_days"):
             conn.execute(f"DELETE FROM {bookkeeping} WHERE table_name = %s", (table,))
 

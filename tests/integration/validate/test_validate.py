@@ -19,7 +19,7 @@ from psycopg import sql
 from era5etl.core.grid import Area, Grid, expected_rows, location_ids
 from era5etl.core.months import Month
 from era5etl.core.variables import VARIABLES
-from era5etl.db import connect, ensure_schema
+from era5etl.db import connect, drop_table, ensure_schema
 from era5etl.fetch import MANIFEST
 from era5etl.pipeline.job import MonthJob
 from era5etl.pipeline.steps import ValidationFailed, load_step, prepare, stage_step, validate_step
@@ -40,7 +40,7 @@ OUTSIDE = int(location_ids(50.0, 7.25))  # a grid point well north of the box
 
 def _drop(url: str, table: str) -> None:
     with connect(url, autocommit=True) as conn:
-        conn.execute(f"DROP TABLE IF EXISTS {table} CASCADE")
+        drop_table(conn, table)
         for book in ("era5_months", "era5_metrics", "era5_validation_days"):
             conn.execute(f"DELETE FROM {book} WHERE table_name = %s", (table,))
 
