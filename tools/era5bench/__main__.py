@@ -10,6 +10,12 @@ from era5bench.cli import build_parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["airflow-overhead"]:  # a command of its own: a backfill on a running Airflow
+        from era5bench import airflow_overhead
+
+        logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        return airflow_overhead.main(argv[1:])
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     code: int = args.func(args)

@@ -188,6 +188,14 @@ def load_chunks(conn: psycopg.Connection[Any], table: str, area: str, month: dat
         {"table": table, "area": area, "month": month}).fetchone()
     return row[0] if row is not None and isinstance(row[0], list) else []
 
+def task_seconds(conn: psycopg.Connection[Any], table: str, area: str, run_ids: list[str]) -> dict[str, float]:
+    """Seconds each task recorded over the given runs of one table and area (the runs' own work)."""
+    rows = conn.execute(
+        "SELECT task, sum(seconds) FROM era5_metrics WHERE table_name = %s AND area = %s AND run_id = ANY(%s)"
+        " GROUP BY task ORDER BY min(id)", (table, area, run_ids)).fetchall()
+    return {str(task): float(seconds) for task, seconds in rows}
+
+
 # --- progress ------------------------------------------------------------------------------------
 
 
