@@ -107,6 +107,9 @@ class Settings(BaseSettings):
     # --- the schedule -----------------------------------------------------------------------------
     start_month: Annotated[Month, NoDecode, _parsed(Month)] = Field(
         Month(2024, 1), description="the first month the DAG's schedule catches up from (YYYY-MM)")
+    catchup: bool = Field(
+        False, description="`true`: unpausing the DAG creates a run for every month since `ERA5_START_MONTH`; "
+                           "`false`: the schedule starts at the month under way, so only backfills load the past")
     publication_delay: float = Field(
         6.0, ge=0, lt=366, description="days after a month's end before all its hours are published (ERA5T)")
     final_after_months: int = Field(

@@ -35,7 +35,7 @@ def test_dag_shape_and_schedule(dagbag: Any) -> None:
     dag = dagbag.dags["era5_monthly"]
     assert [t.task_id for t in dag.topological_sort()] == [
         "wait_for_era5", "fetch", "stage", "load", "validate", "rollup", "compress", "report"]
-    assert dag.catchup is True
+    assert dag.catchup is settings.load().catchup is False  # ERA5_CATCHUP: off unless asked for
     # The CDS queue per credential and the database's writers are bounded by pools.
     pools = {t.task_id: t.pool for t in dag.tasks}
     assert pools["fetch"] == "era5_cds"
@@ -49,11 +49,60 @@ def test_dag_shape_and_schedule(dagbag: Any) -> None:
     from airflow.serialization.encoders import coerce_to_core_timetable
 
     timetable = coerce_to_core_timetable(dag.timetable)
+    # A manual run at a date loads the month that date is in.
     interval = timetable.infer_manual_data_interval(run_after=datetime(2024, 3, 15, tzinfo=UTC))
-    assert (interval.start, interval.end) == (datetime(2024, 2, 1, tzinfo=UTC), datetime(2024, 3, 1, tzinfo=UTC))
+    assert (interval.start, interval.end) == (datetime(2024, 3, 1, tzinfo=UTC), datetime(2024, 4, 1, tzinfo=UTC))
     info = timetable.next_dagrun_info(last_automated_data_interval=None, restriction=_restriction(dag))
     assert info is not None and info.data_interval.start == dag.start_date
     assert set(dag.params.keys()) >= {"month", "area", "grid", "variables", "table", "revision"}
+
+
+def _month(year: int, month: int) -> Any:
+    import pendulum
+
+    return pendulum.datetime(year, month, 1, tz="UTC")
+
+
+def test_runs_are_named_and_shown_by_the_month_they_load(dagbag: Any) -> None:
+    # As the scheduler and `airflow backfill create` see the DAG: read back from its serialized form.
+    from airflow.models.dagrun import DagRun
+    from airflow.serialization.serialized_objects import DagSerialization
+    from airflow.utils.types import DagRunType
+
+    dag = DagSerialization.from_dict(DagSerialization.to_dict(dagbag.dags["era5_monthly"]))
+    infos = list(dag.iter_dagrun_infos_between(_month(2022, 1), _month(2022, 3)))
+    # A backfill from 2022-01-01 to 2022-03-01: January, February, March, each run after its 1st.
+    assert [(i.run_after, i.data_interval and i.data_interval.start, i.data_interval and i.data_interval.end)
+            for i in infos] == [
+        (_month(2022, m), _month(2022, m), _month(2022, m + 1)) for m in (1, 2, 3)]
+    # The backfill's run id (Airflow names a backfill run by its run_after) is the month it loads,
+    # and so is the scheduler's (the timetable's own).
+    assert DagRun.generate_run_id(run_type=DagRunType.BACKFILL_JOB, logical_date=infos[0].logical_date,
+                                  run_after=infos[0].run_after) == "backfill__2022-01-01T00:00:00+00:00"
+    assert dag.timetable.generate_run_id(run_type=DagRunType.SCHEDULED, run_after=infos[1].run_after,
+                                         data_interval=infos[1].data_interval) == "scheduled__2022-02-01T00:00:00+00:00"
+
+
+def test_without_catchup_the_schedule_starts_at_the_month_under_way(dagbag: Any) -> None:
+    from airflow.serialization.encoders import coerce_to_core_timetable
+    from airflow.timetables.base import TimeRestriction
+
+    from era5etl.core.months import Month
+
+    timetable = coerce_to_core_timetable(dagbag.dags["era5_monthly"].timetable)
+    now = Month.of(datetime.now(UTC))
+    # A start month years back: with catch-up, its first month; without, the month under way (which
+    # waits for publication), never the latest complete month Airflow's own timetable would pick.
+    for catchup, first in ((True, _month(2020, 1)), (False, now.start)):
+        info = timetable.next_dagrun_info(last_automated_data_interval=None,
+                                          restriction=TimeRestriction(_month(2020, 1), None, catchup))
+        assert info is not None and (info.run_after, info.data_interval.start) == (first, first), (catchup, info)
+    # After a run of an old month (a backfill does not count: this is the last scheduled run), the next
+    # scheduled run without catch-up is still the month under way.
+    last = timetable.infer_manual_data_interval(run_after=_month(2021, 5))
+    info = timetable.next_dagrun_info(last_automated_data_interval=last,
+                                      restriction=TimeRestriction(_month(2020, 1), None, False))
+    assert info is not None and info.data_interval.start == now.start
 
 
 def test_finalize_dag_triggers_monthly_runs(dagbag: Any) -> None:
