@@ -1,0 +1,307 @@
+"""``python -m era5etl airflow up|down|status``: Airflow and the local CDS for this checkout, in one command.
+
+``up`` starts the local TimescaleDB, migrates Airflow's metadata database, creates the DAG's pools,
+starts the local CDS (``python -m localcds``; ``--real-cds`` leaves ``CDSAPI_URL``/``CDSAPI_KEY``,
+``~/.cdsapirc`` or the ``era5_cds`` connection in charge) and Airflow's api-server, scheduler,
+dag-processor and triggerer, each in a process group of its own logging to a file of its own. It
+waits until the API reports every component healthy and the DAG parsed, prints the URL, the login
+and how to stop, and stays in the foreground: Ctrl-C (or ``down`` from another shell) stops every
+process group it started. The state (process groups, URL, home) is a JSON file in the Airflow home.
+
+Settings fit for this machine: LocalExecutor with ``2 x cores`` worker slots (``airflow standalone``
+keeps Airflow's default of 32), one api-server worker, the DAG file re-parsed every two minutes.
+Any ``AIRFLOW__*``/``ERA5_*``/``CDSAPI_*`` variable already in the environment wins over these.
+
+Spawns processes only: nothing here imports Airflow.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from era5etl.core.errors import InputError
+from era5etl.core.paths import PROJECT_ROOT
+
+COMPONENTS = ("api-server", "scheduler", "dag-processor", "triggerer")
+POOLS = {"era5_cds": "cds_pool_slots", "era5_db": "db_pool_slots"}
+STATE_FILE = "era5-stack.json"
+PASSWORDS_FILE = "simple_auth_manager_passwords.json.generated"
+USER = "admin"
+BIN = Path(sys.executable).parent
+
+
+def add_parsers(sub: Any) -> None:
+    p = sub.add_parser("airflow", help="Airflow with the local CDS in one command: up (foreground), down, status")
+    p.add_argument("action", choices=["up", "down", "status"],
+                   help="up: set up, start, print the URL and login, stop on Ctrl-C; down: stop what up started")
+    p.add_argument("--home", type=Path, default=None,
+                   help="AIRFLOW_HOME (default: $AIRFLOW_HOME, else .local/airflow); the state file lives there")
+    p.add_argument("--port", type=int, default=8080, help="the api-server's (UI, REST) port (default 8080)")
+    p.add_argument("--cds-port", type=int, default=8765, help="the local CDS's port (default 8765)")
+    p.add_argument("--metadata-db", default=None,
+                   help="Airflow's metadata database on the local server, created if missing (default: airflow)")
+    p.add_argument("--real-cds", action="store_true",
+                   help="start no local CDS: the fetch uses the era5_cds connection, CDSAPI_URL/KEY or ~/.cdsapirc")
+    p.add_argument("--timeout", type=float, default=240.0, help="seconds to wait for a healthy Airflow")
+    p.set_defaults(func=cmd_airflow)
+
+
+def cmd_airflow(args: argparse.Namespace) -> int:
+    home = (args.home or Path(os.environ.get("AIRFLOW_HOME") or PROJECT_ROOT / ".local" / "airflow")).resolve()
+    if args.action == "down":
+        stopped = down(home)
+        print(f"stopped {stopped} process group(s)" if stopped else "not running")
+        return 0
+    if args.action == "status":
+        state = _read_state(home)
+        alive = [g for g in state["groups"].values() if _group_alive(g)] if state else []
+        print(f"running: {state['url']} ({len(alive)} process groups)" if state and alive else "not running")
+        return 0 if alive else 3
+    return up(home, args)
+
+
+# -------------------------------------------------------------------------------------------------
+# up
+
+
+def environment(home: Path, port: int, meta_url: str, cds: tuple[str, str] | None) -> dict[str, str]:
+    """The components' environment: this checkout's Airflow settings, sized for this machine."""
+    from era5etl.cli.database import airflow_environment
+
+    secrets_file = home / "era5-secrets.json"
+    if not secrets_file.exists():  # one JWT secret for every component, kept across restarts
+        secrets_file.write_text(json.dumps({"jwt": secrets.token_urlsafe(32), "api": secrets.token_urlsafe(32)}))
+        secrets_file.chmod(0o600)
+    keys = json.loads(secrets_file.read_text())
+    url = f"http://127.0.0.1:{port}"
+    ours = {
+        **airflow_environment(),
+        "AIRFLOW_HOME": str(home),
+        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": meta_url.replace("postgresql://", "postgresql+psycopg2://", 1),
+        "AIRFLOW__CORE__PARALLELISM": str(2 * (os.cpu_count() or 1)),
+        "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"{url}/execution/",
+        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{USER}:admin",
+        "AIRFLOW__API_AUTH__JWT_SECRET": keys["jwt"],
+        "AIRFLOW__API__SECRET_KEY": keys["api"],
+        "AIRFLOW__API__BASE_URL": url,
+        "AIRFLOW__API__WORKERS": "1",
+        "AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT": str(_free_port()),
+        "AIRFLOW__LOGGING__TRIGGER_LOG_SERVER_PORT": str(_free_port()),
+        "AIRFLOW__DAG_PROCESSOR__MIN_FILE_PROCESS_INTERVAL": "120",
+        **({"CDSAPI_URL": cds[0], "CDSAPI_KEY": cds[1]} if cds else {}),
+    }
+    # What the user set explicitly wins (e.g. `airflow-env`'s exports, or ERA5_* settings).
+    env = {**ours, **{k: v for k, v in os.environ.items() if k != "AIRFLOW_HOME"}}
+    env["PATH"] = f"{BIN}:{os.environ.get('PATH', '')}"
+    if os.environ.get("AIRFLOW_HOME") and Path(os.environ["AIRFLOW_HOME"]).resolve() != home:
+        for key in ("AIRFLOW__DATABASE__SQL_ALCHEMY_CONN",):  # another home's metadata is not ours
+            env[key] = ours[key]
+    return env
+
+
+def up(home: Path, args: argparse.Namespace) -> int:
+    from era5etl import settings
+    from era5etl.db import connect, database_url, with_database
+
+    state = _read_state(home)
+    if state and any(_group_alive(g) for g in state["groups"].values()):
+        raise InputError(f"already running at {state['url']} (home {home}): `python -m era5etl airflow down` first")
+    for port in (args.port, *(() if args.real_cds else (args.cds_port,))):
+        if not _port_free(port):
+            raise InputError(f"port {port} is in use: choose another with --port/--cds-port")
+    home.mkdir(parents=True, exist_ok=True)
+    logs = home / "logs" / "era5-stack"
+    logs.mkdir(parents=True, exist_ok=True)
+    s = settings.load()
+
+    print("setting up: the local TimescaleDB, Airflow's metadata database, pools", flush=True)
+    db_url = database_url()
+    meta_name = args.metadata_db or "airflow"
+    with connect(db_url, autocommit=True) as conn:
+        if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (meta_name,)).fetchone() is None:
+            from psycopg import sql
+
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(meta_name)))
+    env = environment(home, args.port, with_database(db_url, meta_name), None)
+    _run(env, logs / "setup.log", "db", "migrate")
+    for pool, field in POOLS.items():
+        _run(env, logs / "setup.log", "pools", "set", pool, str(getattr(s, field)), f"ERA5: {pool}")
+
+    groups: dict[str, int] = {}
+    state = {"home": str(home), "url": f"http://127.0.0.1:{args.port}", "supervisor": os.getpid(),
+             "groups": groups, "logs": str(logs)}
+    stopping = False
+
+    def stop(signum: int, frame: Any) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        cds = None
+        if not args.real_cds:
+            (home / "localcds").mkdir(exist_ok=True)
+            groups["localcds"] = _spawn(env, logs / "localcds.log", [
+                str(BIN / "python"), "-m", "localcds", "--port", str(args.cds_port),
+                "--workdir", str(home / "localcds")])
+            _write_state(home, state)
+            cds = _localcds_settings(logs / "localcds.log", args.timeout)
+            env.update({"CDSAPI_URL": cds[0], "CDSAPI_KEY": cds[1]})
+        for component in COMPONENTS:
+            extra = ["--host", "127.0.0.1", "--port", str(args.port)] if component == "api-server" else []
+            groups[component] = _spawn(env, logs / f"{component}.log", [str(BIN / "airflow"), component, *extra])
+            _write_state(home, state)
+        _write_state(home, state)
+        _wait_healthy(state, args.timeout, lambda: stopping)
+        password = json.loads((home / PASSWORDS_FILE).read_text())[USER]
+        where_cds = f"{cds[0]} (the local CDS)" if cds else "the era5_cds connection, CDSAPI_URL/KEY or ~/.cdsapirc"
+        print(f"Airflow is up: {state['url']}  (DAG era5_monthly, page: Browse -> ERA5 months)\n"
+              f"  user {USER}, password {password}  (from {home / PASSWORDS_FILE})\n"
+              f"  CDS: {where_cds}\n"
+              f"  logs: {logs}\n"
+              f"  stop: Ctrl-C here, or `python -m era5etl airflow down --home {home}` from another shell",
+              flush=True)
+        while not stopping and all(_group_alive(g) for g in groups.values()):
+            time.sleep(0.5)
+        if not stopping:
+            dead = [name for name, g in groups.items() if not _group_alive(g)]
+            print(f"error: {', '.join(dead)} exited; stopping the rest (logs in {logs})", file=sys.stderr)
+            return 1
+        return 0
+    finally:
+        print("stopping ...", flush=True)
+        _stop_groups(list(groups.values()))
+        (home / STATE_FILE).unlink(missing_ok=True)
+        print("stopped", flush=True)
+
+
+def _localcds_settings(log: Path, timeout: float) -> tuple[str, str]:
+    """``CDSAPI_URL`` and ``CDSAPI_KEY`` as the local CDS printed them once it listens."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = dict(line.strip().split("=", 1) for line in log.read_text(errors="replace").splitlines()
+                     if line.strip().startswith(("CDSAPI_URL=", "CDSAPI_KEY=")))
+        if {"CDSAPI_URL", "CDSAPI_KEY"} <= found.keys():
+            return found["CDSAPI_URL"], found["CDSAPI_KEY"]
+        time.sleep(0.2)
+    raise InputError(f"the local CDS did not start: see {log}")
+
+
+def _wait_healthy(state: dict[str, Any], timeout: float, stopping: Any) -> None:
+    url, deadline = state["url"], time.monotonic() + timeout
+    wanted = ("metadatabase", "scheduler", "triggerer", "dag_processor")
+    while time.monotonic() < deadline and not stopping():
+        dead = [name for name, g in state["groups"].items() if not _group_alive(g)]
+        if dead:
+            raise InputError(f"{', '.join(dead)} exited while starting: see {state['logs']}")
+        with contextlib.suppress(OSError, ValueError):
+            with urllib.request.urlopen(f"{url}/api/v2/monitor/health", timeout=5) as r:
+                health = json.load(r)
+            if all((health.get(k) or {}).get("status") == "healthy" for k in wanted):
+                return
+        time.sleep(1.0)
+    if not stopping():
+        raise InputError(f"Airflow was not healthy after {timeout:.0f} s: see {state['logs']}")
+
+
+# -------------------------------------------------------------------------------------------------
+# down, processes, state
+
+
+def down(home: Path) -> int:
+    """Stop every process group ``up`` started for ``home`` (and its foreground process); how many were alive."""
+    state = _read_state(home)
+    if not state:
+        return 0
+    groups = [g for g in state["groups"].values() if _group_alive(g)]
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(int(state["supervisor"]), signal.SIGTERM)  # it stops the groups itself, too
+    _stop_groups(list(state["groups"].values()))
+    (home / STATE_FILE).unlink(missing_ok=True)
+    return len(groups)
+
+
+def _stop_groups(groups: list[int], grace: float = 20.0) -> None:
+    """SIGTERM every group at once, then SIGKILL whatever of them is left after ``grace`` seconds."""
+    for g in groups:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(g, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline and any(_group_alive(g) for g in groups):
+        time.sleep(0.2)
+    for g in groups:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(g, signal.SIGKILL)
+    for g in groups:  # reap our own children so none stays a zombie
+        with contextlib.suppress(ChildProcessError, OSError):
+            os.waitpid(g, os.WNOHANG)
+
+
+def _group_alive(group: int) -> bool:
+    with contextlib.suppress(ChildProcessError, OSError):
+        os.waitpid(group, os.WNOHANG)  # a leader that is our exited child would otherwise count
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _spawn(env: dict[str, str], log: Path, argv: list[str]) -> int:
+    with open(log, "ab") as out:
+        proc = subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True, cwd=PROJECT_ROOT)
+    return proc.pid
+
+
+def _run(env: dict[str, str], log: Path, *args: str) -> None:
+    with open(log, "ab") as out:
+        done = subprocess.run([str(BIN / "airflow"), *args], env=env, stdout=out, stderr=subprocess.STDOUT,
+                              cwd=PROJECT_ROOT, check=False)
+    if done.returncode != 0:
+        raise InputError(f"airflow {' '.join(args[:2])} failed: see {log}")
+
+
+def _read_state(home: Path) -> dict[str, Any] | None:
+    path = home / STATE_FILE
+    try:
+        return dict(json.loads(path.read_text()))
+    except (OSError, ValueError):
+        return None
+
+
+def _write_state(home: Path, state: dict[str, Any]) -> None:
+    from era5etl.core.files import write_json
+
+    write_json(home / STATE_FILE, state)
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
