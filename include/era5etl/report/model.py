@@ -80,6 +80,19 @@ class TaskFigures:
     def bytes_per_s(self) -> float | None:
         return self.bytes / self.seconds if self.seconds > 0 and self.bytes > 0 else None
 
+    @property
+    def reused(self) -> bool:
+        """A fetch that found the month's complete download staged already: it transferred nothing."""
+        return self.task == "fetch" and self.detail.get("reused") is True
+
+    def shown_over(self, other: TaskFigures) -> bool:
+        """Whether the page shows these figures rather than ``other``'s (the same task and month): the
+        later ones, except that a fetch which reused a download never hides the one that downloaded."""
+        if self.reused != other.reused:
+            return other.reused
+        oldest = datetime.min.replace(tzinfo=UTC)
+        return (self.recorded_at or oldest) >= (other.recorded_at or oldest)
+
 
 @dataclass(frozen=True)
 class Chunk:
@@ -211,7 +224,8 @@ def build(
 ) -> Dashboard:
     """The dashboard from rows shaped like the queries' (``load_dashboard`` calls this; so do the unit tests).
 
-    ``task_rows`` are the latest era5_metrics row per month and task; ``load_rows`` every load of
+    ``task_rows`` are the latest era5_metrics row per month and task (for fetch, the latest that
+    downloaded: :meth:`TaskFigures.shown_over`); ``load_rows`` every load of
     the table and area; ``chunk_details`` the ``detail.chunks`` of the selected month's latest load.
     With no ``selected`` month, the latest month with a recorded load is chosen.
     """
@@ -219,8 +233,7 @@ def build(
     for row in task_rows:
         figures = TaskFigures.from_row(row)
         known = tasks.setdefault(row["month"], {}).get(figures.task)
-        if known is None or (figures.recorded_at or datetime.min.replace(tzinfo=UTC)) >= (
-                known.recorded_at or datetime.min.replace(tzinfo=UTC)):
+        if known is None or figures.shown_over(known):
             tasks[row["month"]][figures.task] = figures
     months = sorted((MonthView.from_row(r, tasks.get(r["month"])) for r in month_rows), key=lambda m: m.month)
     runs = sorted((LoadRun.from_row(r) for r in load_rows),

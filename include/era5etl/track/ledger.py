@@ -124,13 +124,27 @@ def exists(conn: psycopg.Connection[Any]) -> bool:
     return conn.execute("SELECT to_regclass('era5_months') IS NOT NULL").fetchone() == (True,)
 
 
+# What makes a table one of the pipeline's: the weather table's keys and coordinates (sql/010).
+WEATHER_KEYS = ("time", "location_id", "latitude", "longitude")
+
+
 def targets(conn: psycopg.Connection[Any]) -> list[dict[str, Any]]:
     """Each (table_name, area) in the ledger with its number of ``months`` and latest ``updated_at``,
-    the most recently updated first."""
+    the most recently updated first; only tables that exist as hypertables with the weather table's
+    columns (a ledger row can outlive its table: tests and users drop tables)."""
     with conn.cursor(row_factory=dict_row) as cur:
         return cur.execute(
-            "SELECT table_name, area, count(*) AS months, max(updated_at) AS updated_at FROM era5_months"
-            " GROUP BY table_name, area ORDER BY max(updated_at) DESC, table_name, area").fetchall()
+            "WITH m AS (SELECT table_name, area, count(*) AS months, max(updated_at) AS updated_at,"
+            "  to_regclass(array_to_string(ARRAY(SELECT quote_ident(p)"
+            "   FROM unnest(string_to_array(table_name, '.')) AS p), '.')) AS rel"
+            "  FROM era5_months GROUP BY table_name, area)"
+            " SELECT table_name, area, months, updated_at FROM m"
+            " WHERE rel IN (SELECT format('%%I.%%I', hypertable_schema, hypertable_name)::regclass"
+            "               FROM timescaledb_information.hypertables)"
+            " AND (SELECT count(*) FROM pg_attribute a WHERE a.attrelid = m.rel AND NOT a.attisdropped"
+            "      AND a.attname = ANY(%(keys)s)) = %(n)s"
+            " ORDER BY updated_at DESC, table_name, area",
+            {"keys": list(WEATHER_KEYS), "n": len(WEATHER_KEYS)}).fetchall()
 
 
 def _columns(conn: psycopg.Connection[Any]) -> set[str]:

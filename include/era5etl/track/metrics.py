@@ -161,14 +161,20 @@ def record(url: str, *, run_id: str, month: Month, table: str, area: str, figure
 
 
 def latest_figures(conn: psycopg.Connection[Any], table: str, area: str) -> list[dict[str, Any]]:
-    """The latest row of each (month, task) of one table and area; a load's ``detail`` without its chunk list."""
+    """The latest row of each (month, task) of one table and area; a load's ``detail`` without its chunk list.
+
+    For ``fetch``, the latest attempt that downloaded: a retry or rerun that found the complete
+    download already staged records its bytes in no time ("80.6 MB/s in 0.00 s"), which says nothing
+    of the transfer. Only when no attempt downloaded (the month was staged elsewhere) is that shown.
+    """
     # The load's chunk list is the one large detail; load_chunks reads it for one month only.
     with conn.cursor(row_factory=dict_row) as cur:
         return cur.execute(
             "SELECT DISTINCT ON (month, task) month, task, run_id, rows, bytes, seconds, rows_per_s, peak_rss_mb,"
             " recorded_at, CASE WHEN task = 'load' THEN detail - 'chunks' ELSE detail END AS detail"
             " FROM era5_metrics WHERE table_name = %(table)s AND area = %(area)s"
-            " ORDER BY month, task, recorded_at DESC, id DESC", {"table": table, "area": area}).fetchall()
+            " ORDER BY month, task, coalesce(task = 'fetch' AND detail ->> 'reused' = 'true', false),"
+            " recorded_at DESC, id DESC", {"table": table, "area": area}).fetchall()
 
 
 def load_runs(conn: psycopg.Connection[Any], table: str, area: str) -> list[dict[str, Any]]:
