@@ -28,6 +28,9 @@ from era5etl.validate.profile import profile_month, store_profile
 from era5etl.validate.suite import run_suite
 
 log = logging.getLogger(__name__)
+# As it is imported, Great Expectations logs "Skipping registering function ..." at INFO for each of
+# ~200 functions of its public-API registry: 214 of a validate task log's 232 lines. Not the month's news.
+logging.getLogger("great_expectations._docs_decorators").setLevel(logging.WARNING)
 
 
 def validation_dir() -> Path:
