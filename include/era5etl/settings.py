@@ -132,6 +132,9 @@ class Settings(BaseSettings):
     cds_poll_base: float = Field(1.0, gt=0, description="first wait on a queued job, s")
     cds_poll_cap: float = Field(60.0, gt=0, description="waits on a queued job grow 1.5x up to this, s")
     cds_wait_timeout: float = Field(12 * 3600.0, gt=0, description="the CLI's patience with the CDS queue, s")
+    cds_defer_after: float = Field(
+        10.0, ge=0, description="the Airflow fetch watches its jobs this long in its worker before deferring, and "
+                                "its trigger never fires sooner after a deferral (apache/airflow#72716), s")
     cds_http_timeout: float = Field(60.0, gt=0, description="per HTTP request, s")
 
     # --- the command line -------------------------------------------------------------------------

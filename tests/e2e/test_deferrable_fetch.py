@@ -95,7 +95,9 @@ def test_a_queued_job_is_waited_out_on_the_triggerer_while_no_worker_holds_the_t
     with LocalCDS() as cds:
         cds.inject("job", "queue", seconds=HOLD_LIMIT)
         env = {**os.environ, "CDSAPI_URL": cds.url, "CDSAPI_KEY": cds.key, "ERA5_STAGING_DIR": str(tmp_path),
-               "ERA5_CDS_POLL_BASE": "0.2", "ERA5_CDS_POLL_CAP": "0.5", "PATH": f"{BIN}:{os.environ['PATH']}"}
+               "ERA5_CDS_POLL_BASE": "0.2", "ERA5_CDS_POLL_CAP": "0.5", "PATH": f"{BIN}:{os.environ['PATH']}",
+               # The operator watches the held job in its worker this long before it defers.
+               "ERA5_CDS_DEFER_AFTER": "1"}
         conf = {"table": table, "area": str(AREA), "month": str(MONTH)}
         began = time.monotonic()
         with open(tmp_path / "triggerer.log", "wb") as trig_out, open(tmp_path / "dags-test.log", "wb") as run_out:

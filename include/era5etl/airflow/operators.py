@@ -1,10 +1,22 @@
 """The DAG's fetch task: a deferrable operator, so a month queued at the CDS holds no worker slot.
 
-Each time it runs (first execution, or resumed by its trigger) the operator makes one pass of the
+Each time it runs (first execution, or resumed by its trigger) the operator makes passes of the
 core fetch (:func:`era5etl.pipeline.fetch_step` with ``wait=False``): reuse what is staged,
 re-attach to recorded jobs, submit what is missing within the credential's cap, download what is
-ready. While jobs are still queued it defers to :class:`~era5etl.airflow.triggers.CdsJobTrigger`
+ready. While jobs are still queued it looks at them again in its worker for up to
+``ERA5_CDS_DEFER_AFTER`` seconds (default 10): a job the CDS finishes by then is downloaded at once,
+without the triggerer's round trip (seconds: defer, trigger, reschedule, a new worker process).
+Only a job still queued after that defers to :class:`~era5etl.airflow.triggers.CdsJobTrigger`,
 and its worker slot is released; the triggerer wakes it when a job leaves the queue.
+
+Why the watch, and why the trigger never fires sooner than ``ERA5_CDS_DEFER_AFTER`` after a
+deferral: Airflow 3.3 (apache/airflow#72716) fails a resumed task when the executor's report of the
+*deferring* process's exit ("success") is processed only after the resumed attempt is queued or
+running: "reported that the task instance ... finished with state success, but the task
+instance's state attribute is running", then "404 Task Instance not found" for the resumed
+attempt. That happens when the trigger fires faster than the scheduler drains that report (one
+scheduler loop, seconds on a busy machine). A job quick enough to race it is now waited out in the
+worker, and a trigger fires only once the report has long been drained.
 
 Errors the CDS will not heal of itself (bad key, licence, cost limit, failed job, bad product) fail
 the task at once, without using its retries; others (an outage outlasting the backoff) leave the
@@ -14,6 +26,7 @@ light: the DAG file imports it at parse time.
 
 from __future__ import annotations
 
+import time
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -53,6 +66,7 @@ class CdsFetchOperator(BaseOperator):
         from airflow.sdk.exceptions import AirflowFailException
         from airflow.sdk.log import mask_secret
 
+        from era5etl import settings
         from era5etl.airflow.triggers import CdsJobTrigger
         from era5etl.fetch import FetchError, FetchOptions, FetchPending
         from era5etl.pipeline.steps import fetch_step, prepare
@@ -63,20 +77,34 @@ class CdsFetchOperator(BaseOperator):
         if credentials.key:
             mask_secret(credentials.key)  # from the environment it is not masked by Airflow already
         options = FetchOptions.from_env()
+        defer_after = settings.load().cds_defer_after
+        watch_until = time.monotonic() + defer_after
+        pause = options.poll_base
         try:
-            download = fetch_step(url, job, credentials, wait=False)
-        except FetchPending as pending:
-            self.log.info("%s; deferring, the worker slot is free until a job leaves the queue", pending)
-            self.defer(
-                trigger=CdsJobTrigger(
-                    pending.job_ids, conn_id=self.cds_conn_id, poll_base=options.poll_base,
-                    poll_cap=options.poll_cap, backoff_base=options.backoff_base,
-                    backoff_cap=options.backoff_cap, max_hint=options.max_hint,
-                    http_timeout=options.http_timeout, idle_seconds=max(options.poll_base, pending.retry_after),
-                ),
-                method_name="resume",
-                timeout=self.wait_timeout,
-            )
+            while True:
+                try:
+                    download = fetch_step(url, job, credentials, wait=False)
+                    break
+                except FetchPending as pending:
+                    left = watch_until - time.monotonic()
+                    if left > 0:  # a job this quick is cheaper to wait out here than on the triggerer
+                        time.sleep(min(pause if pending.retry_after > 0 else 0.0, left))
+                        pause = min(pause * 1.5, options.poll_cap)
+                        continue
+                    self.log.info("%s after %.0f s; deferring, the worker slot is free until a job leaves the "
+                                  "queue", pending, defer_after)
+                    self.defer(
+                        trigger=CdsJobTrigger(
+                            pending.job_ids, conn_id=self.cds_conn_id, poll_base=options.poll_base,
+                            poll_cap=options.poll_cap, backoff_base=options.backoff_base,
+                            backoff_cap=options.backoff_cap, max_hint=options.max_hint,
+                            http_timeout=options.http_timeout,
+                            idle_seconds=max(options.poll_base, pending.retry_after),
+                            not_before=time.time() + defer_after,
+                        ),
+                        method_name="resume",
+                        timeout=self.wait_timeout,
+                    )
         except FetchError as exc:
             if not exc.retryable:
                 raise AirflowFailException(str(exc)) from None

@@ -8,7 +8,10 @@ triggers) looks at the jobs now and then. The trigger fires as soon as one job l
 Looks start at ``poll_base`` and grow 1.5x to ``poll_cap``; a fault that may heal (5xx, 429,
 dropped connection) only stretches the next wait, to the service's Retry-After when it gives one.
 The trigger never decides a failure itself: the resumed operator looks at the jobs again and
-raises the precise error. Its serialized arguments (stored in Airflow's database) are job ids
+raises the precise error. It never fires before ``not_before`` (the deferral's time plus
+``ERA5_CDS_DEFER_AFTER``): a trigger that fires within a scheduler loop of the deferral lets
+Airflow 3.3 fail the resumed task on the deferring process's stale exit report (apache/airflow#72716;
+see :mod:`era5etl.airflow.operators`). Its serialized arguments (stored in Airflow's database) are job ids
 and figures, never the key: the key is read on the triggerer from the connection or environment.
 """
 
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -45,6 +49,7 @@ class CdsJobTrigger(BaseTrigger):
         max_hint: float = 300.0,
         http_timeout: float = 60.0,
         idle_seconds: float = 1.0,
+        not_before: float = 0.0,
     ) -> None:
         super().__init__()  # type: ignore[no-untyped-call]  # Airflow's own signature is untyped
         self.job_ids = list(job_ids)
@@ -56,6 +61,7 @@ class CdsJobTrigger(BaseTrigger):
         self.max_hint = max_hint
         self.http_timeout = http_timeout
         self.idle_seconds = idle_seconds
+        self.not_before = not_before  # epoch seconds; the event waits until then
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
         return (
@@ -64,6 +70,7 @@ class CdsJobTrigger(BaseTrigger):
                 "job_ids": self.job_ids, "conn_id": self.conn_id, "poll_base": self.poll_base,
                 "poll_cap": self.poll_cap, "backoff_base": self.backoff_base, "backoff_cap": self.backoff_cap,
                 "max_hint": self.max_hint, "http_timeout": self.http_timeout, "idle_seconds": self.idle_seconds,
+                "not_before": self.not_before,
             },
         )
 
@@ -71,6 +78,7 @@ class CdsJobTrigger(BaseTrigger):
         if not self.job_ids:
             # Every job slot of the credential is taken by other months: look again shortly.
             await asyncio.sleep(self.idle_seconds)
+            await self._settle()
             yield _event({"status": "slot", "jobs": {}})
             return
 
@@ -99,13 +107,24 @@ class CdsJobTrigger(BaseTrigger):
                     self.log.warning("CDS jobs %s: %s; looking again in %.2f s", self.job_ids, exc, delay)
                     continue
                 except FetchError as exc:
+                    await self._settle()
                     yield _event({"status": "error", "message": str(exc), "jobs": {}})
                     return
                 failures = 0
                 if any(state not in WAITING for state in states.values()):
+                    await self._settle()
                     yield _event({"status": "ready", "jobs": states})
                     return
                 self.log.info("CDS jobs still queued or running: %s", states)
                 delay = min(delay * 1.5, self.poll_cap)
         finally:
             watcher.close()
+
+    async def _settle(self) -> None:
+        """Hold the event until ``not_before``: by then the scheduler has drained the deferring
+        process's exit report, so it cannot be taken for the resumed attempt's."""
+        left = self.not_before - time.time()
+        if left > 0:
+            self.log.info("holding the event %.1f s more: a trigger firing this soon after its deferral "
+                          "races Airflow's scheduler (apache/airflow#72716)", left)
+            await asyncio.sleep(left)
