@@ -85,6 +85,8 @@ def test_backfill_from_the_ui_then_clear_the_failed_month(airflow_stack: Airflow
                 runs = stack.wait_runs(ok, {"success"})
                 failed = stack.wait_runs([FAILING], {"failed"})[FAILING]
                 assert {r["run_type"] for r in [*runs.values(), failed]} == {"backfill"}
+                # Each run is named by the month it loads (the grid and the run page show these names).
+                assert failed["dag_run_id"] == "backfill__2022-04-01T00:00:00+00:00", failed
                 for month in ok:
                     stack.assert_month_exact(month)
                 # The refused month: its fetch failed with retries left (the CDS would answer the same,

@@ -1,9 +1,12 @@
-"""The schedule catches up month by month from the configured start month, on a running Airflow.
+"""With ``ERA5_CATCHUP=true`` the schedule catches up month by month from the start month, on a running Airflow.
 
 A stack of its own (``tests/e2e/stack.py``), started as a user starts a new installation: with
-``ERA5_START_MONTH`` three months back. Unpausing the DAG is all it takes: the scheduler creates
-one ``scheduled`` run per finished month since then, each run's data interval is exactly its
-month, each month is loaded and validated exactly, and the month still under way has no run.
+``ERA5_START_MONTH`` three months back and catch-up on (it is off by default: see
+``test_first_start.py`` for a backfill that loads nothing else). Unpausing the DAG is all it takes:
+the scheduler creates one ``scheduled`` run per month since then, each named by its month
+(``scheduled__YYYY-MM-01...``) with exactly that month as its data interval; each finished month is
+loaded and validated exactly, and the month under way has a run that waits, deferred, for its
+publication.
 """
 
 from __future__ import annotations
@@ -27,7 +30,8 @@ MONTHS = [NOW.plus(-3), NOW.plus(-2), NOW.plus(-1)]
 @pytest.fixture(scope="module")
 def catchup_stack(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
                   ) -> Iterator[AirflowStack]:
-    with running_stack(request, tmp_path_factory, ERA5_START_MONTH=str(MONTHS[0])) as stack:
+    with running_stack(request, tmp_path_factory, ERA5_START_MONTH=str(MONTHS[0]),
+                       ERA5_CATCHUP="true") as stack:
         yield stack
 
 
@@ -39,6 +43,7 @@ def test_the_schedule_catches_up_month_by_month_from_the_start_month(catchup_sta
     assert {r["run_type"] for r in runs.values()} == {"scheduled"}, runs
     for m in MONTHS:
         run = runs[str(m)]
+        assert run["dag_run_id"] == f"scheduled__{m.start.isoformat()}", run
         assert (run["data_interval_start"][:10], run["data_interval_end"][:10]) == (
             m.start.date().isoformat(), m.end.date().isoformat()), run
         # Every task ran (a run whose tasks were left out would succeed too, with nothing loaded).
@@ -46,4 +51,10 @@ def test_the_schedule_catches_up_month_by_month_from_the_start_month(catchup_sta
         assert {t: ti["state"] for t, ti in tis.items()} == {t: "success" for t in (
             "wait_for_era5", "fetch", "stage", "load", "validate", "rollup", "compress", "report")}, tis
         stack.assert_month_exact(str(m))
-    assert set(stack.runs()) == {str(m) for m in MONTHS}  # the current month's interval has not ended
+    # The month under way: its run exists (named by it) and waits for the month's publication.
+    runs = stack.runs()
+    assert set(runs) == {str(m) for m in [*MONTHS, NOW]}, runs
+    assert runs[str(NOW)]["state"] == "running", runs[str(NOW)]
+    waiting = stack.task_instances(runs[str(NOW)]["dag_run_id"])
+    assert {t: ti["state"] for t, ti in waiting.items()}["wait_for_era5"] == "deferred", waiting
+    assert stack.rows(str(NOW)) == (0, 0)

@@ -1,0 +1,228 @@
+"""A new user's first start: ``python -m era5etl airflow up``, a backfill, a month by hand, the page, ``down``.
+
+The command runs as a user runs it (a process group of its own, in the foreground), with a temporary
+AIRFLOW_HOME, its own metadata database and ports so it disturbs no other Airflow here. The user:
+
+* reads the URL and the login from what it prints, and signs in to the REST API with them;
+* has ``ERA5_START_MONTH`` years back and catch-up at its default (off), backfills two months with
+  ``airflow backfill create`` and unpauses the DAG, and triggers one more month by hand over REST;
+* sees exactly those three months loaded and nothing else: no catch-up from the start month (the
+  only other run is the month under way, waiting, deferred, for its publication); backfill runs
+  named by the month they load; the ERA5 page's months carrying those run ids;
+* stops it with ``python -m era5etl airflow down``: the foreground command exits and no process of
+  any group it started is left.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import psutil
+import pytest
+
+from era5etl.core.grid import Area, Grid, expected_rows
+from era5etl.core.months import Month
+from era5etl.db import connect, database_url, drop_table, with_database
+from tests.e2e.stack import AREA, DAG_ID, free_port
+
+pytestmark = pytest.mark.e2e
+
+BACKFILL = ["2019-06", "2019-07"]  # months no other test loads
+BY_HAND = "2019-09"
+NOW = Month.of(datetime.now(UTC))
+
+
+class Launched:
+    def __init__(self, work: Path) -> None:
+        self.home = work / "home"
+        self.port, self.cds_port = free_port(), free_port()
+        self.meta_db = f"airflow_first_{uuid.uuid4().hex[:8]}"
+        self.table = f"e2e_first_{uuid.uuid4().hex[:8]}"
+        self.out = work / "up.log"
+        self.env = {**os.environ, "ERA5_TABLE": self.table, "ERA5_AREA": AREA, "ERA5_START_MONTH": "2015-01",
+                    "ERA5_STAGING_DIR": str(work / "staging"), "ERA5_RETRY_DELAY_S": "2",
+                    "ERA5_CDS_POLL_BASE": "0.2", "ERA5_CDS_POLL_CAP": "0.5", "GX_ANALYTICS_ENABLED": "False"}
+        for key in [k for k in self.env if k.startswith("AIRFLOW")]:
+            del self.env[key]  # a first start: nothing of another Airflow's settings
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.url = self.password = self.token = ""
+
+    def command(self, *args: str) -> list[str]:
+        return [sys.executable, "-m", "era5etl", "airflow", *args, "--home", str(self.home)]
+
+    def up(self) -> None:
+        with open(self.out, "wb") as out:
+            self.proc = subprocess.Popen(
+                self.command("up", "--port", str(self.port), "--cds-port", str(self.cds_port),
+                             "--metadata-db", self.meta_db), env=self.env, stdout=out, stderr=subprocess.STDOUT,
+                start_new_session=True)
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            text = self.out.read_text(errors="replace")
+            if (m := re.search(r"Airflow is up: (\S+).*\n\s+user admin, password (\S+)", text)):
+                self.url, self.password = m.group(1), m.group(2)
+                return
+            assert self.proc.poll() is None, f"airflow up exited {self.proc.returncode}:\n{text}\n{self.logs()}"
+            time.sleep(1)
+        raise AssertionError(f"airflow up printed no URL in 300 s:\n{self.out.read_text()}\n{self.logs()}")
+
+    def logs(self) -> str:
+        folder = self.home / "logs" / "era5-stack"
+        return "\n".join(f"---- {p.name}\n{p.read_text(errors='replace')[-2500:]}"
+                         for p in sorted(folder.glob("*.log")))
+
+    def api(self, method: str, path: str, body: Any = None) -> Any:
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(f"{self.url}/{path}", data=data, method=method,
+                                         headers={"Authorization": f"Bearer {self.token}",
+                                                  "Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=60) as response:
+            text = response.read().decode()
+        return json.loads(text) if text else None
+
+    def airflow_cli(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """The airflow CLI against this installation (its home and metadata database)."""
+        meta = with_database(database_url(), self.meta_db).replace("postgresql://", "postgresql+psycopg2://", 1)
+        env = {**self.env, "AIRFLOW_HOME": str(self.home), "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": meta,
+               "AIRFLOW__CORE__DAGS_FOLDER": str(Path(__file__).parents[2] / "dags"),
+               "AIRFLOW__CORE__PLUGINS_FOLDER": str(Path(__file__).parents[2] / "plugins")}
+        return subprocess.run([str(Path(sys.executable).parent / "airflow"), *args], env=env, capture_output=True,
+                              text=True, timeout=180)
+
+    def runs(self) -> dict[str, dict[str, Any]]:
+        out = self.api("GET", f"api/v2/dags/{DAG_ID}/dagRuns?limit=100")
+        return {r["dag_run_id"]: r for r in out["dag_runs"]}
+
+    def rows_per_month(self) -> dict[str, int]:
+        with connect(database_url()) as conn:
+            if conn.execute("SELECT to_regclass(%s)", (self.table,)).fetchone() == (None,):
+                return {}
+            rows = conn.execute("SELECT to_char(date_trunc('month', time), 'YYYY-MM'), count(*)"
+                                f' FROM "{self.table}" GROUP BY 1').fetchall()
+        return {str(m): int(n) for m, n in rows}
+
+    def clean(self) -> None:
+        with connect(database_url(), autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{self.meta_db}" WITH (FORCE)')
+            drop_table(conn, self.table)
+            for name in ("era5_months", "era5_metrics", "era5_validation_days"):
+                if conn.execute("SELECT to_regclass(%s)", (name,)).fetchone() != (None,):
+                    conn.execute(f"DELETE FROM {name} WHERE table_name = %s", (self.table,))
+
+
+@pytest.fixture(scope="module")
+def launched(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Launched]:
+    stack = Launched(tmp_path_factory.mktemp("first-start"))
+    try:
+        stack.up()
+        yield stack
+    finally:
+        state = stack.home / "era5-stack.json"
+        if state.exists():  # a failed test: nothing may outlive it
+            subprocess.run(stack.command("down"), env=stack.env, timeout=120, check=False)
+        if stack.proc and stack.proc.poll() is None:
+            os.killpg(stack.proc.pid, signal.SIGKILL)
+            stack.proc.wait()
+        stack.clean()
+
+
+def _wait(what: str, check: Any, stack: Launched, timeout: float = 300) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if (value := check()):
+            return value
+        time.sleep(1)
+    raise AssertionError(f"timed out waiting for {what}\n{stack.logs()}")
+
+
+def test_one_command_starts_airflow_loads_only_what_was_asked_and_stops(launched: Launched) -> None:
+    stack = launched
+    # The printed login works.
+    body = json.dumps({"username": "admin", "password": stack.password}).encode()
+    request = urllib.request.Request(f"{stack.url}/auth/token", data=body, method="POST",
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        stack.token = json.load(response)["access_token"]
+    assert stack.api("GET", "api/v2/importErrors")["total_entries"] == 0
+    _wait("the DAG parsed", lambda: any(d["dag_id"] == DAG_ID for d in stack.api("GET", "api/v2/dags")["dags"]), stack)
+    assert {p["name"] for p in stack.api("GET", "api/v2/pools")["pools"]} >= {"era5_cds", "era5_db"}
+
+    # A backfill from the CLI as the README says, then unpause; a month by hand over REST.
+    out = stack.airflow_cli("backfill", "create", "--dag-id", DAG_ID, "--from-date", f"{BACKFILL[0]}-01",
+                            "--to-date", f"{BACKFILL[-1]}-01")
+    assert out.returncode == 0, out.stdout + out.stderr
+    stack.api("PATCH", f"api/v2/dags/{DAG_ID}", {"is_paused": False})
+    manual = stack.api("POST", f"api/v2/dags/{DAG_ID}/dagRuns",
+                       {"logical_date": None, "dag_run_id": f"manual__{BY_HAND}", "conf": {"month": BY_HAND}})
+    assert manual["dag_run_id"] == f"manual__{BY_HAND}"
+
+    named = {f"backfill__{Month.parse(m).start.isoformat()}" for m in BACKFILL} | {f"manual__{BY_HAND}"}
+    runs = _wait("the three runs done", lambda: (r := stack.runs()) and all(
+        r.get(i, {}).get("state") in ("success", "failed") for i in named) and r, stack, timeout=420)
+    assert {i: runs[i]["state"] for i in named} == {i: "success" for i in named}, runs
+    # Each backfill run is named by, and its data interval is, the month it loaded.
+    for m in BACKFILL:
+        run = runs[f"backfill__{Month.parse(m).start.isoformat()}"]
+        assert (run["run_after"][:10], run["data_interval_start"][:10], run["data_interval_end"][:10]) == (
+            f"{m}-01", f"{m}-01", Month.parse(m).next().start.date().isoformat()), run
+    # No catch-up from ERA5_START_MONTH (2015-01): besides what was asked, only the month under way
+    # has a run, and it is waiting for the month's publication, deferred.
+    others = {i: r for i, r in runs.items() if i not in named}
+    assert set(others) <= {f"scheduled__{NOW.start.isoformat()}"}, others
+    for run_id in others:
+        tis = stack.api("GET", f"api/v2/dags/{DAG_ID}/dagRuns/{quote(run_id)}/taskInstances")["task_instances"]
+        assert {t["task_id"]: t["state"] for t in tis}["wait_for_era5"] == "deferred", tis
+    # Exactly the months asked for hold rows, each all of its rows.
+    area = Area.parse(AREA)
+    assert stack.rows_per_month() == {m: expected_rows(Month.parse(m), area, Grid()) for m in [*BACKFILL, BY_HAND]}
+
+    # The ERA5 page's data: each month with the run that loaded it, named by the month.
+    request = urllib.request.Request(
+        f"{stack.url}/era5/api/dashboard?table={quote(stack.table)}&area={quote(AREA, safe='')}",
+        headers={"Authorization": f"Bearer {stack.token}"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        months = {m["month"]: m for m in json.load(response)["months"]}
+    assert {m: months[m]["run_id"] for m in BACKFILL} == {
+        m: f"backfill__{Month.parse(m).start.isoformat()}" for m in BACKFILL}, months
+    assert months[BY_HAND]["state"] == "validated" and months[BY_HAND]["run_id"] == f"manual__{BY_HAND}"
+
+    # Stop with the stop command: the foreground command ends, and nothing it started is left.
+    state = json.loads((stack.home / "era5-stack.json").read_text())
+    groups = set(state["groups"].values())
+    assert set(state["groups"]) == {"localcds", "api-server", "scheduler", "dag-processor", "triggerer"}
+    down = subprocess.run(stack.command("down"), env=stack.env, capture_output=True, text=True, timeout=120)
+    assert down.returncode == 0 and down.stdout.startswith("stopped 5 process group(s)"), down
+    assert stack.proc is not None and stack.proc.wait(timeout=60) == 0, stack.out.read_text()
+    left = [p.info for p in psutil.process_iter(["pid", "cmdline"])
+            if _in_groups(p, groups) or _our_home(p, stack.home)]
+    assert left == [], left
+    assert not (stack.home / "era5-stack.json").exists()
+    status = subprocess.run(stack.command("status"), env=stack.env, capture_output=True, text=True, timeout=60)
+    assert (status.returncode, status.stdout.strip()) == (3, "not running")
+
+
+def _in_groups(p: psutil.Process, groups: set[int]) -> bool:
+    try:
+        return os.getpgid(p.pid) in groups
+    except (ProcessLookupError, psutil.Error):
+        return False
+
+
+def _our_home(p: psutil.Process, home: Path) -> bool:
+    try:
+        return p.environ().get("AIRFLOW_HOME") == str(home)
+    except psutil.Error:
+        return False
