@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any
 
@@ -57,7 +58,8 @@ def cmd_db(args: argparse.Namespace) -> int:
 
 
 def airflow_environment() -> dict[str, str]:
-    """Airflow's settings for this checkout: home in .local/, metadata in the local server's ``airflow`` db."""
+    """Airflow's settings for this checkout: home in .local/, metadata in the local server's ``airflow`` db,
+    LocalExecutor sized to the cores."""
     from era5etl.db import airflow_database_url
 
     meta = airflow_database_url().replace("postgresql://", "postgresql+psycopg2://", 1)
@@ -67,6 +69,9 @@ def airflow_environment() -> dict[str, str]:
         "AIRFLOW__CORE__PLUGINS_FOLDER": str(PROJECT_ROOT / "plugins"),
         "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
         "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
+        # LocalExecutor starts this many workers: Airflow's default of 32 on this 2-core machine cost
+        # memory and scheduling for nothing; tasks wait on the CDS deferred, not in a worker.
+        "AIRFLOW__CORE__PARALLELISM": str(2 * (os.cpu_count() or 1)),
         "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": meta,
         "GX_ANALYTICS_ENABLED": "False",
     }

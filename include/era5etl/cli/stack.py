@@ -91,7 +91,6 @@ def environment(home: Path, port: int, meta_url: str, cds: tuple[str, str] | Non
         **airflow_environment(),
         "AIRFLOW_HOME": str(home),
         "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": meta_url.replace("postgresql://", "postgresql+psycopg2://", 1),
-        "AIRFLOW__CORE__PARALLELISM": str(2 * (os.cpu_count() or 1)),
         "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"{url}/execution/",
         "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{USER}:admin",
         "AIRFLOW__API_AUTH__JWT_SECRET": keys["jwt"],
