@@ -22,6 +22,7 @@ import json
 import shutil
 import statistics
 import sys
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -75,7 +76,12 @@ def _wait_runs(stack: Any, run_ids: list[str], timeout: float) -> dict[str, tupl
                 if r[1] in ("success", "failed") and r[3] is not None}
         failed = [r for r, v in done.items() if v[0] == "failed"]
         if failed:
-            raise stack.fail(f"runs failed: {failed}")
+            with connect(stack.meta_url) as conn:
+                tasks = conn.execute("SELECT run_id, task_id, state, try_number FROM task_instance WHERE run_id ="
+                                     " ANY(%s) AND state NOT IN ('success', 'skipped')", (failed,)).fetchall()
+                events = conn.execute("SELECT run_id, task_id, event, left(extra, 400) FROM log WHERE run_id ="
+                                      " ANY(%s) AND event IN ('state mismatch', 'failed')", (failed,)).fetchall()
+            raise stack.fail(f"runs failed: {failed}; tasks {tasks}; events {events}")
         return done if len(done) == len(run_ids) else None
 
     result: dict[str, tuple[str, float, float]] = stack.wait_for(f"{len(run_ids)} runs finished", check,
@@ -145,6 +151,22 @@ def print_figures(figures: list[AreaFigures], settings: dict[str, str]) -> None:
               f"validate logs: {f.gx_noise_lines} of {f.validate_log_lines} lines GX's '{GX_NOISE}'")
 
 
+def _one_synthetic_download_at_a_time() -> None:
+    """The local CDS writes each job's NetCDF in a thread of its own, and netCDF4's HDF5 is not
+    thread-safe: two months written at once here failed a job with "NetCDF: HDF error" (a fault
+    of the emulator, not of the pipeline). The benchmark's CDS writes one file at a time."""
+    from localcds import synth  # the job runner calls synth.write_download
+
+    lock = threading.Lock()
+    write = synth.write_download
+
+    def locked(*args: Any, **kwargs: Any) -> Any:
+        with lock:
+            return write(*args, **kwargs)
+
+    synth.write_download = locked
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m era5bench airflow-overhead", description=__doc__.split("\n\n")[0])
     p.add_argument("--months", type=int, default=24, help="months per backfill (default 24)")
@@ -153,6 +175,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--area", action="append", help="N/W/S/E; repeat for several (default: 25 and 441 points)")
     p.add_argument("--max-active-runs", type=int, default=4, help="months at once (default 4)")
     p.add_argument("--parallelism", type=int, default=8, help="Airflow's [core] parallelism (default 8)")
+    p.add_argument("--retries", type=int, default=0,
+                   help="ERA5_RETRIES (default 0: a task Airflow loses fails the backfill instead of being retried)")
+    p.add_argument("--preload", default="",
+                   help="modules for Airflow's LocalExecutor workers to import once, in a forkserver, so every task "
+                        "process starts with them (e.g. great_expectations); default: none, plain fork")
     p.add_argument("--timeout", type=float, default=1800.0, help="seconds a backfill may take (default 1800)")
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     return p
@@ -166,14 +193,19 @@ def main(argv: list[str] | None = None) -> int:
     stack_mod = _stack_module()
     from localcds.server import LocalCDS
 
+    _one_synthetic_download_at_a_time()
+
     work = Path(mkdtemp(prefix="era5-overhead-"))
     settings = {"parallelism": str(args.parallelism), "max_active_runs": str(args.max_active_runs),
-                "executor": "LocalExecutor"}
+                "executor": "LocalExecutor", "retries": str(args.retries), "preload": args.preload or "-"}
     figures: list[AreaFigures] = []
     with LocalCDS() as cds:
         stack = stack_mod.AirflowStack(work, database_url(), cds)
         stack.env.update({"AIRFLOW__CORE__PARALLELISM": str(args.parallelism),
-                          "ERA5_MAX_ACTIVE_RUNS": str(args.max_active_runs), "ERA5_RETRIES": "0"})
+                          "ERA5_MAX_ACTIVE_RUNS": str(args.max_active_runs), "ERA5_RETRIES": str(args.retries)})
+        if args.preload:
+            stack.env.update({"AIRFLOW__SCHEDULER__MP_START_METHOD": "forkserver",
+                              "AIRFLOW__CORE__MP_FORKSERVER_PRELOAD": args.preload})
         try:
             stack.migrate()
             for component in stack_mod.COMPONENTS:
@@ -181,9 +213,12 @@ def main(argv: list[str] | None = None) -> int:
             stack_mod._wait_ready(stack)
             for area in areas:
                 figures.append(run_area(stack, area, args.first, args.months, args.max_active_runs, args.timeout))
+        except BaseException:
+            print(f"the stack's logs are kept in {work}", file=sys.stderr)
+            raise
         finally:
             stack.close()
-            shutil.rmtree(work, ignore_errors=True)
+    shutil.rmtree(work, ignore_errors=True)
     if args.json:
         print(json.dumps({"settings": settings, "areas": [asdict(f) for f in figures]}, indent=1))
     else:
