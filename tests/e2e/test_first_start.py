@@ -121,6 +121,9 @@ class Launched:
             for name in ("era5_months", "era5_metrics", "era5_validation_days"):
                 if conn.execute("SELECT to_regclass(%s)", (name,)).fetchone() != (None,):
                     conn.execute(f"DELETE FROM {name} WHERE table_name = %s", (self.table,))
+            if conn.execute("SELECT to_regclass('era5_cds_jobs')").fetchone() != (None,):
+                conn.execute("DELETE FROM era5_cds_jobs WHERE api_url = %s",
+                             (f"http://127.0.0.1:{self.cds_port}/api",))
 
 
 @pytest.fixture(scope="module")
