@@ -43,6 +43,10 @@ USER = "admin"
 BIN = Path(sys.executable).parent
 
 
+class LaunchError(Exception):
+    """A component did not start or stay up; the message names its log (exit status 1)."""
+
+
 def add_parsers(sub: Any) -> None:
     p = sub.add_parser("airflow", help="Airflow with the local CDS in one command: up (foreground), down, status")
     p.add_argument("action", choices=["up", "down", "status"],
@@ -70,7 +74,11 @@ def cmd_airflow(args: argparse.Namespace) -> int:
         alive = [g for g in state["groups"].values() if _group_alive(g)] if state else []
         print(f"running: {state['url']} ({len(alive)} process groups)" if state and alive else "not running")
         return 0 if alive else 3
-    return up(home, args)
+    try:
+        return up(home, args)
+    except LaunchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
 
 
 # -------------------------------------------------------------------------------------------------
@@ -197,7 +205,7 @@ def _localcds_settings(log: Path, timeout: float) -> tuple[str, str]:
         if {"CDSAPI_URL", "CDSAPI_KEY"} <= found.keys():
             return found["CDSAPI_URL"], found["CDSAPI_KEY"]
         time.sleep(0.2)
-    raise InputError(f"the local CDS did not start: see {log}")
+    raise LaunchError(f"the local CDS did not start: see {log}")
 
 
 def _wait_healthy(state: dict[str, Any], timeout: float, stopping: Any) -> None:
@@ -206,7 +214,7 @@ def _wait_healthy(state: dict[str, Any], timeout: float, stopping: Any) -> None:
     while time.monotonic() < deadline and not stopping():
         dead = [name for name, g in state["groups"].items() if not _group_alive(g)]
         if dead:
-            raise InputError(f"{', '.join(dead)} exited while starting: see {state['logs']}")
+            raise LaunchError(f"{', '.join(dead)} exited while starting: see {state['logs']}")
         with contextlib.suppress(OSError, ValueError):
             with urllib.request.urlopen(f"{url}/api/v2/monitor/health", timeout=5) as r:
                 health = json.load(r)
@@ -214,7 +222,7 @@ def _wait_healthy(state: dict[str, Any], timeout: float, stopping: Any) -> None:
                 return
         time.sleep(1.0)
     if not stopping():
-        raise InputError(f"Airflow was not healthy after {timeout:.0f} s: see {state['logs']}")
+        raise LaunchError(f"Airflow was not healthy after {timeout:.0f} s: see {state['logs']}")
 
 
 # -------------------------------------------------------------------------------------------------
@@ -274,7 +282,7 @@ def _run(env: dict[str, str], log: Path, *args: str) -> None:
         done = subprocess.run([str(BIN / "airflow"), *args], env=env, stdout=out, stderr=subprocess.STDOUT,
                               cwd=PROJECT_ROOT, check=False)
     if done.returncode != 0:
-        raise InputError(f"airflow {' '.join(args[:2])} failed: see {log}")
+        raise LaunchError(f"airflow {' '.join(args[:2])} failed: see {log}")
 
 
 def _read_state(home: Path) -> dict[str, Any] | None:
