@@ -13,7 +13,7 @@ The stack is what a user runs, on this machine, with LocalExecutor:
   apart (``ERA5_RETRIES``/``ERA5_RETRY_DELAY_S``), and its own local CDS server
   (``CDSAPI_URL``/``CDSAPI_KEY``), whose faults the tests switch on and off;
 * ``ERA5_START_MONTH`` set to next month: the schedule creates no run while the tests run (the
-  first interval ends in the future), yet backfills of past months work, since a backfill's runs
+  first month has not begun), yet backfills of past months work, since a backfill's runs
   are not held to the DAG's start date (catch-up is off unless ``ERA5_CATCHUP=true``, so an
   unpaused DAG creates no run of a past month either). The DAG starts paused (Airflow's default): a backfill of a
   paused DAG is created but its runs stay queued until the DAG is unpaused (the UI's backfill
