@@ -3,7 +3,7 @@
 The command runs as a user runs it (a process group of its own, in the foreground), with a temporary
 AIRFLOW_HOME, its own metadata database and ports so it disturbs no other Airflow here. The user:
 
-* reads the URL and the login from what it prints, and signs in to the REST API with them;
+* reads the URL and the login from what it prints, and signs in to the REST API and the UI with them;
 * has ``ERA5_START_MONTH`` years back and catch-up at its default (off), backfills two months with
   ``airflow backfill create`` and unpauses the DAG, and triggers one more month by hand over REST;
 * sees exactly those three months loaded and nothing else: no catch-up from the start month (the
@@ -202,6 +202,9 @@ def test_one_command_starts_airflow_loads_only_what_was_asked_and_stops(launched
         m: f"backfill__{Month.parse(m).start.isoformat()}" for m in BACKFILL}, months
     assert months[BY_HAND]["state"] == "validated" and months[BY_HAND]["run_id"] == f"manual__{BY_HAND}"
 
+    # In the browser, signed in with the printed login: the DAG's runs listed by the month they load.
+    _runs_page_names_the_months(stack, sorted(named))
+
     # Stop with the stop command: the foreground command ends, and nothing it started is left.
     state = json.loads((stack.home / "era5-stack.json").read_text())
     groups = set(state["groups"].values())
@@ -215,6 +218,28 @@ def test_one_command_starts_airflow_loads_only_what_was_asked_and_stops(launched
     assert not (stack.home / "era5-stack.json").exists()
     status = subprocess.run(stack.command("status"), env=stack.env, capture_output=True, text=True, timeout=60)
     assert (status.returncode, status.stdout.strip()) == (3, "not running")
+
+
+def _runs_page_names_the_months(stack: Launched, run_ids: list[str]) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    from tests.e2e.stack import CHROMIUM, CHROMIUM_ARGS
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_context(viewport={"width": 1440, "height": 1100}).new_page()
+            page.set_default_timeout(30_000)
+            expect.set_options(timeout=30_000)
+            page.goto(f"{stack.url}/dags/{DAG_ID}/runs")
+            page.get_by_label("Username").fill("admin")
+            page.get_by_label("Password").fill(stack.password)
+            page.get_by_role("button", name="Sign in").click()
+            page.wait_for_url(f"**/dags/{DAG_ID}/runs**")
+            for run_id in run_ids:
+                expect(page.get_by_text(run_id, exact=True).first).to_be_visible()
+        finally:
+            browser.close()
 
 
 def _in_groups(p: psutil.Process, groups: set[int]) -> bool:
