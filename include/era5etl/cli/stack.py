@@ -300,7 +300,9 @@ def _write_state(home: Path, state: dict[str, Any]) -> None:
 
 
 def _port_free(port: int) -> bool:
+    """Nothing listens on ``port`` (a port left in TIME_WAIT by a stopped api-server is free again)."""
     with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind(("127.0.0.1", port))
         except OSError:
