@@ -72,8 +72,13 @@ def cmd_airflow(args: argparse.Namespace) -> int:
     if args.action == "status":
         state = _read_state(home)
         alive = [g for g in state["groups"].values() if _group_alive(g)] if state else []
-        print(f"running: {state['url']} ({len(alive)} process groups)" if state and alive else "not running")
-        return 0 if alive else 3
+        if not (state and alive):
+            print("not running")
+            return 3
+        procs, pss = _footprint(set(alive))
+        print(f"running: {state['url']} ({len(alive)} process groups, {procs} processes, "
+              f"{pss / 2**20:.0f} MiB PSS)")
+        return 0
     try:
         return up(home, args)
     except LaunchError as exc:
@@ -268,6 +273,19 @@ def _group_alive(group: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def _footprint(groups: set[int]) -> tuple[int, int]:
+    """Processes in ``groups`` and their proportional memory (PSS: shared pages split between them)."""
+    import psutil  # Airflow's own dependency
+
+    count = pss = 0
+    for proc in psutil.process_iter():
+        with contextlib.suppress(psutil.Error, OSError):
+            if os.getpgid(proc.pid) in groups:
+                pss += int(proc.memory_full_info().pss)
+                count += 1
+    return count, pss
 
 
 def _spawn(env: dict[str, str], log: Path, argv: list[str]) -> int:
