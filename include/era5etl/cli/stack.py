@@ -10,7 +10,8 @@ process group it started. The state (process groups, URL, home) is a JSON file i
 
 Settings fit for this machine: LocalExecutor with ``2 x cores`` worker slots (``airflow standalone``
 keeps Airflow's default of 32), one api-server worker, the DAG file re-parsed every two minutes.
-Any ``AIRFLOW__*``/``ERA5_*``/``CDSAPI_*`` variable already in the environment wins over these.
+Any ``AIRFLOW__*``/``ERA5_*`` variable already in the environment wins over these, except what the
+options decide (home, ports, ``--metadata-db``); with the local CDS, ``CDSAPI_URL``/``CDSAPI_KEY`` are its.
 
 Spawns processes only: nothing here imports Airflow.
 """
@@ -90,7 +91,8 @@ def cmd_airflow(args: argparse.Namespace) -> int:
 # up
 
 
-def environment(home: Path, port: int, meta_url: str, cds: tuple[str, str] | None) -> dict[str, str]:
+def environment(home: Path, port: int, meta_url: str, cds: tuple[str, str] | None,
+                explicit_meta: bool = False) -> dict[str, str]:
     """The components' environment: this checkout's Airflow settings, sized for this machine."""
     from era5etl.cli.database import airflow_environment
 
@@ -115,12 +117,15 @@ def environment(home: Path, port: int, meta_url: str, cds: tuple[str, str] | Non
         "AIRFLOW__DAG_PROCESSOR__MIN_FILE_PROCESS_INTERVAL": "120",
         **({"CDSAPI_URL": cds[0], "CDSAPI_KEY": cds[1]} if cds else {}),
     }
-    # What the user set explicitly wins (e.g. `airflow-env`'s exports, or ERA5_* settings).
-    env = {**ours, **{k: v for k, v in os.environ.items() if k != "AIRFLOW_HOME"}}
+    # What the user set wins (e.g. `airflow-env`'s exports, or ERA5_* settings), but:
+    env = {**ours, **os.environ}
+    # What the command's options decide wins over the environment: the home, the port the other
+    # components reach the api-server on, and the metadata database (given, or another home's).
+    forced = ["AIRFLOW_HOME", "AIRFLOW__CORE__EXECUTION_API_SERVER_URL", "AIRFLOW__API__BASE_URL"]
+    if explicit_meta or (os.environ.get("AIRFLOW_HOME") and Path(os.environ["AIRFLOW_HOME"]).resolve() != home):
+        forced.append("AIRFLOW__DATABASE__SQL_ALCHEMY_CONN")
+    env.update({key: ours[key] for key in forced})
     env["PATH"] = f"{BIN}:{os.environ.get('PATH', '')}"
-    if os.environ.get("AIRFLOW_HOME") and Path(os.environ["AIRFLOW_HOME"]).resolve() != home:
-        for key in ("AIRFLOW__DATABASE__SQL_ALCHEMY_CONN",):  # another home's metadata is not ours
-            env[key] = ours[key]
     return env
 
 
@@ -147,7 +152,7 @@ def up(home: Path, args: argparse.Namespace) -> int:
             from psycopg import sql
 
             conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(meta_name)))
-    env = environment(home, args.port, with_database(db_url, meta_name), None)
+    env = environment(home, args.port, with_database(db_url, meta_name), None, explicit_meta=bool(args.metadata_db))
     _run(env, logs / "setup.log", "db", "migrate")
     for pool, field in POOLS.items():
         _run(env, logs / "setup.log", "pools", "set", pool, str(getattr(s, field)), f"ERA5: {pool}")
