@@ -30,6 +30,10 @@ if [ $dev = 1 ] && [ ! -x /usr/bin/chromium ]; then
   echo "installing Debian's chromium for the browser tests"
   apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null
 fi
+if [ $dev = 1 ] && [ ! -x /usr/bin/redis-server ]; then
+  echo "installing Debian's redis-server for the CeleryExecutor test (tests/e2e/test_celery.py)"
+  apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q redis-server >/dev/null
+fi
 
 # The database: ERA5_DATABASE_URL when set, else the local server (installed on first use).
 .venv/bin/python -m era5etl db up >/dev/null

@@ -212,6 +212,34 @@ def test_celery_workers(compose: Compose) -> None:
     assert services["redis"]["healthcheck"]["test"] == ["CMD", "redis-cli", "ping"]
 
 
+def test_celery_profile_is_what_the_celery_test_ran(compose: Compose) -> None:
+    """The settings tests/e2e/test_celery.py ran with: Redis as broker, results in the metadata
+    database, two workers of WORKER_CONCURRENCY task processes, one staging folder for all."""
+    from tests.e2e.celery_stack import WORKER_CONCURRENCY, WORKERS
+
+    services = full(compose)["services"]
+    worker = services["airflow-worker"]
+    env = worker["environment"]
+    assert worker["deploy"]["replicas"] == len(WORKERS)
+    assert env["AIRFLOW__CELERY__WORKER_CONCURRENCY"] == WORKER_CONCURRENCY
+    broker = env["AIRFLOW__CELERY__BROKER_URL"]
+    assert broker.startswith("redis://") and "@redis:6379/" in broker
+    # The result backend is Airflow's own metadata database, as Celery's SQLAlchemy backend (db+).
+    meta = env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"]
+    backend = env["AIRFLOW__CELERY__RESULT_BACKEND"]
+    assert backend.startswith("db+postgresql://")
+    assert backend.split("@", 1)[1] == meta.split("@", 1)[1], (backend, meta)
+    # Shared staging: the worker mounts the same volume at the same path as the scheduler and triggerer.
+    mounts = {name: {(v["source"], v["target"]) for v in svc["volumes"]}
+              for name, svc in services.items() if name in ("airflow-worker", "airflow-scheduler", "airflow-triggerer")}
+    assert all(("era5-staging", env["ERA5_STAGING_DIR"]) in m for m in mounts.values()), mounts
+    assert {svc["environment"]["ERA5_STAGING_DIR"] for svc in airflow_services(full(compose)).values()} == {
+        env["ERA5_STAGING_DIR"]}
+    scaled = compose.config("celery", env={"AIRFLOW_EXECUTOR": "CeleryExecutor",
+                                           "AIRFLOW_CELERY_WORKER_CONCURRENCY": "8"})
+    assert scaled["services"]["airflow-worker"]["environment"]["AIRFLOW__CELERY__WORKER_CONCURRENCY"] == "8"
+
+
 def test_timescaledb_is_the_licensed_image(compose: Compose) -> None:
     tsdb = compose.config()["services"]["timescaledb"]
     assert tsdb["image"] == TIMESCALE_IMAGE
