@@ -155,18 +155,23 @@ class AirflowStack:
         if out.returncode != 0:
             raise StackError(f"airflow db migrate failed:\n{(out.stdout + out.stderr)[-4000:]}")
 
-    def start(self, component: str) -> None:
-        """Start one component (``api-server``, ``scheduler``, ...) in a process group of its own."""
-        self.down.discard(component)
-        args = [AIRFLOW, *component.split()]
+    def start(self, component: str, *extra: str, name: str | None = None, env: dict[str, str] | None = None) -> None:
+        """Start one component (``api-server``, ``scheduler``, ...) in a process group of its own.
+
+        ``name`` (default: the component) keys it and names its log, ``extra`` arguments and ``env``
+        are added to its command line and environment: two ``celery worker`` side by side.
+        """
+        name = name or component
+        self.down.discard(name)
+        args = [AIRFLOW, *component.split(), *extra]
         if component == "api-server":
             args += ["--host", "127.0.0.1", "--port", str(self.port), "--workers", "1"]
-        with open(self.logs / f"{component}.log", "ab") as out:
+        with open(self.logs / f"{name}.log", "ab") as out:
             out.write(f"\n==== started {datetime.now(UTC).isoformat()} ====\n".encode())
             out.flush()
-            self.procs[component] = subprocess.Popen(args, env=self.env, stdout=out, stderr=subprocess.STDOUT,
-                                                     start_new_session=True, cwd=self.work)
-        self.groups.append(self.procs[component].pid)
+            self.procs[name] = subprocess.Popen(args, env={**self.env, **(env or {})}, stdout=out,
+                                                stderr=subprocess.STDOUT, start_new_session=True, cwd=self.work)
+        self.groups.append(self.procs[name].pid)
 
     def kill(self, component: str, sig: int = signal.SIGKILL, whole_group: bool = True) -> None:
         """Signal a component (by default its whole process group: workers and tasks too) and reap it.
@@ -468,13 +473,17 @@ def _wait_ready(stack: AirflowStack) -> None:
 
 @contextlib.contextmanager
 def running_stack(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+                  derived: Callable[[AirflowStack], dict[str, str]] | None = None,
                   **settings: str) -> Iterator[AirflowStack]:
-    """A stack started and torn down around the block; ``settings`` override its environment."""
+    """A stack started and torn down around the block; ``settings`` override its environment, and so
+    does ``derived(stack)``, for settings made of the stack's own names (its metadata database)."""
     work = tmp_path_factory.mktemp("airflow-stack")
     db_url = database_url()
     with LocalCDS() as cds:
         stack = AirflowStack(work, db_url, cds)
         stack.env.update(settings)
+        if derived is not None:
+            stack.env.update(derived(stack))
         try:
             stack.migrate()
             for component in COMPONENTS:
