@@ -1,0 +1,121 @@
+"""Scale-out on Airflow's CeleryExecutor, run for real: Redis, two Celery workers, one killed mid-load.
+
+The stack (``tests/e2e/celery_stack.py``): Debian's redis-server as the broker, the result backend in
+the stack's metadata database, api-server, scheduler, dag-processor and triggerer, and two
+``airflow celery worker`` processes (``worker-a``, ``worker-b``) sharing one staging folder.
+
+A backfill of three months of a 1,681-point area (~1.2M rows a month, a load of a few seconds in a
+chunk a day) runs over both workers. While a ``COPY`` of one month runs (seen in
+``pg_stat_activity``, its client port leading to a task process under one worker), that worker is
+killed with SIGKILL, whole: its process group and the task processes' own groups, as when its host
+dies. The killed load's task is failed by its missing heartbeat, retried, and runs on the other
+worker; every month ends exact (rows = points x hours, no (time, location) twice, validated).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from era5etl.db import connect
+from tests.e2e.celery_stack import HEARTBEAT_TIMEOUT_S, WORKERS, celery_stack, kill_worker
+from tests.e2e.stack import AirflowStack
+
+pytestmark = pytest.mark.e2e
+
+AREA = "50/0/40/10"  # 1,681 grid points: a load long enough to be caught mid-COPY
+MONTHS = ["2020-01", "2020-02", "2020-03"]
+
+
+@pytest.fixture(scope="module")
+def stack(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[AirflowStack]:
+    with celery_stack(request, tmp_path_factory) as s:
+        yield s
+
+
+def _copying(stack: AirflowStack) -> tuple[str, int, str] | None:
+    """(worker, task pid, query) of a COPY into the table run by a task process under a worker."""
+    import psutil
+
+    with connect(stack.db_url) as conn:
+        rows = conn.execute(
+            "SELECT client_port, left(query, 200) FROM pg_stat_activity WHERE application_name = 'era5etl'"
+            " AND client_port IS NOT NULL AND state = 'active' AND query ILIKE 'COPY %%'").fetchall()
+    copies = {int(port): str(query) for port, query in rows}
+    if not copies:
+        return None
+    under = {name: stack.descendants(name) for name in WORKERS if name not in stack.down}
+    for c in psutil.net_connections(kind="tcp"):
+        if c.laddr and c.laddr.port in copies:
+            for name, pids in under.items():
+                if c.pid in pids:
+                    return name, c.pid, copies[c.laddr.port]
+    return None
+
+
+def _early_copy(stack: AirflowStack) -> tuple[str, int, str] | None:
+    """A COPY under a worker while a month being loaded holds under half its rows: the load has time left."""
+    copy = _copying(stack)
+    if copy is None:
+        return None
+    for m in MONTHS:
+        entry = stack.ledger(m, AREA)
+        if entry and entry["state"] == "loading" and stack.rows(m)[0] < stack.expected(m, AREA) // 2:
+            return copy
+    return None
+
+
+def test_backfill_over_two_workers_one_killed_mid_load(stack: AirflowStack) -> None:
+    stack.unpause()
+    backfill = stack.backfill("--from-date", "2020-01-01", "--to-date", "2020-03-01", "--max-active-runs", "3",
+                              "--dag-run-conf", json.dumps({"area": AREA}))
+    victim, pid, query = stack.wait_for("a COPY under a Celery worker early in a month's load",
+                                        lambda: _early_copy(stack), timeout=400, interval=0.05)
+    killed = kill_worker(stack, victim)  # at once: the load goes on while we look
+    killed_at = datetime.now(UTC)
+    survivor = next(w for w in WORKERS if w != victim)
+    month = _loading_month(stack, victim)
+    print(f"\nkilled {victim} (pids {sorted(killed)}, the COPY's {pid}) while it ran {query!r} for {month}; "
+          f"rows then: {stack.rows(month)} of {stack.expected(month, AREA)}")
+    assert pid in killed
+    # Only the days committed before the kill are in the table; the ledger never claims more.
+    rows, distinct = stack.rows(month)
+    want = stack.expected(month, AREA)
+    assert rows == distinct < want, (month, rows, want)
+    entry = stack.ledger(month, AREA)
+    assert entry is not None and entry["state"] == "loading", entry
+
+    runs = stack.wait_runs(MONTHS, {"success"}, timeout=600)
+    stack.wait_backfill_complete(backfill["id"])
+    where: dict[str, dict[str, Any]] = {}
+    for m in MONTHS:
+        tis = stack.task_instances(runs[m]["dag_run_id"])
+        where[m] = {task: (ti["hostname"], ti["try_number"]) for task, ti in tis.items()}
+    for m, tasks in where.items():
+        print(m, " ".join(f"{task}={host}#{tried}" for task, (host, tried) in tasks.items()))
+    hosts = {host for tasks in where.values() for host, _ in tasks.values() if host}
+    assert hosts <= set(WORKERS), hosts
+    assert set(WORKERS) <= hosts, where  # both workers ran tasks of the backfill
+    load = stack.task_instances(runs[month]["dag_run_id"])["load"]
+    # The killed try was failed for its missing heartbeat and retried on the worker still alive.
+    assert load["try_number"] >= 2 and load["hostname"] == survivor, load
+    retried_after = datetime.fromisoformat(load["start_date"]) - killed_at
+    print(f"{month}'s load: try {load['try_number']} on {load['hostname']}, started "
+          f"{retried_after.total_seconds():.0f} s after the kill (heartbeat timeout {HEARTBEAT_TIMEOUT_S} s)")
+    for m in MONTHS:
+        stack.assert_month_exact(m, AREA)
+    assert stack.loads(month, AREA) == 1  # the killed try recorded no figures
+
+
+def _loading_month(stack: AirflowStack, worker: str) -> str:
+    """The month whose load was running on ``worker``: its task instance names the host."""
+    for m, run in stack.runs().items():
+        if m in MONTHS:
+            ti = stack.task_instances(run["dag_run_id"]).get("load")
+            if ti and ti["state"] == "running" and ti["hostname"] == worker:
+                return m
+    raise AssertionError(f"no load running on {worker}: {stack.runs()}")
