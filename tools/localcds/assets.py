@@ -32,7 +32,8 @@ class AssetHandler(BaseHandler):
             "ETag": f'"{checksum}"',
             "Last-Modified": self.date_time_string(int(path.stat().st_mtime)),
         }
-        content_type = "application/zip" if path.suffix == ".zip" else "application/netcdf"
+        content_type = {".zip": "application/zip", ".grib": "application/x-grib"}.get(path.suffix,
+                                                                                     "application/netcdf")
         if span == "unsatisfiable":
             self._send(416, b"", content_type, {**headers, "Content-Range": f"bytes */{size}"})
             self.cds.record_download(DownloadRecord(self.command, path_only, range_header, 416, 0))

@@ -93,7 +93,7 @@ def test_days_that_do_not_exist_are_dropped_and_times_sorted() -> None:
     [
         ({"variable": ["2m_temperature", "nope"]}, "variable"),
         ({"variable": []}, "variable"),
-        ({"data_format": "grib"}, "data_format"),
+        ({"data_format": "netcdf3"}, "data_format"),
         ({"product_type": ["ensemble_members"]}, "product_type"),
         ({"year": []}, "year"),
         ({"time": ["00:30"]}, "time"),

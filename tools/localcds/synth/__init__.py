@@ -17,7 +17,8 @@ NetCDF variable, so a large area never needs a whole month in memory.
 
 The package, one concern a module: :mod:`.variables` (the dataset and its parameters' metadata),
 :mod:`.request` (request parsing), :mod:`.publication` (ERA5T latency, expver), :mod:`.fields`
-(the values), :mod:`.packing` (GRIB-style packing), :mod:`.netcdf` (one NetCDF file) and
+(the values), :mod:`.packing` (GRIB-style packing), :mod:`.netcdf` (one NetCDF file), :mod:`.grib`
+(one GRIB1 file of every variable, for ``data_format: grib``: the same values, encoded by ecCodes) and
 :mod:`.download` (the file or ZIP the CDS delivers). Import its API from here.
 """
 
@@ -25,10 +26,12 @@ from __future__ import annotations
 
 from localcds.synth.download import (
     ACCUM_FILE as ACCUM_FILE,
+    GRIB_FILE as GRIB_FILE,
     INSTANT_FILE as INSTANT_FILE,
     write_download as write_download,
 )
 from localcds.synth.fields import F64 as F64
+from localcds.synth.grib import forecast_base as forecast_base, write_grib as write_grib
 from localcds.synth.netcdf import DEFAULT_SLICE_VALUES as DEFAULT_SLICE_VALUES, write_netcdf as write_netcdf
 from localcds.synth.packing import PACKING_RANGES as PACKING_RANGES, grib_packed as grib_packed
 from localcds.synth.publication import (

@@ -1,4 +1,5 @@
-"""The download: what the CDS delivers for a request, one NetCDF file or a ZIP of one per step type."""
+"""The download: what the CDS delivers for a request: one GRIB file, one NetCDF file, or a ZIP of one
+NetCDF per step type."""
 
 from __future__ import annotations
 
@@ -10,12 +11,14 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
+from localcds.synth.grib import write_grib
 from localcds.synth.netcdf import DEFAULT_SLICE_VALUES, write_netcdf
 from localcds.synth.publication import ERA5T_LATENCY, NoDataError, available_times
 from localcds.synth.request import parse_request
 
 INSTANT_FILE = "data_stream-oper_stepType-instant.nc"
 ACCUM_FILE = "data_stream-oper_stepType-accum.nc"
+GRIB_FILE = "data.grib"  # the member of a GRIB download asked for as a ZIP
 
 
 def write_download(
@@ -29,9 +32,11 @@ def write_download(
 ) -> Path:
     """Write what the CDS would deliver for ``request`` to the file ``dest`` and return ``dest``.
 
-    The content is a single NetCDF when the request holds one step type, or a ZIP of
-    ``data_stream-oper_stepType-instant.nc`` and ``-accum.nc`` when it holds both (or asks for
-    ``download_format: zip``) -- whatever ``dest`` is called, as with the real CDS. ``now`` sets the
+    ``data_format: grib`` gives one GRIB1 file holding every variable (:mod:`.grib`), in a ZIP only
+    when ``download_format: zip`` asks for one. For NetCDF the content is a single NetCDF when the
+    request holds one step type, or a ZIP of ``data_stream-oper_stepType-instant.nc`` and
+    ``-accum.nc`` when it holds both (or asks for ``download_format: zip``) -- whatever ``dest`` is
+    called, as with the real CDS. ``now`` sets the
     publication cut-off (ERA5T latency) and the ``history`` stamp; ``today`` the expver rule.
 
     Raises RequestError for a request the CDS would refuse, NoDataError when none of its hours is
@@ -48,23 +53,27 @@ def write_download(
         )
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    kw: dict[str, Any] = {
-        "times": times, "today": today, "seed": seed, "now": now, "slice_values": slice_values,
-    }
+
+    def write(step_type: str, path: Path) -> Path:
+        if req.grib:
+            return write_grib(req, path, times=times, today=today, seed=seed, slice_values=slice_values)
+        return write_netcdf(req, step_type, path, times=times, today=today, seed=seed, now=now,
+                            slice_values=slice_values)
+
+    # (file name in a ZIP, step type): GRIB holds every step type in one file.
+    files = [(GRIB_FILE, "all")] if req.grib else [
+        (INSTANT_FILE if step == "instant" else ACCUM_FILE, step) for step in req.step_types]
     if not req.archived:
         tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
         try:
-            write_netcdf(req, req.step_types[0], tmp, **kw)
+            write(files[0][1], tmp)
             os.replace(tmp, dest)
         finally:
             tmp.unlink(missing_ok=True)
         return dest
 
     with tempfile.TemporaryDirectory(prefix=".synth-", dir=dest.parent) as tmpdir:
-        members = []
-        for step in req.step_types:
-            name = INSTANT_FILE if step == "instant" else ACCUM_FILE
-            members.append((name, write_netcdf(req, step, Path(tmpdir) / name, **kw)))
+        members = [(name, write(step, Path(tmpdir) / name)) for name, step in files]
         tmp_zip = Path(tmpdir) / "download.zip"
         _write_zip(tmp_zip, members, now)
         os.replace(tmp_zip, dest)

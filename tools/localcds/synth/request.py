@@ -14,6 +14,9 @@ from era5etl.core.grid import lattice
 from era5etl.core.months import Month
 from localcds.synth.variables import FILE_ORDER, META, VarMeta
 
+# The formats served, by the names a request may use for them.
+DATA_FORMATS = {"netcdf": "netcdf", "netcdf4": "netcdf", "grib": "grib"}
+
 
 class RequestError(ValueError):
     """A request the CDS would refuse outright (the server answers 400 "invalid request")."""
@@ -29,23 +32,29 @@ class SynthRequest:
     longitudes: tuple[float, ...]
     grid: tuple[Decimal, Decimal]  # (longitude step, latitude step), as the CDS ``grid`` keyword
     zip_always: bool  # download_format "zip"
+    data_format: str = "netcdf"  # "netcdf" or "grib" (GRIB edition 1, as the CDS serves ERA5 single levels)
 
     @property
     def step_types(self) -> tuple[str, ...]:
         return tuple(s for s in ("instant", "accum") if any(v.step_type == s for v in self.variables))
 
     @property
+    def grib(self) -> bool:
+        return self.data_format == "grib"
+
+    @property
     def archived(self) -> bool:
-        """Whether the download is a ZIP: asked for, or two step types that need two files."""
-        return self.zip_always or len(self.step_types) > 1
+        """Whether the download is a ZIP: asked for, or (NetCDF only) two step types that need two files.
+        One GRIB file holds analyses and forecasts alike."""
+        return self.zip_always or (not self.grib and len(self.step_types) > 1)
 
     @property
     def extension(self) -> str:
-        return "zip" if self.archived else "nc"
+        return "zip" if self.archived else "grib" if self.grib else "nc"
 
     @property
     def content_type(self) -> str:
-        return "application/zip" if self.archived else "application/netcdf"
+        return "application/zip" if self.archived else "application/x-grib" if self.grib else "application/netcdf"
 
     @property
     def months(self) -> tuple[Month, ...]:
@@ -116,9 +125,10 @@ def parse_request(request: Mapping[str, Any]) -> SynthRequest:
     wanted = set(names)
     variables = tuple(sorted((META[n] for n in wanted), key=lambda m: FILE_ORDER.index(m.short_name)))
 
+    # As on the CDS, no data_format means GRIB; the legacy key "format" still works.
     data_format = str(request.get("data_format", request.get("format", "grib"))).strip().lower()
-    if data_format not in ("netcdf", "netcdf4"):
-        raise RequestError(f"data_format: only 'netcdf' is served here, got {data_format!r}")
+    if data_format not in DATA_FORMATS:
+        raise RequestError(f"data_format: expected one of {sorted(set(DATA_FORMATS.values()))}, got {data_format!r}")
     download_format = str(request.get("download_format", "unarchived")).strip().lower()
     if download_format not in ("unarchived", "zip"):
         raise RequestError(f"download_format: expected 'unarchived' or 'zip', got {download_format!r}")
@@ -178,4 +188,5 @@ def parse_request(request: Mapping[str, Any]) -> SynthRequest:
         longitudes=tuple(float(v) for v in lons),
         grid=(dlon, dlat),
         zip_always=download_format == "zip",
+        data_format=DATA_FORMATS[data_format],
     )
