@@ -31,6 +31,8 @@ DEFAULT_AREA = "50/5/45/10"
 # A chunk made for a whole year or month holds at most this many rows (points x hours).
 DEFAULT_CHUNK_ROWS = 25_000_000
 CompressionMode = Literal["auto", "off"]
+# What the CDS is asked to deliver (fetch.request: the request's data_format, its hash, its cost limit).
+DataFormat = Literal["netcdf", "grib"]
 
 
 def _parsed(kind: Any) -> BeforeValidator:
@@ -84,6 +86,10 @@ class Settings(BaseSettings):
         Grid(), description="grid step in degrees, a multiple of 0.25")
     variables: Annotated[tuple[str, ...], NoDecode, BeforeValidator(_names)] = Field(
         DEFAULT_VARIABLES, json_schema_extra=_shown("all six"), description="comma-separated CDS names")
+    data_format: DataFormat = Field(
+        "netcdf", description="what the CDS is asked for: `netcdf` or `grib` (GRIB1, ERA5's native format: "
+                              "larger requests allowed, so fewer jobs); another format is another request, "
+                              "with its own staging folder and CDS job")
     staging_dir: Path = Field(
         PROJECT_ROOT / ".local" / "staging", json_schema_extra=_shown(".local/staging"),
         description="where downloads are kept, by month and request hash")
@@ -153,7 +159,7 @@ class Settings(BaseSettings):
     def _upper(cls, v: Any) -> Any:
         return v.strip().upper() if isinstance(v, str) else v
 
-    @field_validator("compression", "timescaledb_license", mode="before")
+    @field_validator("compression", "timescaledb_license", "data_format", mode="before")
     @classmethod
     def _lower(cls, v: Any) -> Any:
         return v.strip().lower() if isinstance(v, str) else v

@@ -8,7 +8,7 @@ from the run's params, so the trigger form can change them.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 
 from era5etl import settings
 from era5etl.airflow import stats
@@ -43,6 +43,10 @@ def default_params(s: settings.Settings) -> dict[str, Any]:
                            description="CDS variable names, one column each"),
         "table": Param(s.table, type="string", pattern=r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$",
                        title="Table", description="the hypertable to load (created if missing)"),
+        "data_format": Param(s.data_format, type="string", enum=list(get_args(settings.DataFormat)),
+                             title="Data format", description="what the CDS is asked for: netcdf, or grib "
+                                                              "(ERA5's native GRIB1: larger requests allowed, "
+                                                              "fewer jobs); each format is its own download"),
         "revision": Param(None, type=["null", "string"], title="Revision",
                           description="empty for a normal load; any other value refetches the month instead of "
                                       "reusing its staged download (era5_finalize sets final-YYYYMMDD to replace "
@@ -63,7 +67,7 @@ def job(context: Any) -> MonthJob:
         raise ValueError("this run has no data interval: trigger it with the month param (YYYY-MM)")
     return MonthJob.create(settings.load(), month, run_id=context["run_id"], area=params.get("area"),
                            grid=params.get("grid"), variables=params.get("variables"), table=params.get("table"),
-                           revision=params.get("revision") or "")
+                           revision=params.get("revision") or "", data_format=params.get("data_format"))
 
 
 def stage(**context: Any) -> dict[str, Any]:

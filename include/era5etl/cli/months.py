@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from era5etl import settings as config
 from era5etl.cli.common import emit
@@ -30,6 +30,8 @@ def add_parsers(sub: Any) -> None:
     rm.add_argument("--grid", help="grid step in degrees, a multiple of 0.25 (default 0.25)")
     rm.add_argument("--variables", help="comma-separated CDS variable names (default: all six)")
     rm.add_argument("--table", help="hypertable name (default weather)")
+    rm.add_argument("--data-format", choices=get_args(config.DataFormat), type=str.lower,
+                    help="what the CDS is asked for: netcdf or grib (default from ERA5_DATA_FORMAT or netcdf)")
     rm.add_argument("--local-cds", action="store_true", help="start the local CDS server for this run")
     rm.add_argument("--json", action="store_true", help="end with one JSON object of the figures")
     rm.set_defaults(func=cmd_run_month)
@@ -81,7 +83,8 @@ def cmd_run_month(args: argparse.Namespace) -> int:
     from era5etl.pipeline.steps import run_month
 
     job = MonthJob.create(config.load(), Month.parse(args.month), run_id=f"cli__{datetime.now(UTC):%Y%m%dT%H%M%S}",
-                          area=args.area, grid=args.grid, variables=args.variables, table=args.table)
+                          area=args.area, grid=args.grid, variables=args.variables, table=args.table,
+                          data_format=args.data_format)
     url = database_url()
     began = time.perf_counter()
     with _credentials(args.local_cds) as creds, month_display(job.expected_rows,

@@ -12,12 +12,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from era5etl.core.files import write_json
+from era5etl.core.files import file_kind, write_json
 from era5etl.fetch.api import _Api
 from era5etl.fetch.errors import BadAssetError, FetchError, _Busy, _JobLost, _ResultsExpired, _Transient
 from era5etl.fetch.jobs import JobRecord
 from era5etl.fetch.manifest import _PartFile, _sniff, file_md5
-from era5etl.fetch.request import RequestPart
+from era5etl.fetch.request import FILE_KINDS, RequestPart
 from era5etl.fetch.session import _Session
 
 log = logging.getLogger(__name__)
@@ -100,10 +100,13 @@ class _Downloads(_Session):
                     job_id=job_id)
         seconds = time.perf_counter() - began
         kind = _sniff(partial) if size > 0 else None
-        if kind is None:
+        wanted = part.month.data_format
+        if kind is None or file_kind(partial) not in FILE_KINDS[wanted]:
             head = partial.read_bytes()[:16]
             partial.unlink(missing_ok=True)
-            why = "an empty file" if size == 0 else f"{size:,} bytes that are neither NetCDF nor ZIP ({head!r}...)"
+            why = ("an empty file" if size == 0 else
+                   f"{size:,} bytes of {'GRIB' if kind == 'grib' else 'NetCDF'}, not the {wanted} asked for"
+                   if kind is not None else f"{size:,} bytes that are neither NetCDF nor ZIP nor GRIB ({head!r}...)")
             record.state, record.error = "failed", f"bad product: {why}"
             self.store.put(record)
             raise BadAssetError(self._redact(

@@ -52,9 +52,9 @@ def staged_download(folder: Path) -> Download | None:
 
 
 def _sniff(path: Path) -> str | None:
-    """"nc" or "zip" from the magic bytes (the CDS names nothing), None for anything else."""
+    """"nc", "grib" or "zip" from the magic bytes (the CDS names nothing), None for anything else."""
     kind = file_kind(path)
-    return "nc" if kind in ("nc3", "hdf5") else kind if kind == "zip" else None
+    return "nc" if kind in ("nc3", "hdf5") else kind if kind in ("zip", "grib") else None
 
 
 def file_md5(path: Path) -> str:

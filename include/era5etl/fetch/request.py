@@ -1,4 +1,10 @@
-"""The request model: a month's CDS request, its hash, and the parts it is split into under the cost limit."""
+"""The request model: a month's CDS request, its hash, and the parts it is split into under the cost limit.
+
+A request asks for one data format, NetCDF or GRIB (:data:`DATA_FORMATS`). The format is part of the
+request the CDS sees, so the same month in GRIB and in NetCDF are two requests: two hashes, two
+staging folders, two CDS jobs. GRIB is allowed larger requests (:mod:`era5etl.fetch.cost`), and one
+GRIB file holds analyses and accumulations alike, so its parts need not keep step types apart.
+"""
 
 from __future__ import annotations
 
@@ -7,15 +13,34 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
+from era5etl.core.errors import InputError
 from era5etl.core.grid import Area, Grid
 from era5etl.core.months import Month
 from era5etl.core.variables import Variable
 from era5etl.fetch import cost as costing
 from era5etl.fetch.errors import CostLimitError
+from era5etl.settings import DataFormat
 
 DATASET = "reanalysis-era5-single-levels"
+
+DATA_FORMATS: tuple[DataFormat, ...] = get_args(DataFormat)
+DEFAULT_DATA_FORMAT: DataFormat = "netcdf"
+# What a download in each format may be, as core.files.kind_of names it: the CDS sends NetCDF 3 or 4
+# (or a ZIP of NetCDFs), GRIB (or a ZIP when asked for one).
+FILE_KINDS: dict[DataFormat, frozenset[str]] = {
+    "netcdf": frozenset({"nc3", "hdf5", "zip"}),
+    "grib": frozenset({"grib", "zip"}),
+}
+
+
+def parse_data_format(text: str) -> DataFormat:
+    """``netcdf`` or ``grib`` (any case); anything else is an InputError naming both."""
+    value = text.strip().lower()
+    if value not in DATA_FORMATS:
+        raise InputError(f"data format {text!r}: expected one of {', '.join(DATA_FORMATS)}")
+    return value
 
 
 def _hash(request: Mapping[str, Any]) -> str:
@@ -32,6 +57,12 @@ class MonthRequest:
     # Not sent to the CDS: a new revision asks for a fresh download of the same request (ERA5T
     # replaced by final ERA5), so it must name another staging folder. Empty keeps the old hashes.
     revision: str = ""
+    # Sent as the request's data_format, so it is part of every hash; NetCDF keeps the old hashes.
+    data_format: DataFormat = DEFAULT_DATA_FORMAT
+
+    def __post_init__(self) -> None:
+        if self.data_format not in DATA_FORMATS:
+            raise InputError(f"data format {self.data_format!r}: expected one of {', '.join(DATA_FORMATS)}")
 
     def cds_request(self) -> dict[str, Any]:
         return {
@@ -43,7 +74,7 @@ class MonthRequest:
             "time": [f"{h:02d}:00" for h in range(24)],
             "area": self.area.cds,
             "grid": self.grid.cds,
-            "data_format": "netcdf",
+            "data_format": self.data_format,
             "download_format": "unarchived",
         }
 
@@ -102,8 +133,11 @@ def plan(request: MonthRequest, cost_limit: float | None = None) -> list[Request
     if whole.value <= limit:
         return [RequestPart(request, 0, 1, request.variables, days)]
     try:
-        splits = costing.split(len(request.variables), len(days), 24, whole.weight, limit,
-                               groups=[0 if v.step_type == "instant" else 1 for v in request.variables])
+        # NetCDF: keep step types apart where it costs no extra part (one file per part, not a ZIP of
+        # two); a GRIB file holds every step type anyway.
+        groups = None if request.data_format == "grib" else [
+            0 if v.step_type == "instant" else 1 for v in request.variables]
+        splits = costing.split(len(request.variables), len(days), 24, whole.weight, limit, groups=groups)
     except costing.CostError as exc:
         raise CostLimitError(f"{request.month}: {exc}", whole.value, limit) from None
     return [
@@ -117,4 +151,5 @@ def _canonical(request: Mapping[str, Any]) -> str:
     return json.dumps(request, sort_keys=True)
 
 
-__all__ = ["DATASET", "MonthRequest", "RequestPart", "plan"]
+__all__ = ["DATASET", "DATA_FORMATS", "DEFAULT_DATA_FORMAT", "FILE_KINDS", "DataFormat", "MonthRequest",
+           "RequestPart", "parse_data_format", "plan"]

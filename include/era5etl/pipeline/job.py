@@ -12,7 +12,8 @@ from era5etl.core.grid import Area, Grid, expected_rows
 from era5etl.core.months import Month
 from era5etl.core.variables import Variable, parse_list
 from era5etl.fetch import MonthRequest
-from era5etl.settings import Settings
+from era5etl.fetch.request import parse_data_format
+from era5etl.settings import DataFormat, Settings
 
 
 @dataclass(frozen=True)
@@ -27,10 +28,12 @@ class MonthJob:
     chunk_interval: timedelta = field(default=timedelta(days=1))
     # "" for a first load; a reload that must not reuse the earlier download (ERA5T -> final) sets one.
     revision: str = ""
+    data_format: DataFormat = "netcdf"  # what the CDS is asked for (ERA5_DATA_FORMAT)
 
     @property
     def request(self) -> MonthRequest:
-        return MonthRequest(self.month, self.area, self.grid, self.variables, revision=self.revision)
+        return MonthRequest(self.month, self.area, self.grid, self.variables, revision=self.revision,
+                            data_format=self.data_format)
 
     @property
     def expected_rows(self) -> int:
@@ -39,7 +42,7 @@ class MonthJob:
     @classmethod
     def create(cls, settings: Settings, month: Month, *, run_id: str, area: Area | str | None = None,
                grid: Grid | str | None = None, variables: str | Sequence[str] | None = None,
-               table: str | None = None, revision: str = "") -> MonthJob:
+               table: str | None = None, revision: str = "", data_format: str | None = None) -> MonthJob:
         """A month's job: what the caller chose where it chose, the settings for the rest."""
         return cls(
             month=month,
@@ -51,4 +54,5 @@ class MonthJob:
             staging_dir=settings.staging_dir,
             chunk_interval=settings.chunk_interval,
             revision=revision,
+            data_format=parse_data_format(data_format) if data_format else settings.data_format,
         )
