@@ -14,7 +14,7 @@ from localcds.records import DownloadRecord
 class AssetHandler(BaseHandler):
     """The endpoint under :data:`~localcds.protocol.ASSET_PREFIX`."""
 
-    @route("GET", f"{ASSET_PREFIX}[0-9a-f-]+/[0-9a-f]+\\.(?:nc|zip)")
+    @route("GET", f"{ASSET_PREFIX}[0-9a-f-]+/[0-9a-f]+\\.(?:nc|zip|grib)")
     def asset(self, match: re.Match[str]) -> None:
         path_only, _ = self.split
         found = self.cds.asset_file(path_only)
