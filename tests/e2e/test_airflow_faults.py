@@ -75,7 +75,7 @@ def test_backfill_cli_reprocess_behaviours(airflow_stack: AirflowStack) -> None:
     assert none["reprocess_behavior"] == "none"
     made = stack.backfill_runs(none["id"])
     assert made == {done: (None, "already exists"), failing: (None, "already exists"),
-                    missing: (f"backfill__{Month.parse(missing).next().start.isoformat()}", None)}, made
+                    missing: (f"backfill__{Month.parse(missing).start.isoformat()}", None)}, made
     stack.wait_runs([missing], {"success"})
     stack.wait_backfill_complete(none["id"])
     assert _states(stack, months) == {done: "success", failing: "failed", missing: "success"}

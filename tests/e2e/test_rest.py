@@ -22,8 +22,8 @@ pytestmark = pytest.mark.e2e
 pytest_plugins = ["tests.e2e.stack"]
 
 DAG_ID = "era5_monthly"
-TRIGGERED = "2021-06"  # months no other test loads
-BACKFILLED = ["2021-08", "2021-09"]
+TRIGGERED = "2018-06"  # months no other test loads
+BACKFILLED = ["2018-08", "2018-09"]
 
 
 def test_trigger_backfill_and_clear_over_rest(airflow_stack: AirflowStack) -> None:
