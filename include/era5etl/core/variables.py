@@ -16,19 +16,22 @@ class Variable:
     step_type: str  # "instant" or "accum": the new CDS splits a download into one file per step type
     scale: float  # table value = file value * scale + offset
     offset: float
+    param_id: int  # ECMWF paramId: what a GRIB message's parameter is
+    grib_name: str  # ecCodes shortName of the GRIB message (2t, 10u, ...; differs from the NetCDF name)
 
 
 VARIABLES: tuple[Variable, ...] = (
-    Variable("2m_temperature", "t2m", "temperature_2m", "instant", 1.0, -273.15),
-    Variable("10m_u_component_of_wind", "u10", "zonal_wind_10m", "instant", 1.0, 0.0),
-    Variable("10m_v_component_of_wind", "v10", "meridional_wind_10m", "instant", 1.0, 0.0),
-    Variable("total_cloud_cover", "tcc", "total_cloud_cover", "instant", 1.0, 0.0),
-    Variable("total_precipitation", "tp", "total_precipitation", "accum", 1000.0, 0.0),
-    Variable("snowfall", "sf", "snowfall", "accum", 1000.0, 0.0),
+    Variable("2m_temperature", "t2m", "temperature_2m", "instant", 1.0, -273.15, 167, "2t"),
+    Variable("10m_u_component_of_wind", "u10", "zonal_wind_10m", "instant", 1.0, 0.0, 165, "10u"),
+    Variable("10m_v_component_of_wind", "v10", "meridional_wind_10m", "instant", 1.0, 0.0, 166, "10v"),
+    Variable("total_cloud_cover", "tcc", "total_cloud_cover", "instant", 1.0, 0.0, 164, "tcc"),
+    Variable("total_precipitation", "tp", "total_precipitation", "accum", 1000.0, 0.0, 228, "tp"),
+    Variable("snowfall", "sf", "snowfall", "accum", 1000.0, 0.0, 144, "sf"),
 )
 
 BY_CDS_NAME = {v.cds_name: v for v in VARIABLES}
 BY_SHORT_NAME = {v.short_name: v for v in VARIABLES}
+BY_PARAM_ID = {v.param_id: v for v in VARIABLES}
 DATA_COLUMNS: tuple[str, ...] = tuple(v.column for v in VARIABLES)
 DEFAULT_VARIABLES: tuple[str, ...] = tuple(v.cds_name for v in VARIABLES)
 
