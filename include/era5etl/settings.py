@@ -89,7 +89,8 @@ class Settings(BaseSettings):
     data_format: DataFormat = Field(
         "netcdf", description="what the CDS is asked for: `netcdf` or `grib` (GRIB1, ERA5's native format: "
                               "larger requests allowed, so fewer jobs); another format is another request, "
-                              "with its own staging folder and CDS job")
+                              "with its own staging folder and CDS job; a month in `grib` is refused before "
+                              "its fetch until a GRIB stager exists")
     staging_dir: Path = Field(
         PROJECT_ROOT / ".local" / "staging", json_schema_extra=_shown(".local/staging"),
         description="where downloads are kept, by month and request hash")

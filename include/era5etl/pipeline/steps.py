@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from era5etl.core.errors import InputError
 from era5etl.db import ensure_schema
 from era5etl.fetch import Credentials, Download, fetch, staged_download
 from era5etl.load import ChunkResult, LoadResult, columnstore, load
@@ -83,6 +84,11 @@ def fetch_step(url: str, job: MonthJob, credentials: Credentials, *, wait: bool 
     """
     from era5etl.fetch.jobs import PgJobStore
 
+    if job.data_format == "grib":
+        # The CDS and the local CDS deliver GRIB, but no stager reads it yet: refuse before a whole
+        # month is fetched only for the stage step to refuse it.
+        raise InputError("data_format 'grib': GRIB downloads can be requested (era5etl.fetch) but not yet "
+                         "staged and loaded; use ERA5_DATA_FORMAT=netcdf (the default)")
     with _step(url, job, "fetch", "fetching") as fig:
         download = fetch(job.request, job.staging_dir, credentials, store=PgJobStore(url), wait=wait)
         fig.bytes = download.bytes
