@@ -112,11 +112,9 @@ def api_server(work: Path, db_url: str) -> Iterator[ApiServer]:
 def clean(db_url: str, table: str, cds_url: str | None) -> None:
     """Drop a test's table and its ledger, metrics and CDS-job rows (of the test's own local CDS only)."""
     with connect(db_url, autocommit=True) as conn:
-        hashes = [r[0] for r in conn.execute(
-            "SELECT request_hash FROM era5_months WHERE table_name = %s AND request_hash IS NOT NULL", (table,))]
         drop_table(conn, table)
         for name in ("era5_months", "era5_metrics", "era5_validation_days"):
             if conn.execute("SELECT to_regclass(%s)", (name,)).fetchone() != (None,):
                 conn.execute(f"DELETE FROM {name} WHERE table_name = %s", (table,))
-        if cds_url and hashes and conn.execute("SELECT to_regclass('era5_cds_jobs')").fetchone() != (None,):
-            conn.execute("DELETE FROM era5_cds_jobs WHERE api_url = %s AND month_hash = ANY(%s)", (cds_url, hashes))
+        if cds_url and conn.execute("SELECT to_regclass('era5_cds_jobs')").fetchone() != (None,):
+            conn.execute("DELETE FROM era5_cds_jobs WHERE api_url = %s", (cds_url,))

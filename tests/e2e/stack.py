@@ -50,8 +50,9 @@ import pytest
 from era5etl.cli.database import airflow_environment
 from era5etl.core.grid import Area, Grid, expected_rows
 from era5etl.core.months import Month
-from era5etl.db import connect, database_url, drop_table, with_database
+from era5etl.db import connect, database_url, with_database
 from localcds.server import LocalCDS
+from tests.e2e.apiserver import clean
 
 VENV_BIN = Path(sys.executable).parent
 AIRFLOW = str(VENV_BIN / "airflow")
@@ -233,12 +234,7 @@ class AirflowStack:
                 os.killpg(group, signal.SIGKILL)
         with connect(self.db_url, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{self.meta_db}" WITH (FORCE)')
-            drop_table(conn, self.table)
-            for name in ("era5_months", "era5_metrics", "era5_validation_days"):
-                if conn.execute("SELECT to_regclass(%s)", (name,)).fetchone() != (None,):
-                    conn.execute(f"DELETE FROM {name} WHERE table_name = %s", (self.table,))
-            if conn.execute("SELECT to_regclass('era5_cds_jobs')").fetchone() != (None,):
-                conn.execute("DELETE FROM era5_cds_jobs WHERE api_url = %s", (self.cds.url,))
+        clean(self.db_url, self.table, str(self.cds.url))
 
     def log_tails(self, chars: int = 3000) -> str:
         parts = []

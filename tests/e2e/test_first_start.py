@@ -35,7 +35,8 @@ import pytest
 
 from era5etl.core.grid import Area, Grid, expected_rows
 from era5etl.core.months import Month
-from era5etl.db import connect, database_url, drop_table, with_database
+from era5etl.db import connect, database_url, with_database
+from tests.e2e.apiserver import clean
 from tests.e2e.stack import AREA, DAG_ID, free_port
 
 pytestmark = pytest.mark.e2e
@@ -117,13 +118,7 @@ class Launched:
     def clean(self) -> None:
         with connect(database_url(), autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{self.meta_db}" WITH (FORCE)')
-            drop_table(conn, self.table)
-            for name in ("era5_months", "era5_metrics", "era5_validation_days"):
-                if conn.execute("SELECT to_regclass(%s)", (name,)).fetchone() != (None,):
-                    conn.execute(f"DELETE FROM {name} WHERE table_name = %s", (self.table,))
-            if conn.execute("SELECT to_regclass('era5_cds_jobs')").fetchone() != (None,):
-                conn.execute("DELETE FROM era5_cds_jobs WHERE api_url = %s",
-                             (f"http://127.0.0.1:{self.cds_port}/api",))
+        clean(database_url(), self.table, f"http://127.0.0.1:{self.cds_port}/api")
 
 
 @pytest.fixture(scope="module")

@@ -24,7 +24,6 @@ import json
 import os
 import secrets
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -35,6 +34,7 @@ from typing import Any
 
 from era5etl.core.errors import InputError
 from era5etl.core.paths import PROJECT_ROOT
+from era5etl.core.ports import free_port, port_free
 
 COMPONENTS = ("api-server", "scheduler", "dag-processor", "triggerer")
 POOLS = {"era5_cds": "cds_pool_slots", "era5_db": "db_pool_slots"}
@@ -112,8 +112,8 @@ def environment(home: Path, port: int, meta_url: str, cds: tuple[str, str] | Non
         "AIRFLOW__API__SECRET_KEY": keys["api"],
         "AIRFLOW__API__BASE_URL": url,
         "AIRFLOW__API__WORKERS": "1",
-        "AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT": str(_free_port()),
-        "AIRFLOW__LOGGING__TRIGGER_LOG_SERVER_PORT": str(_free_port()),
+        "AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT": str(free_port()),
+        "AIRFLOW__LOGGING__TRIGGER_LOG_SERVER_PORT": str(free_port()),
         "AIRFLOW__DAG_PROCESSOR__MIN_FILE_PROCESS_INTERVAL": "120",
         **({"CDSAPI_URL": cds[0], "CDSAPI_KEY": cds[1]} if cds else {}),
     }
@@ -137,7 +137,7 @@ def up(home: Path, args: argparse.Namespace) -> int:
     if state and any(_group_alive(g) for g in state["groups"].values()):
         raise InputError(f"already running at {state['url']} (home {home}): `python -m era5etl airflow down` first")
     for port in (args.port, *(() if args.real_cds else (args.cds_port,))):
-        if not _port_free(port):
+        if not port_free(port):
             raise InputError(f"port {port} is in use: choose another with --port/--cds-port")
     home.mkdir(parents=True, exist_ok=True)
     logs = home / "logs" / "era5-stack"
@@ -322,18 +322,4 @@ def _write_state(home: Path, state: dict[str, Any]) -> None:
     write_json(home / STATE_FILE, state)
 
 
-def _port_free(port: int) -> bool:
-    """Nothing listens on ``port`` (a port left in TIME_WAIT by a stopped api-server is free again)."""
-    with socket.socket() as s:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])

@@ -22,7 +22,6 @@ import logging
 import os
 import secrets
 import shutil
-import socket
 import subprocess
 import time
 import zlib
@@ -35,6 +34,7 @@ import psycopg
 from psycopg import sql
 
 from era5etl import settings
+from era5etl.core.ports import port_free
 from era5etl.db.errors import DatabaseError
 from era5etl.db.image import POSTGRES_MAJOR, STAMP, Progress, ensure_image, image_stamp
 
@@ -238,7 +238,7 @@ class LocalTimescale:
         return state
 
     def _start(self, state: LocalState) -> None:
-        if not _port_free(state.port):
+        if not port_free(state.port):
             raise DatabaseError(
                 f"port {state.port} of the local TimescaleDB ({self.home}) is taken by another program; "
                 f"stop it, or edit the port in {self.state_file} and "
@@ -290,21 +290,12 @@ def _run(
     return result
 
 
-def _port_free(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        # As PostgreSQL binds: connections closed a moment ago (TIME_WAIT) must not count as "taken".
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
 
 
 def _choose_port(home: Path) -> int:
     # Stable per checkout, so restarts keep the same URL; a second checkout hashes elsewhere.
     base = 54330 + zlib.crc32(str(home).encode()) % 2000
     for port in range(base, base + 200):
-        if _port_free(port):
+        if port_free(port):
             return port
     raise DatabaseError(f"no free port in {base}..{base + 199} for the local TimescaleDB")
