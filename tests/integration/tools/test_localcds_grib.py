@@ -99,19 +99,14 @@ def test_a_grib_request_gives_grib1_with_the_real_files_structure_and_the_netcdf
     assert seen == {(s, t) for s in SHORT for t in hours}
 
     # The same request in NetCDF: the same values, value for value (both on ERA5's 16-bit lattice).
-    client(cds).retrieve(DATASET, {**month_request(2024, 3, 2, "netcdf", area), "variable": ["2m_temperature"]},
-                         str(nc_path))
-    with netCDF4.Dataset(nc_path) as ds:
-        t2m = np.asarray(ds["t2m"][:], dtype=np.float32)
-    grib_t2m = np.stack([m["values"].reshape(9, 5) for m in found if m["shortName"] == "2t"]).astype(np.float32)
-    np.testing.assert_array_equal(grib_t2m, t2m)
-    tp_netcdf = tmp_path / "tp.nc"
-    client(cds).retrieve(DATASET, {**month_request(2024, 3, 2, "netcdf", area), "variable": ["total_precipitation"]},
-                         str(tp_netcdf))
-    with netCDF4.Dataset(tp_netcdf) as ds:
-        tp = np.asarray(ds["tp"][:], dtype=np.float32)
-    grib_tp = np.stack([m["values"].reshape(9, 5) for m in found if m["shortName"] == "tp"]).astype(np.float32)
-    np.testing.assert_array_equal(grib_tp, tp)
+    for variable, nc_name, grib_name, path in (("2m_temperature", "t2m", "2t", nc_path),
+                                               ("total_precipitation", "tp", "tp", tmp_path / "tp.nc")):
+        client(cds).retrieve(DATASET, {**month_request(2024, 3, 2, "netcdf", area), "variable": [variable]},
+                             str(path))
+        with netCDF4.Dataset(path) as ds:
+            netcdf_values = np.asarray(ds[nc_name][:], dtype=np.float32)
+        grib_values = np.stack([m["values"].reshape(9, 5) for m in found if m["shortName"] == grib_name])
+        np.testing.assert_array_equal(grib_values.astype(np.float32), netcdf_values)
 
 
 def test_era5t_switches_by_forecast_base_time_as_on_the_cds(cds: LocalCDS, tmp_path: Path) -> None:
