@@ -37,8 +37,13 @@ def stack(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
         yield s
 
 
-def _copying(stack: AirflowStack) -> tuple[str, int, str] | None:
-    """(worker, task pid, query) of a COPY into the table run by a task process under a worker."""
+def _copying(stack: AirflowStack) -> list[tuple[str, int, str, str]]:
+    """(worker, task pid, month, query) of each COPY run by a task process under a worker.
+
+    The month is the one of the load task instance whose process that is (Airflow records the task
+    process's pid): with two loads at once, a COPY seen must be tied to its own month, not to
+    whichever month is loading (a COPY of a month about to finish is gone by the time it is killed).
+    """
     import psutil
 
     with connect(stack.db_url) as conn:
@@ -47,25 +52,26 @@ def _copying(stack: AirflowStack) -> tuple[str, int, str] | None:
             " AND client_port IS NOT NULL AND state = 'active' AND query ILIKE 'COPY %%'").fetchall()
     copies = {int(port): str(query) for port, query in rows}
     if not copies:
-        return None
+        return []
     under = {name: stack.descendants(name) for name in WORKERS if name not in stack.down}
-    for c in psutil.net_connections(kind="tcp"):
-        if c.laddr and c.laddr.port in copies:
-            for name, pids in under.items():
-                if c.pid in pids:
-                    return name, c.pid, copies[c.laddr.port]
-    return None
+    seen = [(name, c.pid, copies[c.laddr.port]) for c in psutil.net_connections(kind="tcp")
+            if c.laddr and c.laddr.port in copies for name, pids in under.items() if c.pid in pids]
+    if not seen:
+        return []
+    with connect(stack.meta_url) as conn:
+        loads = dict(conn.execute(
+            "SELECT pid, data_interval_start FROM task_instance JOIN dag_run USING (dag_id, run_id)"
+            " WHERE task_instance.task_id = 'load' AND task_instance.state = 'running' AND pid = ANY(%s)",
+            ([pid for _, pid, _ in seen],)).fetchall())
+    return [(name, pid, loads[pid].astimezone(UTC).strftime("%Y-%m"), query)
+            for name, pid, query in seen if pid in loads]
 
 
-def _early_copy(stack: AirflowStack) -> tuple[str, int, str] | None:
-    """A COPY under a worker while a month being loaded holds under half its rows: the load has time left."""
-    copy = _copying(stack)
-    if copy is None:
-        return None
-    for m in MONTHS:
-        entry = stack.ledger(m, AREA)
-        if entry and entry["state"] == "loading" and stack.rows(m)[0] < stack.expected(m, AREA) // 2:
-            return copy
+def _early_copy(stack: AirflowStack) -> tuple[str, int, str, str] | None:
+    """A COPY under a worker into a month that holds under half its rows: its load has time left."""
+    for worker, pid, month, query in _copying(stack):
+        if stack.rows(month)[0] < stack.expected(month, AREA) // 2:
+            return worker, pid, month, query
     return None
 
 
@@ -73,12 +79,11 @@ def test_backfill_over_two_workers_one_killed_mid_load(stack: AirflowStack) -> N
     stack.unpause()
     backfill = stack.backfill("--from-date", "2020-01-01", "--to-date", "2020-03-01", "--max-active-runs", "3",
                               "--dag-run-conf", json.dumps({"area": AREA}))
-    victim, pid, query = stack.wait_for("a COPY under a Celery worker early in a month's load",
+    victim, pid, month, query = stack.wait_for("a COPY under a Celery worker early in a month's load",
                                         lambda: _early_copy(stack), timeout=400, interval=0.05)
     killed = kill_worker(stack, victim)  # at once: the load goes on while we look
     killed_at = datetime.now(UTC)
     survivor = next(w for w in WORKERS if w != victim)
-    month = _loading_month(stack, victim)
     print(f"\nkilled {victim} (pids {sorted(killed)}, the COPY's {pid}) while it ran {query!r} for {month}; "
           f"rows then: {stack.rows(month)} of {stack.expected(month, AREA)}")
     assert pid in killed
@@ -110,12 +115,3 @@ def test_backfill_over_two_workers_one_killed_mid_load(stack: AirflowStack) -> N
         stack.assert_month_exact(m, AREA)
     assert stack.loads(month, AREA) == 1  # the killed try recorded no figures
 
-
-def _loading_month(stack: AirflowStack, worker: str) -> str:
-    """The month whose load was running on ``worker``: its task instance names the host."""
-    for m, run in stack.runs().items():
-        if m in MONTHS:
-            ti = stack.task_instances(run["dag_run_id"]).get("load")
-            if ti and ti["state"] == "running" and ti["hostname"] == worker:
-                return m
-    raise AssertionError(f"no load running on {worker}: {stack.runs()}")

@@ -98,12 +98,18 @@ def load(**context: Any) -> dict[str, Any]:
 
 def validate(**context: Any) -> dict[str, Any]:
     """**validate**: Great Expectations over the per-day profile the database computes: row counts,
-    one row per place and hour, values inside physical bounds. Never retried: a failure is the data's."""
-    from era5etl.pipeline.steps import validate_step
+    one row per place and hour, values inside physical bounds. A failed verdict is the data's and
+    fails the task at once; a lost worker or database is retried like any other step."""
+    from airflow.sdk.exceptions import AirflowFailException
+
+    from era5etl.pipeline.steps import ValidationFailed, validate_step
 
     stats.install()
     j = job(context)
-    v = validate_step(database_url(), j)
+    try:
+        v = validate_step(database_url(), j)
+    except ValidationFailed as exc:
+        raise AirflowFailException(str(exc)) from None
     return {"month": str(j.month), "success": v.success, "rows": v.observed_rows,
             "expected_rows": v.expected_rows}
 

@@ -200,6 +200,28 @@ def test_chunks_other_than_a_day_are_read_once_and_still_judged_by_day(
     assert v.observed_rows == EXPECTED + 1
 
 
+def test_the_airflow_task_fails_a_failed_verdict_at_once_and_passes_a_good_month(
+    db_url: str, copy_of: Callable[..., MonthJob], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The DAG's validate task retries (a lost worker or database is not the data's fault), so a
+    failed verdict must fail the task without using those retries: AirflowFailException."""
+    from airflow.sdk.exceptions import AirflowFailException
+
+    from era5etl.airflow import tasks
+
+    job = copy_of()
+    monkeypatch.setenv("AIRFLOW_CONN_ERA5_TIMESCALE", db_url)  # the task reads the hook's connection
+    context = {"params": {"month": str(MONTH), "area": str(AREA), "grid": str(GRID), "variables": None,
+                          "table": job.table, "revision": "", "data_format": None},
+               "run_id": "test-airflow-validate"}
+    assert tasks.validate(**context) == {"month": str(MONTH), "success": True, "rows": EXPECTED,
+                                         "expected_rows": EXPECTED}
+    _sql(db_url, f"DELETE FROM {job.table} WHERE {ROW}", {"at": AT, "id": MIDDLE})
+    with pytest.raises(AirflowFailException, match="row_count_month, row_count_day:2024-02-10"):
+        tasks.validate(**context)
+    assert _ledger(db_url, job.table)["state"] == "failed"
+
+
 def test_failure_marks_the_month_failed_and_a_rerun_makes_it_validated(
     db_url: str, copy_of: Callable[..., MonthJob]
 ) -> None:
