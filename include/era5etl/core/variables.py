@@ -1,59 +1,67 @@
-"""The ERA5 variables the table holds: CDS request name, short name in files, column, unit change."""
+"""The ERA5 variables: the catalogue of those the project knows, and the six the table holds.
+
+:data:`CATALOGUE` (:mod:`era5etl.core.catalogue`) lists every known ERA5 single-level variable, the
+table's six first. :data:`VARIABLES`, :data:`DATA_COLUMNS` and :data:`DEFAULT_VARIABLES` are the
+table's six columns, in its column order.
+
+``BY_CDS_NAME`` and ``BY_PARAM_ID`` cover the whole catalogue. ``BY_SHORT_NAME`` stays the table's
+six (also named ``TABLE_BY_SHORT_NAME``): the stager takes every NetCDF variable it finds in it for a
+table column, so a wider map would turn e.g. ``d2m`` from an ignored variable into a table one. The
+whole catalogue by NetCDF name is ``CATALOGUE_BY_SHORT_NAME``.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
+from era5etl.core.catalogue import CATALOGUE as CATALOGUE, PACKING_TOLERANCE as PACKING_TOLERANCE, Variable
 from era5etl.core.errors import InputError
 
+__all__ = ["BY_CDS_NAME", "BY_PARAM_ID", "BY_SHORT_NAME", "CATALOGUE", "CATALOGUE_BY_SHORT_NAME", "DATA_COLUMNS",
+           "DEFAULT_VARIABLES", "LIST_COMMAND", "TABLE_BY_SHORT_NAME", "VARIABLES", "Variable", "parse_list",
+           "resolve"]
 
-@dataclass(frozen=True)
-class Variable:
-    cds_name: str  # what a CDS request names
-    short_name: str  # the variable's name inside the NetCDF the CDS delivers (old and new layouts)
-    column: str  # the weather table's column
-    step_type: str  # "instant" or "accum": the new CDS splits a download into one file per step type
-    scale: float  # table value = file value * scale + offset
-    offset: float
-    param_id: int  # ECMWF paramId: what a GRIB message's parameter is
-    grib_name: str  # ecCodes shortName of the GRIB message (2t, 10u, ...; differs from the NetCDF name)
+# The table's six columns, in its order: the first six of the catalogue.
+VARIABLES: tuple[Variable, ...] = CATALOGUE[:6]
 
-
-VARIABLES: tuple[Variable, ...] = (
-    Variable("2m_temperature", "t2m", "temperature_2m", "instant", 1.0, -273.15, 167, "2t"),
-    Variable("10m_u_component_of_wind", "u10", "zonal_wind_10m", "instant", 1.0, 0.0, 165, "10u"),
-    Variable("10m_v_component_of_wind", "v10", "meridional_wind_10m", "instant", 1.0, 0.0, 166, "10v"),
-    Variable("total_cloud_cover", "tcc", "total_cloud_cover", "instant", 1.0, 0.0, 164, "tcc"),
-    Variable("total_precipitation", "tp", "total_precipitation", "accum", 1000.0, 0.0, 228, "tp"),
-    Variable("snowfall", "sf", "snowfall", "accum", 1000.0, 0.0, 144, "sf"),
-)
-
-BY_CDS_NAME = {v.cds_name: v for v in VARIABLES}
-BY_SHORT_NAME = {v.short_name: v for v in VARIABLES}
-BY_PARAM_ID = {v.param_id: v for v in VARIABLES}
+BY_CDS_NAME: dict[str, Variable] = {v.cds_name: v for v in CATALOGUE}
+CATALOGUE_BY_SHORT_NAME: dict[str, Variable] = {v.short_name: v for v in CATALOGUE}
+BY_PARAM_ID: dict[int, Variable] = {v.param_id: v for v in CATALOGUE}
+TABLE_BY_SHORT_NAME: dict[str, Variable] = {v.short_name: v for v in VARIABLES}
+BY_SHORT_NAME = TABLE_BY_SHORT_NAME  # what the stager reads: the table's variables by NetCDF name
 DATA_COLUMNS: tuple[str, ...] = tuple(v.column for v in VARIABLES)
 DEFAULT_VARIABLES: tuple[str, ...] = tuple(v.cds_name for v in VARIABLES)
+LIST_COMMAND = "python -m era5etl variables"
+
+if len(BY_CDS_NAME) != len(CATALOGUE) or len(CATALOGUE_BY_SHORT_NAME) != len(CATALOGUE):
+    raise RuntimeError("the catalogue names a variable twice")
+
+
+def lookup(name: str) -> Variable | None:
+    """A catalogued variable by CDS name or NetCDF short name."""
+    return BY_CDS_NAME.get(name) or CATALOGUE_BY_SHORT_NAME.get(name)
 
 
 def resolve(names: Iterable[str]) -> list[Variable]:
-    """Variables by CDS name or short name, in the table's column order; unknown names are an error."""
+    """Catalogued variables by CDS name or NetCDF short name: the table's six first, in its column
+    order, then the rest in catalogue order; unknown names are an error."""
     wanted: set[Variable] = set()
     unknown = []
     for name in names:
-        var = BY_CDS_NAME.get(name) or BY_SHORT_NAME.get(name)
+        var = lookup(name)
         if var is None:
             unknown.append(name)
         else:
             wanted.add(var)
     if unknown:
         raise InputError(
-            f"unknown variable(s) {', '.join(map(repr, unknown))}; the table holds "
+            f"unknown variable(s) {', '.join(map(repr, unknown))}: not in the catalogue of ERA5 single-level "
+            f"variables (CDS or NetCDF names; `{LIST_COMMAND}` lists them); the table holds "
             + ", ".join(v.cds_name for v in VARIABLES)
         )
     if not wanted:
         raise InputError("no variables requested")
-    return [v for v in VARIABLES if v in wanted]
+    return [v for v in CATALOGUE if v in wanted]
 
 
 def parse_list(text: str | Sequence[str]) -> list[Variable]:

@@ -1,8 +1,17 @@
-"""Physical bounds per variable: what a finite value of each column may be, in the table's units."""
+"""Physical bounds per variable: what a finite value of each column may be, in the table's units.
+
+The bounds are the catalogue's (:mod:`era5etl.core.catalogue`), one definition per variable:
+:data:`BOUNDS` those of the table's six columns, :func:`bounds_for` those of any catalogued column.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+
+from era5etl.core.catalogue import CATALOGUE, PACKING_TOLERANCE as PACKING_TOLERANCE
+from era5etl.core.errors import InputError
+from era5etl.core.variables import VARIABLES
 
 
 @dataclass(frozen=True)
@@ -15,13 +24,19 @@ class Bounds:
 # Physical bounds, in the table's units (degC, m/s, fraction, mm). NULL is allowed: the loader writes
 # NULL where the source had no value (its NaN), so a NaN or infinity in the table is always a defect.
 # ERA5 is stored as GRIB with 16-bit packing, which rounds each value to a step of up to 1/65535 of
-# the field's range, so a bounded field can read up to half a step past its bound (cloud cover 1.00002).
-PACKING_TOLERANCE = 1e-4
-BOUNDS: tuple[Bounds, ...] = (
-    Bounds("temperature_2m", -95.0, 65.0),
-    Bounds("zonal_wind_10m", -120.0, 120.0),
-    Bounds("meridional_wind_10m", -120.0, 120.0),
-    Bounds("total_cloud_cover", 0.0, 1.0 + PACKING_TOLERANCE),
-    Bounds("total_precipitation", 0.0, None),
-    Bounds("snowfall", 0.0, None),
-)
+# the field's range, so a bounded field can read up to half a step past its bound (cloud cover 1.00002):
+# a fraction's upper bound in the catalogue is 1 + PACKING_TOLERANCE.
+_BY_COLUMN: dict[str, Bounds] = {v.column: Bounds(v.column, v.low, v.high) for v in CATALOGUE}
+
+
+def bounds_for(columns: Iterable[str]) -> tuple[Bounds, ...]:
+    """The bounds of catalogued columns, in the order asked; an unknown column is an error."""
+    wanted = list(columns)
+    unknown = [c for c in wanted if c not in _BY_COLUMN]
+    if unknown:
+        raise InputError(f"no bounds for column(s) {', '.join(map(repr, unknown))}: not in the catalogue "
+                         "(`python -m era5etl variables` lists its columns)")
+    return tuple(_BY_COLUMN[c] for c in wanted)
+
+
+BOUNDS: tuple[Bounds, ...] = bounds_for(v.column for v in VARIABLES)
