@@ -10,6 +10,8 @@ from functools import cached_property
 import numpy as np
 import numpy.typing as npt
 
+from era5etl.core.variables import CATALOGUE_BY_SHORT_NAME, Variable
+
 F64 = npt.NDArray[np.float64]
 
 
@@ -162,6 +164,90 @@ class FieldSlice:
         frozen = np.clip((273.65 - self.t2m) / 1.5, 0.0, 1.0)
         return self.tp * frozen
 
+    # A few of the catalogue's other variables, tied to the fields above where physics ties them.
+
+    @cached_property
+    def speed10(self) -> F64:
+        return np.asarray(np.hypot(self.u10, self.v10), dtype=np.float64)
+
+    @cached_property
+    def u100(self) -> F64:
+        return 1.3 * self.u10 + 0.3 * self.white("u100")
+
+    @cached_property
+    def v100(self) -> F64:
+        return 1.3 * self.v10 + 0.3 * self.white("v100")
+
+    @cached_property
+    def fg10(self) -> F64:
+        # The hour's strongest gust: well above the mean wind, stronger by day.
+        return np.asarray(1.6 * self.speed10 + 1.0 + 0.3 * np.clip(self.diurnal, 0, None)
+                          + 0.5 * (1.0 + self.white("fg10")), dtype=np.float64)
+
+    @cached_property
+    def i10fg(self) -> F64:
+        return np.asarray(0.8 * self.fg10 + 0.3 * (1.0 + self.white("i10fg")), dtype=np.float64)
+
+    @cached_property
+    def mx2t(self) -> F64:
+        return self.t2m + 0.4 + 0.3 * (1.0 + self.white("mx2t"))
+
+    @cached_property
+    def mn2t(self) -> F64:
+        return self.t2m - 0.4 - 0.3 * (1.0 + self.white("mn2t"))
+
+    @cached_property
+    def skt(self) -> F64:
+        return np.asarray(self.t2m + 0.8 * self.diurnal + 0.5 * self.white("skt"), dtype=np.float64)
+
+    @cached_property
+    def sst(self) -> F64:
+        # The sea: never below freezing sea water, slow and smooth.
+        return np.asarray(np.clip(self.t2m - 0.8 * self.diurnal, 271.46, 305.0), dtype=np.float64)
+
+    @cached_property
+    def z(self) -> F64:
+        # Surface geopotential: the pseudo-orography the pressures use, the same every hour.
+        return np.broadcast_to(self.elevation_km * 1000.0 * 9.80665, self.t2m.shape).astype(np.float64)
+
+    @cached_property
+    def lsm(self) -> F64:
+        land = np.clip(0.5 + 2.0 * self.static("land"), 0.0, 1.0)
+        return np.broadcast_to(land, self.t2m.shape).astype(np.float64)
+
+    def generic(self, short_name: str) -> F64:
+        """Any catalogued variable without its own field: smooth, within its bounds (file units)."""
+        var = CATALOGUE_BY_SHORT_NAME[short_name]
+        low, high = synth_range(var)
+        span = high - low
+        if var.units == "K":  # temperatures follow the 2 m temperature
+            value = self.t2m + 1.5 * self.smooth(short_name)
+            return np.asarray(np.clip(value, low + 0.05 * span, high - 0.05 * span), dtype=np.float64)
+        if var.step_type != "instant" and var.low >= 0:
+            # Non-negative accumulations and rates: nothing in most places, showers under the cloud.
+            wet = np.clip(self.cloud + 0.5 * self.smooth(short_name) - 0.3, 0.0, None)
+            return np.asarray(low + span * 0.9 * np.tanh(0.5 * wet**1.5), dtype=np.float64)
+        # Anything else: around the middle of its range, strictly inside it.
+        value = np.tanh(0.6 * self.smooth(short_name) + 0.05 * self.white(short_name))
+        return np.asarray(low + span * (0.5 + 0.4 * value), dtype=np.float64)
+
     def field(self, short_name: str) -> F64:
+        if short_name not in OWN_FIELDS:
+            return self.generic(short_name)
         value: F64 = getattr(self, short_name)
         return value
+
+
+# The variables with a field of their own above; any other catalogued one gets FieldSlice.generic.
+OWN_FIELDS = frozenset({"t2m", "d2m", "msl", "sp", "u10", "v10", "tcc", "tp", "sf", "u100", "v100", "fg10",
+                        "i10fg", "mx2t", "mn2t", "skt", "sst", "z", "lsm"})
+# An upper bound for the variables without one (all water in mm): per hour, in the table's unit.
+OPEN_HIGH_SPAN = 10.0
+
+
+def synth_range(var: Variable) -> tuple[float, float]:
+    """The range, in the file's units, the synthetic values of ``var`` keep inside: its bounds, an open
+    upper bound closed at :data:`OPEN_HIGH_SPAN` above the lower."""
+    high = var.high if var.high is not None else var.low + OPEN_HIGH_SPAN
+    a, b = var.to_file(var.low), var.to_file(high)
+    return min(a, b), max(a, b)

@@ -5,7 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from era5etl.core.variables import BY_CDS_NAME
+import eccodes
+
+from era5etl.core.variables import BY_CDS_NAME, CATALOGUE, Variable
+from localcds.synth import packing
+from localcds.synth.fields import synth_range
 
 DATASET = "reanalysis-era5-single-levels"
 
@@ -21,12 +25,12 @@ class VarMeta:
     name: str
     units: str
     cf_name: str
-    step_type: Literal["instant", "accum"]
+    step_type: Literal["instant", "accum", "max", "avg"]
 
     @property
     def data_type(self) -> str:
-        # Accumulations come from the short forecasts, instantaneous fields from the analysis.
-        return "fc" if self.step_type == "accum" else "an"
+        # Accumulations, extremes and means come from the short forecasts, instantaneous fields from the analysis.
+        return "an" if self.step_type == "instant" else "fc"
 
     @property
     def standard_name(self) -> str:
@@ -52,6 +56,31 @@ _EXTRA_META = (
 )
 META: dict[str, VarMeta] = {m.cds_name: m for m in _EXTRA_META}
 
+
+def _cf_name(param_id: int) -> str:
+    """cfgrib's cfName for a parameter: ecCodes' own, "unknown" where it has none (as for 2t)."""
+    handle = eccodes.codes_grib_new_from_samples("regular_ll_sfc_grib1")
+    try:
+        eccodes.codes_set(handle, "paramId", param_id)
+        return str(eccodes.codes_get(handle, "cfName"))
+    finally:
+        eccodes.codes_release(handle)
+
+
+def _from_catalogue(v: Variable) -> VarMeta:
+    step_type: Literal["instant", "accum", "max", "avg"]
+    for step_type in ("instant", "accum", "max", "avg"):
+        if v.step_type == step_type:
+            return VarMeta(v.cds_name, v.short_name, v.grib_name, v.param_id, v.name, v.units,
+                           _cf_name(v.param_id), step_type)
+    raise RuntimeError(f"{v.cds_name}: no step type {v.step_type!r} in the emulator")
+
+
+# Every other catalogued variable from the catalogue (the names and units it has from ecCodes).
+for _v in CATALOGUE:
+    if _v.cds_name not in META:
+        META[_v.cds_name] = _from_catalogue(_v)
+
 # The table's registry is the authority on names and step types; a disagreement is a bug to hear of.
 for _v in BY_CDS_NAME.values():
     _m = META.get(_v.cds_name)
@@ -59,4 +88,10 @@ for _v in BY_CDS_NAME.values():
         raise RuntimeError(f"synth metadata for {_v.cds_name} disagrees with era5etl.core.variables")
 
 # Order of variables inside a file, as cfgrib happened to write them in the real downloads.
-FILE_ORDER = ("u10", "v10", "d2m", "t2m", "msl", "sp", "tcc", "tp", "sf")
+# The variables they did not hold follow in catalogue order.
+_REAL_ORDER = ("u10", "v10", "d2m", "t2m", "msl", "sp", "tcc", "tp", "sf")
+FILE_ORDER: tuple[str, ...] = (*_REAL_ORDER, *(v.short_name for v in CATALOGUE if v.short_name not in _REAL_ORDER))
+
+# A packing lattice for every catalogued variable without a hand-set one: its synthetic range.
+for _v in CATALOGUE:
+    packing.PACKING_RANGES.setdefault(_v.short_name, synth_range(_v))
