@@ -123,3 +123,18 @@ def test_the_six_are_unchanged_by_the_catalogue() -> None:
     assert synth.PACKING_RANGES["t2m"] == (170.0, 350.0)
     assert synth.META["sea_ice_cover"].cf_name == "sea_ice_area_fraction"
     assert synth.META["10m_wind_gust_since_previous_post_processing"].data_type == "fc"
+
+
+def test_the_stager_still_loads_only_the_six(tmp_path: Path) -> None:
+    """A download holding catalogued variables beyond the six stages as before: the six loaded, the
+    others listed as ignored (the stager's map, BY_SHORT_NAME, is still the table's six)."""
+    from era5etl.stage import open_download as stage
+
+    names = ["2m_temperature", "2m_dewpoint_temperature", "surface_pressure", "total_precipitation", "runoff"]
+    path = synth.write_download(request(names, "netcdf", days=1), tmp_path / "download.zip", now=NOW)
+    with stage([path]) as staged:
+        assert [v.short_name for v in staged.variables] == ["t2m", "tp"]
+        assert {"d2m", "sp", "ro"} <= set(staged.ignored)
+        assert "dewpoint_2m" not in staged.missing_columns
+        blocks = list(staged.blocks())
+        assert blocks and all(set(b.values) == {"temperature_2m", "total_precipitation"} for b in blocks)
