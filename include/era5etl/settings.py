@@ -89,8 +89,7 @@ class Settings(BaseSettings):
     data_format: DataFormat = Field(
         "netcdf", description="what the CDS is asked for: `netcdf` or `grib` (GRIB1, ERA5's native format: "
                               "larger requests allowed, so fewer jobs); another format is another request, "
-                              "with its own staging folder and CDS job; a month in `grib` is refused before "
-                              "its fetch until a GRIB stager exists")
+                              "with its own staging folder and CDS job; both are staged and loaded alike")
     staging_dir: Path = Field(
         PROJECT_ROOT / ".local" / "staging", json_schema_extra=_shown(".local/staging"),
         description="where downloads are kept, by month and request hash")
@@ -122,7 +121,7 @@ class Settings(BaseSettings):
     final_after_months: int = Field(
         3, ge=1, le=24, description="calendar months after a month's end until final ERA5 replaces ERA5T")
     max_active_runs: int = Field(4, ge=1, description="months the DAG runs at once")
-    retries: int = Field(2, ge=0, description="retries of each task (validation never retries)")
+    retries: int = Field(2, ge=0, description="retries of each task (a failed validation verdict fails at once)")
     retry_delay_s: int = Field(60, ge=1, description="seconds before each retry")
     cds_pool_slots: int = Field(4, ge=1, description="the `era5_cds` pool: CDS fetches at once (scripts/setup.sh)")
     db_pool_slots: int = Field(2, ge=1, description="the `era5_db` pool: database writers at once (scripts/setup.sh)")

@@ -162,7 +162,8 @@ CATALOGUE: tuple[Variable, ...] = (
           "Snow density"),
     _same("instantaneous_moisture_flux", "ie", "ie", 232, "instantaneous_moisture_flux", "instant",
           "kg m**-2 s**-1", "kg m-2 s-1", -0.01, 0.01, "Instantaneous moisture flux"),
-    _same("mean_total_precipitation_rate", "avg_tprate", "avg_tprate", 235055, "mean_precipitation_rate", "avg",
+    # ecCodes 2.38 (the pinned one, requirements.txt) names 235055 mtpr; later releases avg_tprate.
+    _same("mean_total_precipitation_rate", "avg_tprate", "mtpr", 235055, "mean_precipitation_rate", "avg",
           "kg m**-2 s**-1", "kg m-2 s-1", 0.0, 0.1, "Time-mean total precipitation rate"),
 
     # Columns of the atmosphere, kg m-2.

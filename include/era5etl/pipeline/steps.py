@@ -17,7 +17,6 @@ from typing import Any
 
 import numpy as np
 
-from era5etl.core.errors import InputError
 from era5etl.db import ensure_schema
 from era5etl.fetch import Credentials, Download, fetch, staged_download
 from era5etl.load import ChunkResult, LoadResult, columnstore, load
@@ -84,11 +83,6 @@ def fetch_step(url: str, job: MonthJob, credentials: Credentials, *, wait: bool 
     """
     from era5etl.fetch.jobs import PgJobStore
 
-    if job.data_format == "grib":
-        # The CDS and the local CDS deliver GRIB, but no stager reads it yet: refuse before a whole
-        # month is fetched only for the stage step to refuse it.
-        raise InputError("data_format 'grib': GRIB downloads can be requested (era5etl.fetch) but not yet "
-                         "staged and loaded; use ERA5_DATA_FORMAT=netcdf (the default)")
     with _step(url, job, "fetch", "fetching") as fig:
         download = fetch(job.request, job.staging_dir, credentials, store=PgJobStore(url), wait=wait)
         fig.bytes = download.bytes
@@ -151,8 +145,11 @@ def stage_step(url: str, job: MonthJob) -> dict[str, Any]:
                 "ignored": staged.ignored,
                 "missing_columns": staged.missing_columns,
                 "expver": staged.expver,
+                "notes": staged.notes,
             }
             fig.detail = report
+            for said in (*staged.notes, *(f"not loaded: {what}" for what in staged.ignored)):
+                log.info("%s %s: %s", job.month, job.table, said)
     ledger.set_state(url, table=job.table, month=job.month, area=str(job.area), grid=str(job.grid),
                      state="staged", run_id=job.run_id, expver=report["expver"], rows=None,
                      request_hash=job.request.hash)

@@ -13,7 +13,7 @@ from era5etl.stage.block import StageError
 
 
 def _sniff(path: Path, label: str) -> str:
-    """'zip', 'nc3' or 'hdf5' from the first bytes; the file name is not trusted (CDS ZIPs end in .nc)."""
+    """'zip', 'nc3', 'hdf5' or 'grib' from the first bytes; the file name is not trusted (CDS ZIPs end in .nc)."""
     try:
         size = path.stat().st_size
     except FileNotFoundError:
@@ -25,11 +25,9 @@ def _sniff(path: Path, label: str) -> str:
     with path.open("rb") as f:
         head = f.read(2056)
     kind = kind_of(head)
-    if kind in ("zip", "nc3", "hdf5"):
+    if kind in ("zip", "nc3", "hdf5", "grib"):
         return kind
-    if kind == "grib":
-        raise StageError(f"{label}: this is GRIB, not NetCDF; request data_format 'netcdf' from the CDS")
-    raise StageError(f"{label}: not a NetCDF file nor a ZIP of NetCDF files "
+    raise StageError(f"{label}: not a NetCDF or GRIB file nor a ZIP of them "
                      f"({size} bytes starting {head[:32]!r})")
 
 

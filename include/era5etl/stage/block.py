@@ -1,12 +1,19 @@
-"""The unit a staged download is read in: a block of time steps in table columns, and the error
-staging raises."""
+"""The unit a staged download is read in (a block of time steps in table columns), what every
+staged download offers whatever its format, and the error staging raises."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import numpy.typing as npt
+
+if TYPE_CHECKING:
+    from era5etl.core.variables import Variable
 
 DT64 = npt.NDArray[np.datetime64]
 F32 = npt.NDArray[np.float32]
@@ -32,3 +39,33 @@ class Block:
     @property
     def rows(self) -> int:
         return len(self.valid_time) * len(self.latitude)
+
+
+class StagedDownload(Protocol):
+    """A download opened for loading: the NetCDF stager's ``NetcdfDownload`` or the GRIB stager's
+    ``GribDownload`` (``open_download`` picks by the files' first bytes). The loader needs only this."""
+
+    paths: list[Path]
+    parts: list[str]  # every file read, ZIP members included, as messages name them
+    variables: list[Variable]  # the table's variables the download holds, in column order
+    ignored: list[str]  # what is in the files but not loaded, named
+    missing_columns: list[str]
+    notes: list[str]  # what was found and resolved (GRIB: ERA5T beside final ERA5, duplicate hours)
+    valid_time: DT64  # sorted, unique
+    expver: list[str]  # of the values loaded
+
+    @property
+    def points(self) -> int: ...
+    @property
+    def latitude(self) -> F32: ...
+    @property
+    def longitude(self) -> F32: ...
+    @property
+    def location_id(self) -> npt.NDArray[np.int32] | None: ...
+    @property
+    def rows(self) -> int: ...
+    def blocks(self, start: datetime | None = None, end: datetime | None = None, hours: int = 1
+               ) -> Iterator[Block]: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> StagedDownload: ...
+    def __exit__(self, *exc: object) -> None: ...

@@ -1,5 +1,6 @@
-"""Stage what the CDS delivered: open a download's NetCDF files lazily and hand them out as blocks
-of consecutive time steps, already in the table's columns and units.
+"""Stage what the CDS delivered: open a download's files lazily and hand them out as blocks of
+consecutive time steps, already in the table's columns and units. ``open_download`` tells the
+formats apart by their first bytes; GRIB downloads are read by ``grib``, NetCDF ones here.
 
 Several paths, or the members of a ZIP, are parts of one download. Parts are joined on time step and
 grid point: the time axis is the union of the parts' steps, a variable is NaN at steps its part lacks,
@@ -8,7 +9,7 @@ variables (another stream, say) are only listed in ``ignored``. A variable may c
 only for disjoint time steps; anything else would make the loaded value depend on file order.
 
 The files are recognised and unpacked in ``archive``, each NetCDF file opened and read in
-``netcdf``; what a block is, is in ``block``.
+``netcdf``, the grid's points made in ``points``; what a block is, is in ``block``.
 """
 
 from __future__ import annotations
@@ -18,29 +19,29 @@ import shutil
 import tempfile
 import weakref
 from collections.abc import Iterator, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import xarray as xr
 
-from era5etl.core.errors import InputError
-from era5etl.core.grid import location_ids, normalize_longitude
+from era5etl.core.grid import normalize_longitude
 from era5etl.core.variables import BY_SHORT_NAME, DATA_COLUMNS, VARIABLES, Variable
 from era5etl.stage.archive import _extract_zip, _sniff
-from era5etl.stage.block import DT64, F32, Block, StageError
+from era5etl.stage.block import DT64, F32, Block, StagedDownload, StageError
+from era5etl.stage.grib import GribDownload
 from era5etl.stage.netcdf import DEFAULT_CHUNK_CACHE_BYTES, _open_part, _Part, _release_chunk_caches, _Source
+from era5etl.stage.points import grid_points, time_span
 
 log = logging.getLogger(__name__)
 
 _GRID_TOLERANCE = 1e-6  # degrees; old files store float32 coordinates, new ones float64
 
 
-class StagedDownload:
-    """The parts of one download, open for reading in blocks. Build it with ``open_download``."""
+class NetcdfDownload:
+    """The NetCDF parts of one download, open for reading in blocks. Build it with ``open_download``."""
 
     paths: list[Path]
     parts: list[str]  # every NetCDF read, ZIP members included, as messages name them
@@ -101,26 +102,10 @@ class StagedDownload:
         self.expver = sorted({e for p in table_parts for e in p.expver})
         self.time_chunk = max(p.time_chunk for p in table_parts)
 
-        glat, glon = np.meshgrid(first.lat, lon_norm, indexing="ij")
-        self.points = glat.size
-        self.latitude = _readonly(glat.ravel().astype(np.float32))
-        self.longitude = _readonly(glon.ravel().astype(np.float32))
-        ids: npt.NDArray[np.int32] | None
-        try:
-            ids = location_ids(glat.ravel(), glon.ravel())
-        except InputError:
-            # The CDS interpolates to any grid asked for; such points are loaded with their true
-            # latitude and longitude but no id, rather than being given a neighbour's.
-            ids = None
-        else:
-            # id - 1 = lat_index * 1440 + lon_index with lon_index < 1440: two points share an id exactly
-            # when a latitude or a longitude repeats, so checking the axes avoids a unique() over all points.
-            axes = ids.reshape(glat.shape)
-            if (np.unique(axes[:, 0]).size != axes.shape[0]
-                    or np.unique(axes[0, :]).size != axes.shape[1]):
-                raise StageError(f"{_grid(first)}: some grid points repeat (after mapping longitude to "
-                                 "(-180, 180]); each point would be loaded twice")
-        self.location_id = None if ids is None else _readonly(ids)
+        grid = grid_points(first.lat, first.lon, _grid(first))
+        self.points = grid.count
+        self.latitude, self.longitude, self.location_id = grid.latitude, grid.longitude, grid.location_id
+        self.notes: list[str] = []  # what the GRIB stager reports of expver and duplicates; none here
         # Registered last: if a check above raises, open_download releases the parts itself.
         self._finalizer = weakref.finalize(self, _release, [p.ds for p in parts], tmpdir)
 
@@ -138,9 +123,7 @@ class StagedDownload:
             raise ValueError(f"hours must be at least 1, not {hours}")
         if self._closed:
             raise ValueError("the staged download is closed")
-        vt = self.valid_time.astype("datetime64[us]")
-        i0 = 0 if start is None else int(np.searchsorted(vt, _dt64(start), "left"))
-        i1 = len(vt) if end is None else int(np.searchsorted(vt, _dt64(end), "left"))
+        i0, i1 = time_span(self.valid_time, start, end)
         # Not a generator itself, so bad arguments fail at the call rather than at the first next().
         return self._blocks(i0, i1, hours)
 
@@ -178,7 +161,7 @@ class StagedDownload:
         self._closed = True
         self._finalizer()
 
-    def __enter__(self) -> StagedDownload:
+    def __enter__(self) -> NetcdfDownload:
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
@@ -187,7 +170,7 @@ class StagedDownload:
 
     def __repr__(self) -> str:
         span = f"{self.valid_time[0]}..{self.valid_time[-1]}" if len(self.valid_time) else "no time steps"
-        return (f"<StagedDownload {', '.join(p.name for p in self.paths)}: {len(self.valid_time)} steps "
+        return (f"<NetcdfDownload {', '.join(p.name for p in self.paths)}: {len(self.valid_time)} steps "
                 f"({span}) x {self.points} points, columns {[v.column for v in self.variables]}>")
 
 
@@ -201,40 +184,30 @@ def _release(datasets: list[xr.Dataset], tmpdir: Path | None) -> None:
         shutil.rmtree(tmpdir, ignore_errors=True)
 
 
-def _readonly(a: npt.NDArray[Any]) -> npt.NDArray[Any]:
-    # Blocks share these arrays; a consumer editing one in place would corrupt every later block.
-    a.flags.writeable = False
-    return a
-
-
 def _grid(p: _Part) -> str:
     assert p.lat is not None and p.lon is not None
     return (f"{p.label} ({p.lat.size}x{p.lon.size} points, latitude {p.lat[0]:g}..{p.lat[-1]:g}, "
             f"longitude {p.lon[0]:g}..{p.lon[-1]:g})")
 
 
-def _dt64(moment: datetime) -> np.datetime64:
-    if moment.tzinfo is not None:
-        moment = moment.astimezone(UTC).replace(tzinfo=None)
-    return np.datetime64(moment, "us")
-
-
 def open_download(paths: Sequence[Path], *, tmp_dir: Path | None = None,
                   chunk_cache_bytes: int = DEFAULT_CHUNK_CACHE_BYTES) -> StagedDownload:
-    """Open the files of one download (NetCDF, or ZIPs of NetCDF) for reading in blocks.
+    """Open the files of one download (NetCDF, GRIB, or ZIPs of either) for reading in blocks.
 
     ``tmp_dir``: where ZIPs are extracted (a fresh temporary directory inside it, removed on close).
     A grid off the global 0.25 degree lattice opens with ``location_id`` None (its rows get NULL ids).
+    GRIB files are read by :mod:`era5etl.stage.grib`; one download is all GRIB or all NetCDF.
     """
     if not paths:
         raise StageError("no files given")
     tmpdir: Path | None = None
+    files: list[tuple[Path, str, str]] = []  # (path, label, kind)
     parts: list[_Part] = []
     try:
         for path in map(Path, paths):
             kind = _sniff(path, str(path))
             if kind != "zip":
-                parts.append(_open_part(path, str(path), kind, chunk_cache_bytes))
+                files.append((path, str(path), kind))
                 continue
             if tmpdir is None:
                 tmpdir = Path(tempfile.mkdtemp(prefix="era5-stage-", dir=tmp_dir))
@@ -242,9 +215,20 @@ def open_download(paths: Sequence[Path], *, tmp_dir: Path | None = None,
             for member, label in _extract_zip(path, str(path), into):
                 member_kind = _sniff(member, label)
                 if member_kind == "zip":
-                    raise StageError(f"{label}: a ZIP inside the ZIP; expected NetCDF files")
-                parts.append(_open_part(member, label, member_kind, chunk_cache_bytes))
-        return StagedDownload([Path(p) for p in paths], parts, tmpdir)
+                    raise StageError(f"{label}: a ZIP inside the ZIP; expected NetCDF or GRIB files")
+                files.append((member, label, member_kind))
+        kinds = {kind == "grib" for _, _, kind in files}
+        if kinds == {True}:
+            grib = GribDownload([Path(p) for p in paths], [f for f, _, _ in files], [label for _, label, _ in files])
+            if tmpdir is not None:  # the files stay open by descriptor; their names can go now
+                shutil.rmtree(tmpdir, ignore_errors=True)
+            return grib
+        if len(kinds) > 1:
+            raise StageError("one download holds both GRIB and NetCDF files: "
+                             + ", ".join(f"{label} ({kind})" for _, label, kind in files))
+        for member, label, kind in files:
+            parts.append(_open_part(member, label, kind, chunk_cache_bytes))
+        return NetcdfDownload([Path(p) for p in paths], parts, tmpdir)
     except BaseException:
         _release([p.ds for p in parts], tmpdir)
         raise

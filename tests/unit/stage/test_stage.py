@@ -420,17 +420,17 @@ def _refused(path: Path, *words: str) -> str:
     return message
 
 
-def test_empty_missing_text_and_grib_files_are_refused(tmp_path: Path) -> None:
+def test_empty_missing_text_and_broken_grib_files_are_refused(tmp_path: Path) -> None:
     empty = tmp_path / "empty.nc"
     empty.write_bytes(b"")
     _refused(empty, "empty", "0 bytes")
     _refused(tmp_path / "missing.nc", "no such file")
     text = tmp_path / "error.nc"
     text.write_text('{"error": "quota exceeded"}\n')
-    assert "quota" in _refused(text, "not a netcdf")
-    grib = tmp_path / "data.nc"
+    assert "quota" in _refused(text, "not a netcdf or grib file")
+    grib = tmp_path / "data.nc"  # GRIB by its first bytes, whatever its name, but no message in it
     grib.write_bytes(b"GRIB" + bytes(200))
-    _refused(grib, "grib")
+    _refused(grib, "message 1")
 
 
 @pytest.mark.parametrize("name", [OLD_3H, OLD_ALL])

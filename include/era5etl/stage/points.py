@@ -1,0 +1,69 @@
+"""A download's grid points as the table stores them, whatever the file format: latitude-major
+points, longitudes in (-180, 180], and each point's ``location_id`` on the global 0.25 degree lattice
+(None for a grid off it). Shared by the NetCDF and the GRIB stager, so both load a grid alike."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from era5etl.core.errors import InputError
+from era5etl.core.grid import location_ids, normalize_longitude
+from era5etl.stage.block import DT64, F32, StageError
+
+
+@dataclass(frozen=True)
+class Points:
+    latitude: F32  # (P,) latitude-major, in file order
+    longitude: F32  # (P,) in (-180, 180]
+    location_id: npt.NDArray[np.int32] | None  # None: off the 0.25 degree lattice, stored NULL
+
+    @property
+    def count(self) -> int:
+        return int(self.latitude.size)
+
+
+def grid_points(lat: npt.NDArray[Any], lon: npt.NDArray[Any], label: str) -> Points:
+    """The points of the regular grid with axes ``lat`` (rows) and ``lon`` (columns, any convention)."""
+    glat, glon = np.meshgrid(lat, normalize_longitude(np.asarray(lon, dtype=np.float64)), indexing="ij")
+    ids: npt.NDArray[np.int32] | None
+    try:
+        ids = location_ids(glat.ravel(), glon.ravel())
+    except InputError:
+        # The CDS interpolates to any grid asked for; such points are loaded with their true
+        # latitude and longitude but no id, rather than being given a neighbour's.
+        ids = None
+    else:
+        # id - 1 = lat_index * 1440 + lon_index with lon_index < 1440: two points share an id exactly
+        # when a latitude or a longitude repeats, so checking the axes avoids a unique() over all points.
+        axes = ids.reshape(glat.shape)
+        if np.unique(axes[:, 0]).size != axes.shape[0] or np.unique(axes[0, :]).size != axes.shape[1]:
+            raise StageError(f"{label}: some grid points repeat (after mapping longitude to (-180, 180]); "
+                             "each point would be loaded twice")
+    return Points(readonly(glat.ravel().astype(np.float32)), readonly(glon.ravel().astype(np.float32)),
+                  None if ids is None else readonly(ids))
+
+
+def readonly(a: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    # Blocks share these arrays; a consumer editing one in place would corrupt every later block.
+    a.flags.writeable = False
+    return a
+
+
+def dt64(moment: datetime) -> np.datetime64:
+    """A datetime as numpy microseconds; naive ones are taken as UTC."""
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC).replace(tzinfo=None)
+    return np.datetime64(moment, "us")
+
+
+def time_span(valid_time: DT64, start: datetime | None, end: datetime | None) -> tuple[int, int]:
+    """The indices [i0, i1) of ``valid_time`` (sorted) inside [start, end)."""
+    vt = valid_time.astype("datetime64[us]")
+    i0 = 0 if start is None else int(np.searchsorted(vt, dt64(start), "left"))
+    i1 = len(vt) if end is None else int(np.searchsorted(vt, dt64(end), "left"))
+    return i0, i1
