@@ -21,11 +21,12 @@ Choices, said once:
 * the step type is what ecCodes decodes from ERA5's GRIB1 and so what the CDS's cfgrib split files
   by: extremes (``mx2t``, ``mn2t``, ``10fg``) are all ``max``, because GRIB1 has one time-range
   indicator (2) for a maximum and a minimum alike, so ``mn2t`` comes in the CDS's ``stepType-max``
-  file; time means (``avg_tprate``) are ``avg``;
+  file;
 * a fraction's upper bound has the 16-bit packing tolerance, as today's cloud cover (see
   :data:`PACKING_TOLERANCE`).
 
-Left out: ``precipitation_type`` (ecCodes cannot encode its paramId, 260015, in a GRIB1 message with
+Left out: ``mean_total_precipitation_rate`` (its names follow the ecCodes release: the new CDS's
+NetCDF says ``avg_tprate``, the pinned ecCodes 2.38 ``mtpr``), ``precipitation_type`` (ecCodes cannot encode its paramId, 260015, in a GRIB1 message with
 ERA5's local definition: "concept no match") and ``10m_wind_speed`` (its natural column,
 wind_speed_10m, is the wind speed the reads derive from the table's u and v).
 """
@@ -162,9 +163,6 @@ CATALOGUE: tuple[Variable, ...] = (
           "Snow density"),
     _same("instantaneous_moisture_flux", "ie", "ie", 232, "instantaneous_moisture_flux", "instant",
           "kg m**-2 s**-1", "kg m-2 s-1", -0.01, 0.01, "Instantaneous moisture flux"),
-    # ecCodes 2.38 (the pinned one, requirements.txt) names 235055 mtpr; later releases avg_tprate.
-    _same("mean_total_precipitation_rate", "avg_tprate", "mtpr", 235055, "mean_precipitation_rate", "avg",
-          "kg m**-2 s**-1", "kg m-2 s-1", 0.0, 0.1, "Time-mean total precipitation rate"),
 
     # Columns of the atmosphere, kg m-2.
     _same("total_column_water_vapour", "tcwv", "tcwv", 137, "total_column_water_vapour", "instant", "kg m**-2",
