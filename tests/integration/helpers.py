@@ -15,7 +15,7 @@ import xarray as xr
 
 from era5etl.core.errors import InputError
 from era5etl.core.grid import location_ids, normalize_longitude
-from era5etl.core.variables import BY_SHORT_NAME
+from era5etl.core.variables import CATALOGUE_BY_SHORT_NAME
 
 
 def cli(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str, dict[str, Any] | None]:
@@ -49,7 +49,7 @@ def expected_frame(path: Path) -> pd.DataFrame:
             "latitude": np.tile(glat.ravel().astype(np.float32), times.size),
             "longitude": np.tile(normalize_longitude(glon.ravel()).astype(np.float32), times.size),
         })
-        for name, var in BY_SHORT_NAME.items():
+        for name, var in CATALOGUE_BY_SHORT_NAME.items():
             if name in ds.data_vars:
                 values = ds[name].values.astype(np.float64) * var.scale + var.offset
                 frame[var.column] = values.reshape(times.size, -1).astype(np.float32).ravel()

@@ -25,7 +25,7 @@ def default_params(s: settings.Settings) -> dict[str, Any]:
     defaults are the settings ``s``."""
     from airflow.sdk import Param
 
-    from era5etl.core.variables import VARIABLES
+    from era5etl.core.variables import CATALOGUE
 
     number = r"-?\d+(\.\d+)?"
     return {
@@ -39,7 +39,7 @@ def default_params(s: settings.Settings) -> dict[str, Any]:
         "grid": Param(str(s.grid), type="string", pattern=r"^\d+(\.\d+)?$", title="Grid step",
                       description="grid step in degrees, a multiple of 0.25"),
         "variables": Param(list(s.variables), type="array", title="Variables",
-                           items={"type": "string", "enum": [v.cds_name for v in VARIABLES]},
+                           items={"type": "string", "enum": [v.cds_name for v in CATALOGUE]},
                            description="CDS variable names, one column each"),
         "table": Param(s.table, type="string", pattern=r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$",
                        title="Table", description="the hypertable to load (created if missing)"),

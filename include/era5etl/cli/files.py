@@ -25,6 +25,8 @@ def add_parsers(sub: Any) -> None:
 def cmd_load_file(args: argparse.Namespace) -> int:
     import numpy as np
 
+    from era5etl.core.variables import CATALOGUE, DATA_COLUMNS, load_variables
+    from era5etl.db.columns import ensure_columns
     from era5etl.load import columnstore, load
     from era5etl.load.columnstore import finish_months, span_bytes
     from era5etl.read import rollups
@@ -36,14 +38,21 @@ def cmd_load_file(args: argparse.Namespace) -> int:
             raise InputError(f"{p}: no such file")
     url = database_url()
     table = args.table or settings.load().table
-    with open_download(paths) as staged:
+    # Every catalogued variable the files hold is loaded; a column the table lacks is added.
+    with open_download(paths, variables=CATALOGUE) as staged:
+        staged.missing_columns = [c for c in staged.missing_columns if c in DATA_COLUMNS]
         if staged.missing_columns and not args.json:
             print(f"columns left NULL (not in the files): {', '.join(staged.missing_columns)}")
         if staged.ignored and not args.json:
             print(f"variables ignored (not in the table): {', '.join(staged.ignored)}")
+        for note in [] if args.json else staged.notes:
+            print(note)
         if staged.location_id is None and not args.json:
             print("grid points are off the global 0.25 degree lattice: location_id left NULL")
         ensure_schema(url, table)
+        added = ensure_columns(url, table, load_variables(staged.variables))
+        if added and not args.json:
+            print(f"table {table}: added column(s) {', '.join(added)}")
         with month_display(staged.rows, enabled=None if not args.json else False) as shown:
             shown.on_step("load", "start")
             result = load(url, table, staged, on_chunk=shown.on_chunk)
@@ -69,6 +78,8 @@ def cmd_load_file(args: argparse.Namespace) -> int:
             "variables": [v.cds_name for v in staged.variables],
             "missing_columns": staged.missing_columns,
             "ignored": staged.ignored,
+            "added_columns": added,
+            "notes": staged.notes,
             "expver": staged.expver,
             "location_ids": staged.location_id is not None,
             "columnstore": packed[0].state if packed else "off",

@@ -94,6 +94,10 @@ def cmd_run_month(args: argparse.Namespace) -> int:
     if not args.json:
         print(f"{job.month} {job.area} -> {job.table}: {summary['rows']:,} rows "
               f"(expected {summary['expected_rows']:,}), expver {','.join(summary['expver']) or '-'}")
+        if summary["added_columns"]:
+            print(f"  table {job.table}: added column(s) {', '.join(summary['added_columns'])}")
+        for said in (*summary["notes"], *(f"not loaded: {what}" for what in summary["ignored"])):
+            print(f"  {said}")
         for step in summary["steps"]:
             rate = f", {step['rows_per_s']:,} rows/s" if step.get("rows_per_s") else ""
             print(f"  {step['task']:<9} {step.get('seconds', 0):8.2f} s{rate}")

@@ -26,8 +26,9 @@ Choices, said once:
   :data:`PACKING_TOLERANCE`).
 
 Left out: ``mean_total_precipitation_rate`` (its names follow the ecCodes release: the new CDS's
-NetCDF says ``avg_tprate``, the pinned ecCodes 2.38 ``mtpr``), ``precipitation_type`` (ecCodes cannot encode its paramId, 260015, in a GRIB1 message with
-ERA5's local definition: "concept no match") and ``10m_wind_speed`` (its natural column,
+NetCDF says ``avg_tprate``, the pinned ecCodes 2.38 ``mtpr``), ``precipitation_type`` (ecCodes
+cannot encode its paramId, 260015, in a GRIB1 message with ERA5's local definition: "concept no
+match") and ``10m_wind_speed`` (its natural column,
 wind_speed_10m, is the wind speed the reads derive from the table's u and v).
 """
 

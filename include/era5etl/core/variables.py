@@ -17,9 +17,22 @@ from collections.abc import Iterable, Sequence
 from era5etl.core.catalogue import CATALOGUE as CATALOGUE, PACKING_TOLERANCE as PACKING_TOLERANCE, Variable
 from era5etl.core.errors import InputError
 
-__all__ = ["BY_CDS_NAME", "BY_PARAM_ID", "BY_SHORT_NAME", "CATALOGUE", "CATALOGUE_BY_SHORT_NAME", "DATA_COLUMNS",
-           "DEFAULT_VARIABLES", "LIST_COMMAND", "TABLE_BY_SHORT_NAME", "VARIABLES", "Variable", "parse_list",
-           "resolve"]
+__all__ = [
+    "BY_CDS_NAME",
+    "BY_PARAM_ID",
+    "BY_SHORT_NAME",
+    "CATALOGUE",
+    "CATALOGUE_BY_SHORT_NAME",
+    "DATA_COLUMNS",
+    "DEFAULT_VARIABLES",
+    "LIST_COMMAND",
+    "TABLE_BY_SHORT_NAME",
+    "VARIABLES",
+    "Variable",
+    "load_variables",
+    "parse_list",
+    "resolve",
+]
 
 # The table's six columns, in its order: the first six of the catalogue.
 VARIABLES: tuple[Variable, ...] = CATALOGUE[:6]
@@ -67,3 +80,10 @@ def resolve(names: Iterable[str]) -> list[Variable]:
 def parse_list(text: str | Sequence[str]) -> list[Variable]:
     names = text.split(",") if isinstance(text, str) else list(text)
     return resolve(n.strip() for n in names if n.strip())
+
+
+def load_variables(asked: Iterable[Variable]) -> tuple[Variable, ...]:
+    """The variables a load writes: the table's six (a row is replaced whole, so a six not in the
+    download is written NULL), then any other catalogued variable asked for, in catalogue order."""
+    extra = set(asked) - set(VARIABLES)
+    return (*VARIABLES, *(v for v in CATALOGUE if v in extra))

@@ -3,8 +3,9 @@
 Wire format (PostgreSQL docs, "COPY ... Binary Format"): a header (signature, int32 flags, int32
 header-extension length), then per tuple an int16 field count and per field an int32 byte length
 (-1 = NULL) followed by the value in network byte order, then an int16 -1 trailer. Here every tuple
-has the ten table columns in table order: timestamptz (int64 microseconds since 2000-01-01 UTC), int4
-location_id, then eight float4.
+has the table's columns in the order of :func:`copy_columns`: timestamptz (int64 microseconds since
+2000-01-01 UTC), int4 location_id, then float4 latitude, longitude and the data columns: the six by
+default (ten fields), and after them any catalogued variable's column a load adds.
 
 A tuple is one record of a packed structured dtype with big-endian fields, so numpy does the byte
 swapping and the output is one ``tobytes``. NULL floats (NaN, or a column the block does not hold)
@@ -27,22 +28,28 @@ import numpy.typing as npt
 from era5etl.core.variables import DATA_COLUMNS
 from era5etl.stage import Block
 
-COPY_COLUMNS: tuple[str, ...] = ("time", "location_id", "latitude", "longitude", *DATA_COLUMNS)
+KEY_COLUMNS: tuple[str, ...] = ("time", "location_id", "latitude", "longitude")
+COPY_COLUMNS: tuple[str, ...] = (*KEY_COLUMNS, *DATA_COLUMNS)  # a load of the six
 HEADER: bytes = b"PGCOPY\n\xff\r\n\x00" + struct.pack(">ii", 0, 0)
 TRAILER: bytes = struct.pack(">h", -1)
 
 # 2000-01-01T00:00:00Z in microseconds since the Unix epoch: PostgreSQL's timestamp zero.
 PG_EPOCH_US = 946_684_800_000_000
-_FLOAT_COLUMNS: tuple[str, ...] = COPY_COLUMNS[2:]
+
+
+def copy_columns(data_columns: tuple[str, ...] = DATA_COLUMNS) -> tuple[str, ...]:
+    """The columns a COPY of ``data_columns`` names, in the order the tuples hold them."""
+    return (*KEY_COLUMNS, *data_columns)
 
 
 @lru_cache(maxsize=64)
-def _tuple_dtype(present: frozenset[str], with_id: bool = True) -> np.dtype[np.void]:
+def _tuple_dtype(present: frozenset[str], with_id: bool = True,
+                 data_columns: tuple[str, ...] = DATA_COLUMNS) -> np.dtype[np.void]:
     fields: list[tuple[str, str]] = [("nfields", ">i2"), ("time.len", ">i4"), ("time", ">i8"),
                                      ("location_id.len", ">i4")]
     if with_id:
         fields.append(("location_id", ">i4"))
-    for c in _FLOAT_COLUMNS:
+    for c in copy_columns(data_columns)[2:]:
         fields.append((f"{c}.len", ">i4"))
         if c in present:
             fields.append((c, ">f4"))
@@ -50,7 +57,7 @@ def _tuple_dtype(present: frozenset[str], with_id: bool = True) -> np.dtype[np.v
 
 
 def _encode(shape: tuple[int, ...], pg_time: npt.NDArray[np.int64], location_id: npt.NDArray[Any] | None,
-            floats: Mapping[str, npt.NDArray[np.floating[Any]]]) -> bytes:
+            floats: Mapping[str, npt.NDArray[np.floating[Any]]], data_columns: tuple[str, ...]) -> bytes:
     """Tuples for arrays broadcastable to ``shape`` (flattened in C order); ``floats`` holds latitude,
     longitude and the data columns present."""
     n = int(np.prod(shape))
@@ -66,9 +73,9 @@ def _encode(shape: tuple[int, ...], pg_time: npt.NDArray[np.int64], location_id:
         present[c] = a
         if nan.any():
             nulls[c] = np.broadcast_to(nan, shape)
-    dt = _tuple_dtype(frozenset(present), location_id is not None)
+    dt = _tuple_dtype(frozenset(present), location_id is not None, data_columns)
     rows = np.empty(shape, dtype=dt)
-    rows["nfields"] = len(COPY_COLUMNS)
+    rows["nfields"] = len(KEY_COLUMNS) + len(data_columns)
     rows["time.len"] = 8
     rows["time"] = pg_time
     if location_id is None:  # a grid off the 0.25 degree lattice: no ids, NULL
@@ -76,7 +83,7 @@ def _encode(shape: tuple[int, ...], pg_time: npt.NDArray[np.int64], location_id:
     else:
         rows["location_id.len"] = 4
         rows["location_id"] = location_id
-    for c in _FLOAT_COLUMNS:
+    for c in copy_columns(data_columns)[2:]:
         if c not in present:
             rows[f"{c}.len"] = -1
             continue
@@ -97,20 +104,21 @@ def _encode(shape: tuple[int, ...], pg_time: npt.NDArray[np.int64], location_id:
     return units[keep].tobytes()
 
 
-def _check_floats(values: Mapping[str, npt.NDArray[Any]], shape: tuple[int, ...], what: str) -> None:
+def _check_floats(values: Mapping[str, npt.NDArray[Any]], shape: tuple[int, ...], what: str,
+                  data_columns: tuple[str, ...]) -> None:
     for c, a in values.items():
-        if c not in DATA_COLUMNS:
-            raise ValueError(f"{c!r} is not a data column of the table ({', '.join(DATA_COLUMNS)})")
+        if c not in data_columns:
+            raise ValueError(f"{c!r} is not a data column of the load ({', '.join(data_columns)})")
         if a.shape != shape:
             raise ValueError(f"{c}: shape {a.shape}, expected {shape} ({what})")
         if a.dtype.kind != "f":
             raise TypeError(f"{c}: dtype {a.dtype}; float4 columns take floating-point arrays")
 
 
-def encode_block(block: Block) -> bytes:
+def encode_block(block: Block, data_columns: tuple[str, ...] = DATA_COLUMNS) -> bytes:
     """A block's tuples (no header or trailer), time-major: all points of the first step, then the next."""
     t, p = len(block.valid_time), len(block.latitude)
-    _check_floats(block.values, (t, p), "time steps x points")
+    _check_floats(block.values, (t, p), "time steps x points", data_columns)
     if block.latitude.shape != (p,) or block.longitude.shape != (p,):
         raise ValueError(f"latitude/longitude must have one value per point ({p})")
     pg_time = block.valid_time.astype("datetime64[us]").astype(np.int64) - PG_EPOCH_US
@@ -118,13 +126,14 @@ def encode_block(block: Block) -> bytes:
     floats: dict[str, npt.NDArray[np.floating[Any]]] = {
         "latitude": block.latitude[None, :], "longitude": block.longitude[None, :], **block.values}
     ids = None if block.location_id is None else block.location_id[None, :]
-    return _encode((t, p), pg_time[:, None], ids, floats)
+    return _encode((t, p), pg_time[:, None], ids, floats, data_columns)
 
 
 def encode_rows(time_us: npt.NDArray[np.int64] | npt.NDArray[np.datetime64], location_id: npt.NDArray[Any],
                 latitude: npt.NDArray[np.floating[Any]], longitude: npt.NDArray[np.floating[Any]],
-                values: Mapping[str, npt.NDArray[np.floating[Any]]]) -> bytes:
-    """Tuples for n rows given column by column.
+                values: Mapping[str, npt.NDArray[np.floating[Any]]],
+                data_columns: tuple[str, ...] = DATA_COLUMNS) -> bytes:
+    """Tuples for n rows given column by column (``data_columns``: the COPY's, after the key columns).
 
     ``time_us``: microseconds since 1970-01-01 UTC (what ``datetime64[us]`` holds as int64), or a
     datetime64 array of any unit; shifted here to PostgreSQL's 2000-01-01 epoch. ``location_id``: any
@@ -137,7 +146,7 @@ def encode_rows(time_us: npt.NDArray[np.int64] | npt.NDArray[np.datetime64], loc
                     ("longitude", longitude)):
         if a.shape != (n,):
             raise ValueError(f"{name}: shape {a.shape}, expected ({n},)")
-    _check_floats(values, (n,), "one per row")
+    _check_floats(values, (n,), "one per row", data_columns)
     if latitude.dtype.kind != "f" or longitude.dtype.kind != "f":
         raise TypeError("latitude and longitude must be floating-point arrays")
     if location_id.dtype.kind not in "iu":
@@ -153,4 +162,4 @@ def encode_rows(time_us: npt.NDArray[np.int64] | npt.NDArray[np.datetime64], loc
     else:
         raise TypeError(f"time_us: dtype {times.dtype}, expected int64 microseconds or datetime64")
     return _encode((n,), unix_us - PG_EPOCH_US, location_id,
-                   {"latitude": latitude, "longitude": longitude, **values})
+                   {"latitude": latitude, "longitude": longitude, **values}, data_columns)

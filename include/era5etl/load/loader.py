@@ -99,7 +99,7 @@ def load(
             for block in staged.blocks(start=w.times[0], end=last, hours=hours):
                 if order is not None:
                     block = _reordered(block, order)
-                if not all(_put(w.data, (pgcopy.encode_block(piece), piece.rows), stop)
+                if not all(_put(w.data, (pgcopy.encode_block(piece, box.columns), piece.rows), stop)
                            for piece in _pieces(block, PIECE_ROWS)):
                     break
             _put(w.data, None, stop)

@@ -22,6 +22,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
+from era5etl.core.variables import DATA_COLUMNS
 from era5etl.db import columnstore_enabled, connect, table_ident
 from era5etl.load import encode as pgcopy
 from era5etl.load.chunks import _chunk_of
@@ -75,17 +76,21 @@ def copy_settings(url: str, table: str) -> dict[str, str] | None:
 
 @dataclass(frozen=True)
 class Box:
-    """The grid points' bounding box: what a reload replaces."""
+    """The grid points' bounding box, what a reload replaces, and the data columns it writes."""
 
     south: float
     north: float
     west: float
     east: float
+    # The six, then the columns of any other catalogued variable the download holds (a reload
+    # replaces whole rows: a column not written is NULL in them).
+    columns: tuple[str, ...] = DATA_COLUMNS
 
     @classmethod
     def of(cls, staged: StagedDownload) -> Box:
         lat, lon = staged.latitude, staged.longitude
-        return cls(float(lat.min()), float(lat.max()), float(lon.min()), float(lon.max()))
+        extra = tuple(v.column for v in staged.variables if v.column not in DATA_COLUMNS)
+        return cls(float(lat.min()), float(lat.max()), float(lon.min()), float(lon.max()), (*DATA_COLUMNS, *extra))
 
 
 @dataclass
@@ -126,7 +131,8 @@ def _write_chunk(conn: psycopg.Connection[tuple[Any, ...]], table: str, box: Box
         if not columnstore:
             for suffix, _ in CHUNK_INDEXES:
                 cur.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier(schema, f"{name}_{suffix}")))
-        params = {"times": w.times, "t0": w.times[0], "t1": w.times[-1], **asdict(box)}
+        params = {"times": w.times, "t0": w.times[0], "t1": w.times[-1],
+                  **{k: v for k, v in asdict(box).items() if k != "columns"}}
         # The whole chunk is replaced when everything it holds is at these time steps inside this box:
         # TRUNCATE then, which leaves no dead rows behind. Otherwise only those rows go.
         others = cur.execute(
@@ -167,7 +173,7 @@ def _write_chunk(conn: psycopg.Connection[tuple[Any, ...]], table: str, box: Box
             # order the loader sends them (time, location_id), with no sort and no row-store detour.
             for setting, value in (settings or {}).items():
                 cur.execute("SELECT set_config(%s, %s, true)", (setting, value))
-        columns = sql.SQL(", ").join(map(sql.Identifier, pgcopy.COPY_COLUMNS))
+        columns = sql.SQL(", ").join(map(sql.Identifier, pgcopy.copy_columns(box.columns)))
         t_copy = time.perf_counter()
         with cur.copy(sql.SQL("COPY {} ({}) FROM STDIN (FORMAT BINARY{})").format(chunk, columns, freeze)) as cp:
             cp.write(pgcopy.HEADER)

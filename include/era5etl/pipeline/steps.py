@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from era5etl.core.variables import load_variables
 from era5etl.db import ensure_schema
 from era5etl.fetch import Credentials, Download, fetch, staged_download
 from era5etl.load import ChunkResult, LoadResult, columnstore, load
@@ -69,8 +70,13 @@ def _step(url: str, job: MonthJob, task: str, state: str) -> Iterator[StepFigure
                    figures=figures)
 
 
-def prepare(url: str, job: MonthJob) -> None:
+def prepare(url: str, job: MonthJob) -> list[str]:
+    """The table ready for the job: created if missing, a column added for each asked-for variable it
+    lacks (logged and returned: a load never ignores a variable it was asked for)."""
+    from era5etl.db.columns import ensure_columns
+
     ensure_schema(url, job.table, f"{int(job.chunk_interval.total_seconds())} seconds")
+    return ensure_columns(url, job.table, load_variables(job.variables))
 
 
 def fetch_step(url: str, job: MonthJob, credentials: Credentials, *, wait: bool = True) -> Download:
@@ -133,7 +139,7 @@ def check_download(staged: StagedDownload, job: MonthJob) -> None:
 def stage_step(url: str, job: MonthJob) -> dict[str, Any]:
     with _step(url, job, "stage", "staged") as fig:
         paths = _download_paths(job)
-        with open_download(paths) as staged:
+        with open_download(paths, variables=load_variables(job.variables)) as staged:
             check_download(staged, job)
             fig.rows = staged.rows
             fig.bytes = sum(p.stat().st_size for p in paths)
@@ -159,7 +165,7 @@ def stage_step(url: str, job: MonthJob) -> dict[str, Any]:
 def load_step(url: str, job: MonthJob, on_chunk: Callable[[ChunkResult], None] | None = None) -> LoadResult:
     with _step(url, job, "load", "loading") as fig:
         paths = _download_paths(job)
-        with open_download(paths) as staged:
+        with open_download(paths, variables=load_variables(job.variables)) as staged:
             check_download(staged, job)
             result = load(url, job.table, staged, start=job.month.start, end=job.month.end, on_chunk=on_chunk)
         fig.rows, fig.bytes = result.rows, result.bytes
@@ -249,7 +255,7 @@ def run_month(url: str, job: MonthJob, credentials: Credentials, *,
     """All steps in order, as the DAG runs them; returns the figures of each. ``on_step(task,
     "start"|"done")`` and ``on_chunk`` (each chunk the load commits) let a caller show progress."""
     began = time.perf_counter()
-    prepare(url, job)
+    added = prepare(url, job)
     steps: list[dict[str, Any]] = []
 
     def timed(task: str, fn: Callable[[], Any]) -> Any:
@@ -284,6 +290,10 @@ def run_month(url: str, job: MonthJob, credentials: Credentials, *,
         "rows_per_s": round(loaded.rows_per_s),
         "success": validation.success,
         "expver": report["expver"],
+        "variables": report["variables"],
+        "added_columns": added,
+        "notes": report["notes"],
+        "ignored": report["ignored"],
         "compression": packed.as_dict(),
         "steps": steps,
     }

@@ -28,7 +28,7 @@ import numpy.typing as npt
 import xarray as xr
 
 from era5etl.core.grid import normalize_longitude
-from era5etl.core.variables import BY_SHORT_NAME, DATA_COLUMNS, VARIABLES, Variable
+from era5etl.core.variables import VARIABLES, Variable
 from era5etl.stage.archive import _extract_zip, _sniff
 from era5etl.stage.block import DT64, F32, Block, StagedDownload, StageError
 from era5etl.stage.grib import GribDownload
@@ -57,7 +57,7 @@ class NetcdfDownload:
     time_chunk: int  # the deepest time chunking of a table variable: blocks of this many hours read best
 
     def __init__(self, paths: list[Path], parts: list[_Part], tmpdir: Path | None,
-                 ) -> None:
+                 variables: Sequence[Variable] = VARIABLES) -> None:
         self.paths = paths
         self.parts = [p.label for p in parts]
         self._closed = False
@@ -65,12 +65,12 @@ class NetcdfDownload:
         table_parts = [p for p in parts if p.table_names]
         seen: dict[str, None] = {}
         for p in parts:
-            seen.update(dict.fromkeys(n for n in p.ignored if n not in BY_SHORT_NAME))
+            seen.update(dict.fromkeys(p.ignored))
         self.ignored = list(seen)
         if not table_parts:
             found = f"; found {', '.join(self.ignored)}" if self.ignored else ""
             raise StageError(f"{', '.join(self.parts)}: none of the table's variables are in the download "
-                             f"(it needs some of {', '.join(v.short_name for v in VARIABLES)}{found})")
+                             f"(it needs some of {', '.join(v.short_name for v in variables)}{found})")
 
         first = table_parts[0]
         assert first.lat is not None and first.lon is not None
@@ -83,10 +83,11 @@ class NetcdfDownload:
                 raise StageError(f"the parts of this download are on different grids: {_grid(first)} "
                                  f"but {_grid(p)}")
 
+        by_name = {v.short_name: v for v in variables}
         sources: dict[str, list[_Source]] = {}
         for p in table_parts:
             for name in p.table_names:
-                var = BY_SHORT_NAME[name]
+                var = by_name[name]
                 for other in sources.get(var.column, []):
                     assert p.times is not None
                     common = np.intersect1d(other.times, p.times).size
@@ -96,8 +97,8 @@ class NetcdfDownload:
                 sources.setdefault(var.column, []).append(_Source(p, name, var))
         self._sources = sources
         self._table_parts = table_parts
-        self.variables = [v for v in VARIABLES if v.column in sources]
-        self.missing_columns = [c for c in DATA_COLUMNS if c not in sources]
+        self.variables = [v for v in variables if v.column in sources]
+        self.missing_columns = [v.column for v in variables if v.column not in sources]
         self.valid_time = np.unique(np.concatenate([p.times for p in table_parts if p.times is not None]))
         self.expver = sorted({e for p in table_parts for e in p.expver})
         self.time_chunk = max(p.time_chunk for p in table_parts)
@@ -190,13 +191,15 @@ def _grid(p: _Part) -> str:
             f"longitude {p.lon[0]:g}..{p.lon[-1]:g})")
 
 
-def open_download(paths: Sequence[Path], *, tmp_dir: Path | None = None,
+def open_download(paths: Sequence[Path], *, variables: Sequence[Variable] = VARIABLES, tmp_dir: Path | None = None,
                   chunk_cache_bytes: int = DEFAULT_CHUNK_CACHE_BYTES) -> StagedDownload:
     """Open the files of one download (NetCDF, GRIB, or ZIPs of either) for reading in blocks.
 
     ``tmp_dir``: where ZIPs are extracted (a fresh temporary directory inside it, removed on close).
     A grid off the global 0.25 degree lattice opens with ``location_id`` None (its rows get NULL ids).
     GRIB files are read by :mod:`era5etl.stage.grib`; one download is all GRIB or all NetCDF.
+    ``variables``: what is loaded from it (any catalogued ones; the table's six by default); anything
+    else in the files is named in ``ignored``.
     """
     if not paths:
         raise StageError("no files given")
@@ -219,16 +222,18 @@ def open_download(paths: Sequence[Path], *, tmp_dir: Path | None = None,
                 files.append((member, label, member_kind))
         kinds = {kind == "grib" for _, _, kind in files}
         if kinds == {True}:
-            grib = GribDownload([Path(p) for p in paths], [f for f, _, _ in files], [label for _, label, _ in files])
+            grib = GribDownload([Path(p) for p in paths], [f for f, _, _ in files], [label for _, label, _ in files],
+                                variables)
             if tmpdir is not None:  # the files stay open by descriptor; their names can go now
                 shutil.rmtree(tmpdir, ignore_errors=True)
             return grib
         if len(kinds) > 1:
             raise StageError("one download holds both GRIB and NetCDF files: "
                              + ", ".join(f"{label} ({kind})" for _, label, kind in files))
+        by_name = {v.short_name: v for v in variables}
         for member, label, kind in files:
-            parts.append(_open_part(member, label, kind, chunk_cache_bytes))
-        return NetcdfDownload([Path(p) for p in paths], parts, tmpdir)
+            parts.append(_open_part(member, label, kind, chunk_cache_bytes, by_name))
+        return NetcdfDownload([Path(p) for p in paths], parts, tmpdir, variables)
     except BaseException:
         _release([p.ds for p in parts], tmpdir)
         raise

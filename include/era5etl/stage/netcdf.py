@@ -37,6 +37,7 @@ import logging
 import math
 import mmap
 import struct
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -256,7 +257,9 @@ def _release_chunk_caches(nc: Any, names: list[str]) -> None:
         var.set_var_chunk_cache(size=size, nelems=nelems, preemption=preemption)
 
 
-def _open_part(path: Path, label: str, kind: str, chunk_cache_bytes: int) -> _Part:
+def _open_part(path: Path, label: str, kind: str, chunk_cache_bytes: int,
+               by_name: Mapping[str, Variable] = BY_SHORT_NAME) -> _Part:
+    """One NetCDF file opened; ``by_name``: the load's variables by their name in the file."""
     if kind == "nc3":
         _check_nc3_size(path, label)
     try:
@@ -266,7 +269,7 @@ def _open_part(path: Path, label: str, kind: str, chunk_cache_bytes: int) -> _Pa
     try:
         time_chunk = 1
         if kind == "hdf5":
-            names = [n for n in nc.variables if n in BY_SHORT_NAME]
+            names = [n for n in nc.variables if n in by_name]
             time_chunk = _size_chunk_caches(nc, names, label, chunk_cache_bytes)
         # Wrapping our own handle keeps the chunk caches set above and lets ds.close() close it.
         store = xr.backends.NetCDF4DataStore(nc)  # type: ignore[no-untyped-call]  # untyped in xarray
@@ -276,7 +279,7 @@ def _open_part(path: Path, label: str, kind: str, chunk_cache_bytes: int) -> _Pa
         nc.close()
         raise StageError(f"{label}: cannot be read as NetCDF ({type(exc).__name__}: {exc})") from exc
     try:
-        part = _describe(ds, label, time_chunk)
+        part = _describe(ds, label, time_chunk, by_name)
         if kind == "hdf5":
             part.nc = nc
         return part
@@ -285,11 +288,11 @@ def _open_part(path: Path, label: str, kind: str, chunk_cache_bytes: int) -> _Pa
         raise
 
 
-def _describe(ds: xr.Dataset, label: str, time_chunk: int) -> _Part:
+def _describe(ds: xr.Dataset, label: str, time_chunk: int, by_name: Mapping[str, Variable]) -> _Part:
     table_names: list[str] = []
     ignored: list[str] = []
     for name in map(str, ds.data_vars):
-        if name in BY_SHORT_NAME:
+        if name in by_name:
             table_names.append(name)
         elif any(d in ds[name].dims for d in _LAT_NAMES) and any(d in ds[name].dims for d in _LON_NAMES):
             ignored.append(name)  # bounds, scalars and other metadata are not worth naming

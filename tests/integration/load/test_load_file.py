@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 import xarray as xr
 
-from era5etl.core.variables import DATA_COLUMNS
 from era5etl.db import connect
+from era5etl.db.columns import table_columns
 
 from ..helpers import cli, expected_frame
 
@@ -25,7 +25,7 @@ OLD_3H = "oldcds_t2m_tp_d2m_msl_2023-01-01_3hourly_netcdf3.nc"
 def table_frame(url: str, table: str) -> pd.DataFrame:
     with connect(url) as conn:
         # ::float8 widens float4 exactly; the text form would round-trip through a shortest decimal.
-        floats = ", ".join(f"{c}::float8 AS {c}" for c in ("latitude", "longitude", *DATA_COLUMNS))
+        floats = ", ".join(f"{c}::float8 AS {c}" for c in table_columns(conn, table)[2:])
         cur = conn.execute(f"SELECT time, location_id, {floats} FROM {table} ORDER BY time, location_id")
         names = [d.name for d in cur.description or []]
         frame = pd.DataFrame(cur.fetchall(), columns=names)
@@ -42,7 +42,9 @@ def assert_table_holds(url: str, table: str, expected: pd.DataFrame) -> None:
     np.testing.assert_array_equal(got["time"].to_numpy(), expected["time"].to_numpy())
     np.testing.assert_array_equal(got["location_id"].to_numpy(dtype=np.float64),
                                   expected["location_id"].to_numpy(dtype=np.float64))
-    for col in ("latitude", "longitude", *DATA_COLUMNS):
+    # The six and every column a load added (each catalogued variable the files hold).
+    assert set(expected.columns) <= set(got.columns), sorted(set(expected.columns) - set(got.columns))
+    for col in got.columns[2:]:
         have = got[col].to_numpy(dtype=np.float64)
         if col in expected:
             want = expected[col].to_numpy(dtype=np.float32).astype(np.float64)
@@ -107,7 +109,8 @@ def test_instant_and_accum_parts_join_and_name_what_is_missing(db_url: str, tabl
     assert code == 0, err
     assert summary is not None
     assert summary["missing_columns"] == ["total_cloud_cover", "snowfall"]
-    assert sorted(summary["ignored"]) == ["d2m", "sp"]
+    # d2m and sp are catalogued: loaded into columns the table did not have, not ignored.
+    assert (summary["ignored"], summary["added_columns"]) == ([], ["dewpoint_2m", "surface_pressure"])
     expected = pd.merge(expected_frame(samples / NEW_INSTANT), expected_frame(samples / NEW_ACCUM),
                         on=["time", "location_id", "latitude", "longitude"])
     assert summary["rows"] == len(expected) == 12 * 24 * 25
@@ -115,7 +118,7 @@ def test_instant_and_accum_parts_join_and_name_what_is_missing(db_url: str, tabl
     # Without --json the user is told in words.
     code, out, _, _ = cli("load-file", str(samples / NEW_INSTANT), "--table", table)
     assert code == 0
-    assert "total_cloud_cover" in out and "d2m" in out
+    assert "total_cloud_cover" in out and "added column" not in out  # the table has them now
 
 
 def _count(url: str, table: str) -> int:
@@ -139,8 +142,8 @@ def test_bad_files_are_refused_and_the_table_is_untouched(
     text = tmp_path / "notes.nc"
     text.write_text("this is not a NetCDF file\n")
     other_vars = tmp_path / "dewpoint_only.nc"
-    with xr.open_dataset(samples / NEW_INSTANT) as ds:
-        ds[["d2m"]].to_netcdf(other_vars)
+    with xr.open_dataset(samples / NEW_INSTANT) as ds:  # a variable outside the catalogue only
+        ds[["d2m"]].rename({"d2m": "not_era5"}).to_netcdf(other_vars)
 
     for path, words in [(empty, "empty"), (truncated, ""), (text, ""), (other_vars, "none of the table"),
                         (tmp_path / "missing.nc", "no such file")]:

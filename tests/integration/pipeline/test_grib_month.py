@@ -46,7 +46,7 @@ def test_a_grib_month_loads_the_same_rows_as_its_netcdf(db_url: str, cds: Any, t
 
     other = f"{table}_nc"
     try:
-        code, out, err, nc = cli("run-month", MONTH, "--area", AREA, "--table", other, "--data-format", "netcdf",
+        code, out, err, _ = cli("run-month", MONTH, "--area", AREA, "--table", other, "--data-format", "netcdf",
                                  "--json", env=env)
         assert code == 0, out + err
         assert _rows(db_url, other) == from_grib
