@@ -16,6 +16,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
         return airflow_overhead.main(argv[1:])
+    if argv[:1] == ["stage"]:  # the stager alone, both formats, no database
+        from era5bench import stager
+
+        return stager.main(argv[1:])
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     code: int = args.func(args)

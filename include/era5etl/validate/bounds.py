@@ -40,3 +40,11 @@ def bounds_for(columns: Iterable[str]) -> tuple[Bounds, ...]:
 
 
 BOUNDS: tuple[Bounds, ...] = bounds_for(v.column for v in VARIABLES)
+
+
+def table_bounds(columns: Iterable[str]) -> tuple[Bounds, ...]:
+    """The bounds a table's validation checks: the six, then each catalogued column it has (in the
+    table's order); any other column (latitude, an operator's own) is not the catalogue's to bound."""
+    names = list(columns)
+    extra = [c for c in names if c in _BY_COLUMN and c not in {b.column for b in BOUNDS}]
+    return (*BOUNDS, *bounds_for(extra))

@@ -23,7 +23,10 @@ from era5etl import settings
 from era5etl.core.files import write_json
 from era5etl.core.grid import Area, Grid, area_slug, expected_rows
 from era5etl.core.months import Month
+from era5etl.db import connect
+from era5etl.db.columns import table_columns
 from era5etl.track import metrics
+from era5etl.validate.bounds import table_bounds
 from era5etl.validate.profile import profile_month, store_profile
 from era5etl.validate.suite import run_suite
 
@@ -91,12 +94,14 @@ def validate_month(
     """Profile the month in the database, run the suite on the profile, keep result and Data Docs."""
     began = time.perf_counter()
     expected = expected_rows(month, area, grid)
+    with connect(url) as conn:  # the six's bounds, and those of each catalogued column a load added
+        bounds = table_bounds(table_columns(conn, table))
     validation_id = str(uuid.uuid4())
     run_name = run_id or f"validate__{datetime.now(UTC):%Y%m%dT%H%M%S}"
     tags = {"table": table, "month": str(month), "area": str(area)}
     with metrics.progress_reporter(expected, f"validate {table} {month} {area}", progress_every_s,
                                    task="validate", tags=tags) as progress:
-        days, nbytes = profile_month(url, table, month, area, grid, progress=progress)
+        days, nbytes = profile_month(url, table, month, area, grid, progress=progress, bounds=bounds)
     profile_seconds = time.perf_counter() - began
     store_profile(url, validation_id, table, month, area, grid, days)
 
@@ -105,7 +110,8 @@ def validate_month(
     staging = folder / f".docs-{validation_id}"
     t_suite = time.perf_counter()
     try:
-        suite = run_suite(url, validation_id, table, month, area, grid, run_name=run_name, docs_dir=staging)
+        suite = run_suite(url, validation_id, table, month, area, grid, run_name=run_name, docs_dir=staging,
+                          bounds=bounds)
         _replace_dir(staging, folder / "docs")
     finally:
         shutil.rmtree(staging, ignore_errors=True)

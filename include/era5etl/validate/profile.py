@@ -23,7 +23,7 @@ from era5etl.core.grid import Area, Grid
 from era5etl.core.months import Month
 from era5etl.db import connect, table_ident
 from era5etl.track import metrics
-from era5etl.validate.bounds import BOUNDS
+from era5etl.validate.bounds import BOUNDS, Bounds
 from era5etl.validate.lattice import area_predicates
 
 Values = dict[str, tuple[float | None, float | None, int]]  # column -> (finite min, finite max, non-finite)
@@ -37,7 +37,7 @@ class DayProfile:
     null_time: int = 0
     null_location_id: int = 0
     outside_area: int = 0
-    values: Values = field(default_factory=lambda: {b.column: (None, None, 0) for b in BOUNDS})
+    values: Values = field(default_factory=lambda: {b.column: (None, None, 0) for b in BOUNDS})  # per bound checked
     seconds: float = 0.0
 
     def add(self, rows: int, null_location_id: int, outside_area: int, values: Values) -> None:
@@ -68,7 +68,8 @@ def _finite(column: str) -> sql.Composable:
 _DAY = sql.SQL("(time AT TIME ZONE 'UTC')::date")
 
 
-def window_queries(table: str, area: Area, grid: Grid, t0: datetime, t1: datetime) -> tuple[sql.Composed, sql.Composed]:
+def window_queries(table: str, area: Area, grid: Grid, t0: datetime, t1: datetime,
+                   bounds: tuple[Bounds, ...] = BOUNDS) -> tuple[sql.Composed, sql.Composed]:
     """The two aggregate queries over the area's rows in [t0, t1), one result row per UTC day."""
     belongs, on_lattice = area_predicates(area, grid)
     one_day = t0.astimezone(UTC).date() == (t1 - timedelta(microseconds=1)).astimezone(UTC).date()
@@ -81,7 +82,7 @@ def window_queries(table: str, area: Area, grid: Grid, t0: datetime, t1: datetim
     per_column = sql.SQL(", ").join(
         sql.SQL("min({c}) FILTER (WHERE {ok}), max({c}) FILTER (WHERE {ok}),"
                 " count(*) FILTER (WHERE NOT {ok})").format(c=sql.Identifier(b.column), ok=_finite(b.column))
-        for b in BOUNDS
+        for b in bounds
     )
     # Plain aggregates: the planner runs them with parallel workers over the chunk.
     aggregates = sql.SQL(
@@ -135,11 +136,11 @@ def month_windows(conn: psycopg.Connection[tuple[Any, ...]], table: str, month: 
 
 def profile_month(
     url: str, table: str, month: Month, area: Area, grid: Grid, *,
-    progress: metrics.Progress | None = None,
+    progress: metrics.Progress | None = None, bounds: tuple[Bounds, ...] = BOUNDS,
 ) -> tuple[list[DayProfile], int]:
     """The month's per-day profile, chunk by chunk in one snapshot, and the heap bytes read."""
     starts = {d.date(): d for d in month.day_starts()}
-    days = {d: DayProfile(d) for d in starts}
+    days = {d: DayProfile(d, values={b.column: (None, None, 0) for b in bounds}) for d in starts}
     with connect(url) as conn:
         conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
         conn.read_only = True
@@ -153,11 +154,11 @@ def profile_month(
             null_time = int(null_time_row[0]) if null_time_row else 0
             for w in windows:
                 began = time.perf_counter()
-                aggregates, duplicates = window_queries(table, area, grid, w.start, w.end)
+                aggregates, duplicates = window_queries(table, area, grid, w.start, w.end, bounds)
                 rows = 0
                 for agg in conn.execute(aggregates).fetchall():
                     values: Values = {b.column: (agg[4 + 3 * i], agg[5 + 3 * i], int(agg[6 + 3 * i]))
-                                      for i, b in enumerate(BOUNDS)}
+                                      for i, b in enumerate(bounds)}
                     days[agg[0]].add(int(agg[1]), int(agg[2]), int(agg[3]), values)
                     rows += int(agg[1])
                 for day, dups in conn.execute(duplicates).fetchall():
@@ -178,6 +179,14 @@ def store_profile(url: str, validation_id: str, table: str, month: Month, area: 
     if not days:
         return
     columns = list(days[0].columns())
+    extra = [c for c in days[0].values if c not in {b.column for b in BOUNDS}]
+    if extra:
+        # A table with catalogued columns beyond the six: the profile table gets their three figures
+        # (nullable: the six's NOT NULL counts stay as they were for every earlier row).
+        with connect(url, autocommit=True) as conn:
+            conn.execute(sql.SQL("ALTER TABLE era5_validation_days {}").format(sql.SQL(", ").join(
+                sql.SQL("ADD COLUMN IF NOT EXISTS {} {}").format(sql.Identifier(f"{c}_{part}"), sql.SQL(kind))
+                for c in extra for part, kind in (("min", "float4"), ("max", "float4"), ("nonfinite", "bigint")))))
     stmt = sql.SQL(
         "INSERT INTO era5_validation_days (validation_id, table_name, month, area, grid, {cols})"
         " VALUES (%s, %s, %s, %s, %s, {vals})"

@@ -19,7 +19,7 @@ from psycopg import sql
 from era5etl.core.grid import Area, Grid, area_slug, expected_rows
 from era5etl.core.months import Month
 from era5etl.db import connect
-from era5etl.validate.bounds import BOUNDS
+from era5etl.validate.bounds import BOUNDS, Bounds
 
 # Before GX is imported: no analytics calls to the outside, no progress bars in task logs.
 os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")
@@ -36,7 +36,7 @@ class Check:
     expectation: Any
 
 
-def build_checks(month: Month, area: Area, grid: Grid) -> list[Check]:
+def build_checks(month: Month, area: Area, grid: Grid, bounds: tuple[Bounds, ...] = BOUNDS) -> list[Check]:
     from great_expectations.expectations import (  # type: ignore[attr-defined]
         ExpectColumnSumToBeBetween,
         ExpectColumnValuesToBeBetween,
@@ -63,7 +63,7 @@ def build_checks(month: Month, area: Area, grid: Grid) -> list[Check]:
              f"Every location_id is a grid point of the area {area} on grid {grid} and the id of the row's own "
              "latitude/longitude."),
     ]
-    for b in BOUNDS:
+    for b in bounds:
         name = f"{b.column}_bounds"
         span = f"between {b.low:g} and {b.high:g}" if b.high is not None else f"at least {b.low:g}"
         for part in ("min", "max"):
@@ -109,13 +109,13 @@ def failures_of(checks: list[Check], results: list[Any]) -> tuple[list[str], lis
     return names, ordered
 
 
-def _profile_query(url: str, validation_id: str) -> str:
+def _profile_query(url: str, validation_id: str, bounds: tuple[Bounds, ...] = BOUNDS) -> str:
     stmt = sql.SQL(
         "SELECT day, rows, duplicates, null_time, null_location_id, outside_area, {values}"
         " FROM era5_validation_days WHERE validation_id = {vid} ORDER BY day"
     ).format(
         values=sql.SQL(", ").join(
-            sql.Identifier(f"{b.column}_{part}") for b in BOUNDS for part in ("min", "max", "nonfinite")),
+            sql.Identifier(f"{b.column}_{part}") for b in bounds for part in ("min", "max", "nonfinite")),
         vid=sql.Literal(validation_id),
     )
     with connect(url) as conn:
@@ -132,7 +132,7 @@ class SuiteRun:
 
 
 def run_suite(url: str, validation_id: str, table: str, month: Month, area: Area, grid: Grid, *,
-              run_name: str, docs_dir: Path) -> SuiteRun:
+              run_name: str, docs_dir: Path, bounds: tuple[Bounds, ...] = BOUNDS) -> SuiteRun:
     """Validate the stored profile with GX; Data Docs are built into ``docs_dir`` (a fresh folder)."""
     import great_expectations as gx
     from great_expectations.checkpoint.actions import UpdateDataDocsAction
@@ -151,10 +151,11 @@ def run_suite(url: str, validation_id: str, table: str, month: Month, area: Area
     source = context.data_sources.add_postgres(
         "era5", connection_string=url.replace("postgresql://", "postgresql+psycopg://", 1))
     try:
-        asset = source.add_query_asset(f"{table}_{month}_{area_slug(area)}", query=_profile_query(url, validation_id))
+        asset = source.add_query_asset(f"{table}_{month}_{area_slug(area)}",
+                                       query=_profile_query(url, validation_id, bounds))
         batch = asset.add_batch_definition_whole_table("days")
         suite = context.suites.add(gx.ExpectationSuite(name="era5_month"))
-        checks = build_checks(month, area, grid)
+        checks = build_checks(month, area, grid, bounds)
         for check in checks:
             suite.add_expectation(check.expectation)
         definition = context.validation_definitions.add(
