@@ -4,10 +4,10 @@
 table's six first. :data:`VARIABLES`, :data:`DATA_COLUMNS` and :data:`DEFAULT_VARIABLES` are the
 table's six columns, in its column order.
 
-``BY_CDS_NAME`` and ``BY_PARAM_ID`` cover the whole catalogue. ``BY_SHORT_NAME`` stays the table's
-six (also named ``TABLE_BY_SHORT_NAME``): the stager takes every NetCDF variable it finds in it for a
-table column, so a wider map would turn e.g. ``d2m`` from an ignored variable into a table one. The
-whole catalogue by NetCDF name is ``CATALOGUE_BY_SHORT_NAME``.
+``BY_CDS_NAME`` and ``BY_PARAM_ID`` cover the whole catalogue. ``BY_SHORT_NAME`` is the table's six
+(also named ``TABLE_BY_SHORT_NAME``): what the NetCDF stager loads when a caller names no variables;
+a load names its own (:func:`load_variables`: the six and any other asked for). The whole catalogue
+by NetCDF name is ``CATALOGUE_BY_SHORT_NAME``.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ BY_CDS_NAME: dict[str, Variable] = {v.cds_name: v for v in CATALOGUE}
 CATALOGUE_BY_SHORT_NAME: dict[str, Variable] = {v.short_name: v for v in CATALOGUE}
 BY_PARAM_ID: dict[int, Variable] = {v.param_id: v for v in CATALOGUE}
 TABLE_BY_SHORT_NAME: dict[str, Variable] = {v.short_name: v for v in VARIABLES}
-BY_SHORT_NAME = TABLE_BY_SHORT_NAME  # what the stager reads: the table's variables by NetCDF name
+BY_SHORT_NAME = TABLE_BY_SHORT_NAME  # the stager's default: the table's six by NetCDF name
 DATA_COLUMNS: tuple[str, ...] = tuple(v.column for v in VARIABLES)
 DEFAULT_VARIABLES: tuple[str, ...] = tuple(v.cds_name for v in VARIABLES)
 LIST_COMMAND = "python -m era5etl variables"

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
+from typing import Any
 
+import psycopg
 from psycopg import sql
 
 from era5etl.core.variables import Variable
@@ -15,9 +17,9 @@ from era5etl.db import connect, table_ident
 log = logging.getLogger(__name__)
 
 
-def table_columns(conn: object, table: str) -> list[str]:
+def table_columns(conn: psycopg.Connection[tuple[Any, ...]], table: str) -> list[str]:
     """The table's columns in their order (empty if it does not exist)."""
-    rows = conn.execute(  # type: ignore[attr-defined]
+    rows = conn.execute(
         "SELECT attname FROM pg_attribute WHERE attrelid = to_regclass(%s) AND attnum > 0 AND NOT attisdropped"
         " ORDER BY attnum", (table_ident(table).as_string(conn),)).fetchall()
     return [str(r[0]) for r in rows]

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, Self
 
 import numpy as np
 import numpy.typing as npt
@@ -69,3 +69,44 @@ class StagedDownload(Protocol):
     def close(self) -> None: ...
     def __enter__(self) -> StagedDownload: ...
     def __exit__(self, *exc: object) -> None: ...
+
+
+class BlockReader:
+    """What both stagers share: ``blocks`` checks its arguments at the call, finds the window's time
+    steps and hands them to the format's ``_blocks``; ``close`` ends reading; a context manager."""
+
+    valid_time: DT64
+    _closed: bool = False
+
+    def blocks(self, start: datetime | None = None, end: datetime | None = None, hours: int = 1
+               ) -> Iterator[Block]:
+        """Blocks of ``hours`` consecutive time steps (of the download, not of the clock) in [start, end).
+
+        Naive datetimes are taken as UTC. Only what each block holds is read from disk.
+        """
+        from era5etl.stage.points import time_span
+
+        if hours < 1:
+            raise ValueError(f"hours must be at least 1, not {hours}")
+        if self._closed:
+            raise ValueError("the staged download is closed")
+        i0, i1 = time_span(self.valid_time, start, end)
+        # Not a generator itself, so bad arguments fail at the call rather than at the first next().
+        return self._blocks(i0, i1, hours)
+
+    def _blocks(self, i0: int, i1: int, hours: int) -> Iterator[Block]:
+        raise NotImplementedError
+
+    def _release(self) -> None:
+        """Give back what the files hold open (called once, by ``close``)."""
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._release()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -19,9 +19,7 @@ import shutil
 import tempfile
 import weakref
 from collections.abc import Iterator, Sequence
-from datetime import datetime
 from pathlib import Path
-from types import TracebackType
 
 import numpy as np
 import numpy.typing as npt
@@ -30,17 +28,17 @@ import xarray as xr
 from era5etl.core.grid import normalize_longitude
 from era5etl.core.variables import VARIABLES, Variable
 from era5etl.stage.archive import _extract_zip, _sniff
-from era5etl.stage.block import DT64, F32, Block, StagedDownload, StageError
+from era5etl.stage.block import DT64, F32, Block, BlockReader, StagedDownload, StageError
 from era5etl.stage.grib import GribDownload
 from era5etl.stage.netcdf import DEFAULT_CHUNK_CACHE_BYTES, _open_part, _Part, _release_chunk_caches, _Source
-from era5etl.stage.points import grid_points, time_span
+from era5etl.stage.points import grid_points
 
 log = logging.getLogger(__name__)
 
 _GRID_TOLERANCE = 1e-6  # degrees; old files store float32 coordinates, new ones float64
 
 
-class NetcdfDownload:
+class NetcdfDownload(BlockReader):
     """The NetCDF parts of one download, open for reading in blocks. Build it with ``open_download``."""
 
     paths: list[Path]
@@ -60,7 +58,6 @@ class NetcdfDownload:
                  variables: Sequence[Variable] = VARIABLES) -> None:
         self.paths = paths
         self.parts = [p.label for p in parts]
-        self._closed = False
 
         table_parts = [p for p in parts if p.table_names]
         seen: dict[str, None] = {}
@@ -114,20 +111,6 @@ class NetcdfDownload:
     def rows(self) -> int:
         return len(self.valid_time) * self.points
 
-    def blocks(self, start: datetime | None = None, end: datetime | None = None, hours: int = 1
-               ) -> Iterator[Block]:
-        """Blocks of ``hours`` consecutive time steps (of the download, not of the clock) in [start, end).
-
-        Naive datetimes are taken as UTC. Only the slices of each block are read from disk.
-        """
-        if hours < 1:
-            raise ValueError(f"hours must be at least 1, not {hours}")
-        if self._closed:
-            raise ValueError("the staged download is closed")
-        i0, i1 = time_span(self.valid_time, start, end)
-        # Not a generator itself, so bad arguments fail at the call rather than at the first next().
-        return self._blocks(i0, i1, hours)
-
     def _blocks(self, i0: int, i1: int, hours: int) -> Iterator[Block]:
         for a in range(i0, i1, hours):
             times = self.valid_time[a:min(a + hours, i1)].copy()
@@ -158,16 +141,8 @@ class NetcdfDownload:
                 out[np.searchsorted(times, s.times[j0:j1])] = s.read(j0, j1)
         return out
 
-    def close(self) -> None:
-        self._closed = True
+    def _release(self) -> None:
         self._finalizer()
-
-    def __enter__(self) -> NetcdfDownload:
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         span = f"{self.valid_time[0]}..{self.valid_time[-1]}" if len(self.valid_time) else "no time steps"

@@ -34,9 +34,7 @@ import logging
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
-from types import TracebackType
 
 import eccodes
 import numpy as np
@@ -44,8 +42,8 @@ import numpy.typing as npt
 
 from era5etl.core.expver import FINAL, PRELIMINARY
 from era5etl.core.variables import BY_PARAM_ID, VARIABLES, Variable
-from era5etl.stage.block import DT64, F32, Block, StageError
-from era5etl.stage.points import Points, grid_points, time_span
+from era5etl.stage.block import DT64, F32, Block, BlockReader, StageError
+from era5etl.stage.points import Points, grid_points
 
 log = logging.getLogger(__name__)
 
@@ -79,8 +77,8 @@ class _Index:
 def _param(h: int) -> int:
     if eccodes.codes_get_long(h, "edition") == 1 and eccodes.codes_get_long(h, "centre") == ECMWF:
         table, number = eccodes.codes_get_long(h, "table2Version"), eccodes.codes_get_long(h, "indicatorOfParameter")
-        return number if table == 128 else table * 1000 + number
-    return eccodes.codes_get_long(h, "paramId")
+        return int(number if table == 128 else table * 1000 + number)
+    return int(eccodes.codes_get_long(h, "paramId"))
 
 
 def _valid(date: int, hhmm: int, step_h: int) -> int:
@@ -100,7 +98,10 @@ def _describe_grid(h: int, label: str) -> _Grid:
         return _Grid(text, None, "points not in rows scanned west to east")
     lats = eccodes.codes_get_array(h, "latitudes")
     lons = eccodes.codes_get_array(h, "longitudes")
-    return _Grid(text, grid_points(lats[::ni], lons[:ni], f"{label} ({text})"), "")
+    try:
+        return _Grid(text, grid_points(lats[::ni], lons[:ni], f"{label} ({text})"), "")
+    except StageError as exc:  # refused only if the table's variables are on it, not for an ignored stream
+        return _Grid(text, None, str(exc))
 
 
 def _check_gap(f: object, label: str, start: int, stop: int) -> None:
@@ -160,15 +161,15 @@ def _index(paths: Sequence[Path], labels: Sequence[str]) -> _Index:
     return ix
 
 
-class GribDownload:
-    """The GRIB files of one download, indexed and open for reading in blocks (``open_grib``)."""
+class GribDownload(BlockReader):
+    """The GRIB files of one download, indexed and open for reading in blocks (``open_download``
+    builds it for GRIB files)."""
 
     def __init__(self, paths: list[Path], files: Sequence[Path], labels: Sequence[str],
                  variables: Sequence[Variable] = VARIABLES) -> None:
         self.paths = paths
         self.parts = list(labels)
         self.time_chunk = 1  # one message per variable and hour
-        self._closed = False
         ix = _index(files, labels)
         self.messages = len(ix.param)
         table = {v.param_id: v for v in variables}
@@ -188,7 +189,11 @@ class GribDownload:
             raise StageError(f"{', '.join(self.parts)}: {grid.label}: {grid.refusal}")
         self._points = grid.points
         self._fds = [os.open(p, os.O_RDONLY) for p in files]
-        self._pick(ix, params, mine, table)
+        try:
+            self._pick(ix, params, mine, table)
+        except BaseException:
+            self._release()
+            raise
 
     def _pick(self, ix: _Index, params: npt.NDArray[np.int64], mine: npt.NDArray[np.bool_],
               table: dict[int, Variable]) -> None:
@@ -256,7 +261,7 @@ class GribDownload:
         data = os.pread(self._fds[file], length, offset)
         h = eccodes.codes_new_from_message(data)
         try:
-            values = eccodes.codes_get_values(h)
+            values: npt.NDArray[np.float64] = eccodes.codes_get_values(h)
             if eccodes.codes_get_long(h, "bitmapPresent"):
                 values[values == eccodes.codes_get_double(h, "missingValue")] = np.nan
         except eccodes.GribInternalError as exc:
@@ -268,16 +273,6 @@ class GribDownload:
             raise StageError(f"{self.parts[file]}: the message at offset {offset:,} holds {values.size} "
                              f"values, the grid {self.points}")
         return values
-
-    def blocks(self, start: datetime | None = None, end: datetime | None = None, hours: int = 1
-               ) -> Iterator[Block]:
-        """Blocks of ``hours`` consecutive valid times in [start, end); only their messages are read."""
-        if hours < 1:
-            raise ValueError(f"hours must be at least 1, not {hours}")
-        if self._closed:
-            raise ValueError("the staged download is closed")
-        i0, i1 = time_span(self.valid_time, start, end)
-        return self._blocks(i0, i1, hours)
 
     def _blocks(self, i0: int, i1: int, hours: int) -> Iterator[Block]:
         for a in range(i0, i1, hours):
@@ -295,18 +290,9 @@ class GribDownload:
                 values[column] = out
             yield Block(self.valid_time[a:b].copy(), self.location_id, self.latitude, self.longitude, values)
 
-    def close(self) -> None:
-        if not self._closed:
-            self._closed = True
-            for fd in self._fds:
-                os.close(fd)
-
-    def __enter__(self) -> GribDownload:
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.close()
+    def _release(self) -> None:
+        for fd in self._fds:
+            os.close(fd)
 
     def __repr__(self) -> str:
         return (f"<GribDownload {', '.join(p.name for p in self.paths)}: {self.messages} messages, "

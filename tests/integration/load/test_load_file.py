@@ -145,8 +145,15 @@ def test_bad_files_are_refused_and_the_table_is_untouched(
     with xr.open_dataset(samples / NEW_INSTANT) as ds:  # a variable outside the catalogue only
         ds[["d2m"]].rename({"d2m": "not_era5"}).to_netcdf(other_vars)
 
+    grib = (samples / "grib1_tp_5x9_2023-01_to_2023-11_hourly_expver0001_0005.grib").read_bytes()
+    grib_cut = tmp_path / "cut.grib"
+    grib_cut.write_bytes(grib[:len(grib) // 2 + 7])
+    grib_junk = tmp_path / "junk.grib"
+    grib_junk.write_bytes(grib + b'{"error": "quota exceeded"}')
+
     for path, words in [(empty, "empty"), (truncated, ""), (text, ""), (other_vars, "none of the table"),
-                        (tmp_path / "missing.nc", "no such file")]:
+                        (tmp_path / "missing.nc", "no such file"), (grib_cut, "cut short"),
+                        (grib_junk, "not a grib message")]:
         code, out, err, _ = cli("load-file", str(path), "--table", table)
         assert code == 2, (path, out, err)
         assert err.startswith("error:") and "Traceback" not in err, err
