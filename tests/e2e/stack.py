@@ -44,6 +44,7 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 import pytest
 
@@ -330,6 +331,16 @@ class AirflowStack:
 
     def backfills(self) -> list[dict[str, Any]]:
         return list(self.api("GET", f"backfills?dag_id={DAG_ID}&limit=100")["backfills"])
+
+    def wait_run_success(self, run_id: str, what: str, timeout: float = 300.0) -> None:
+        """Wait until the run ``run_id`` succeeds; fail at once, with its task instances, if it fails."""
+        def done() -> bool:
+            state = self.api("GET", f"dags/{DAG_ID}/dagRuns/{quote(run_id)}")["state"]
+            if state == "failed":
+                raise self.fail(f"{run_id} failed: {self.task_instances(run_id)}")
+            return bool(state == "success")
+
+        self.wait_for(what, done, timeout=timeout)
 
     def wait_runs(self, months: list[str], states: set[str], timeout: float = 300.0) -> dict[str, dict[str, Any]]:
         """Wait until each month has a run in one of ``states``; fail at once if one ends in another."""

@@ -70,13 +70,7 @@ def test_trigger_backfill_and_clear_over_rest(airflow_stack: AirflowStack) -> No
         "reset_dag_runs": True})
     assert "fetch" in {ti["task_id"] for ti in cleared["task_instances"]}, cleared
 
-    def done() -> bool:
-        state = stack.api("GET", f"dags/{DAG_ID}/dagRuns/{quote(run_id)}")["state"]
-        if state == "failed":
-            raise stack.fail(f"{run_id} failed again: {stack.task_instances(run_id)}")
-        return bool(state == "success")
-
-    stack.wait_for(f"{run_id} rerun", done, timeout=300)
+    stack.wait_run_success(run_id, f"{run_id} rerun", timeout=300)
     stack.assert_month_exact(TRIGGERED)
     stack.wait_backfill_complete(int(backfill["id"]))
     stack.pause()

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import quote
 
 import pytest
 
@@ -38,13 +37,7 @@ def test_a_ten_variable_grib_month_runs_end_to_end(airflow_stack: AirflowStack) 
         stack.api("POST", f"dags/{DAG_ID}/dagRuns", {"logical_date": None, "dag_run_id": run_id, "conf": {
             "month": MONTH, "variables": TEN, "data_format": "grib", "table": table}})
 
-        def done() -> bool:
-            state = stack.api("GET", f"dags/{DAG_ID}/dagRuns/{quote(run_id)}")["state"]
-            if state == "failed":
-                raise stack.fail(f"{run_id} failed: {stack.task_instances(run_id)}")
-            return bool(state == "success")
-
-        stack.wait_for(f"{run_id} loaded", done, timeout=400)
+        stack.wait_run_success(run_id, f"{run_id} loaded", timeout=400)
         want = stack.expected(MONTH)
         with connect(stack.db_url) as conn:
             assert table_columns(conn, table)[4:] == columns  # the six, then the four added

@@ -40,9 +40,9 @@ def cmd_load_file(args: argparse.Namespace) -> int:
     table = args.table or settings.load().table
     # Every catalogued variable the files hold is loaded; a column the table lacks is added.
     with open_download(paths, variables=CATALOGUE) as staged:
-        staged.missing_columns = [c for c in staged.missing_columns if c in DATA_COLUMNS]
-        if staged.missing_columns and not args.json:
-            print(f"columns left NULL (not in the files): {', '.join(staged.missing_columns)}")
+        missing = [c for c in staged.missing_columns if c in DATA_COLUMNS]  # of the six: left NULL
+        if missing and not args.json:
+            print(f"columns left NULL (not in the files): {', '.join(missing)}")
         if staged.ignored and not args.json:
             print(f"variables ignored (not in the table): {', '.join(staged.ignored)}")
         for note in [] if args.json else staged.notes:
@@ -76,7 +76,7 @@ def cmd_load_file(args: argparse.Namespace) -> int:
             "rows_per_s": round(result.rows_per_s),
             "table": table,
             "variables": [v.cds_name for v in staged.variables],
-            "missing_columns": staged.missing_columns,
+            "missing_columns": missing,
             "ignored": staged.ignored,
             "added_columns": added,
             "notes": staged.notes,
