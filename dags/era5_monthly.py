@@ -1,8 +1,8 @@
 """# ERA5 monthly
 
 ERA5 hourly single levels from the Copernicus CDS into a TimescaleDB hypertable, **one calendar
-month per run**: wait for publication, fetch, stage, load, validate, rollup (the daily and
-monthly aggregates), compress, report.
+month per run**: wait for publication, fetch, stage, load (the hourly rows with their daily and
+monthly rollups), validate (then the month is compressed and its figures logged).
 
 - **Runs are named by the month they load**: `backfill__2022-01-01T00:00:00+00:00` is January 2022
   (its data interval is the whole month; `wait_for_era5` holds it until the month is published).
@@ -59,7 +59,4 @@ with DAG(
     stage = task(task_id="stage", doc_md=steps.stage.__doc__)(steps.stage)()
     load = task(task_id="load", pool=DB_POOL, doc_md=steps.load.__doc__)(steps.load)()
     validate = task(task_id="validate", pool=DB_POOL, doc_md=steps.validate.__doc__)(steps.validate)()
-    rollup = task(task_id="rollup", pool=DB_POOL, doc_md=steps.rollup.__doc__)(steps.rollup)()
-    compress = task(task_id="compress", pool=DB_POOL, doc_md=steps.compress.__doc__)(steps.compress)()
-    report = task(task_id="report", doc_md=steps.report.__doc__)(steps.report)()
-    wait >> fetch >> stage >> load >> validate >> rollup >> compress >> report
+    wait >> fetch >> stage >> load >> validate

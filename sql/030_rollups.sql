@@ -1,23 +1,17 @@
--- A weather table's daily and monthly rollups as TimescaleDB continuous aggregates (Community
--- licence); applied by db.ensure_schema when the rollups do not exist yet. The daily one aggregates
--- the hypertable (sql/rollup_select.sql); the monthly one aggregates the daily one (hierarchical,
--- sql/rollup_monthly.sql): 31 rows a point instead of 744, which at global scale is the difference
--- between seconds and a quarter of an hour a month. The hierarchy stops a plain
--- `DROP TABLE <table> CASCADE` (the daily view cannot go while the monthly one's internal views
--- depend on it): db.drop_table drops the monthly, the daily, then the table.
--- WITH NO DATA and no refresh policy: the pipeline's rollup step refreshes exactly the month it has
--- validated (read.rollups.refresh), so the rollups never run ahead of what was proven.
--- materialized_only: a read sees what was refreshed, as on the Apache licence's plain tables.
--- Chunks a year (daily) and ten years (monthly): a point's series over decades plans a chunk per
--- year, not one per ten days (TimescaleDB's default, ten times the hypertable's 1-day interval).
-CREATE MATERIALIZED VIEW {daily}
-    WITH (timescaledb.continuous, timescaledb.materialized_only = true, timescaledb.chunk_interval = '365 days')
-    AS {daily_select}
-    WITH NO DATA;
-CREATE MATERIALIZED VIEW {monthly}
-    WITH (timescaledb.continuous, timescaledb.materialized_only = true, timescaledb.chunk_interval = '3650 days')
-    AS {monthly_select}
-    WITH NO DATA;
--- TimescaleDB indexes (location_id, bucket) and (bucket) itself. The loaded area's west and east
--- edges are read from the monthly rollup (read.points): an index makes them two index lookups.
-CREATE INDEX ON {monthly} (longitude);
+-- A weather table's daily and monthly rollups: hypertables the loader writes (era5etl.load.rollup)
+-- in the same transaction as the hourly rows they aggregate, so a reload replaces both and nothing
+-- is ever refreshed. Applied by era5etl.db.rollups.ensure_rollups when they do not exist; their
+-- value columns (<column>_<aggregate>, era5etl.core.rollups) are added by code, one per aggregate of
+-- each data column the table has, like the table's own columns.
+-- Both are hypertables on bucket; in the columnstore (Community licence) with the hourly table's
+-- layout: no segmentby, ordered by (bucket, location_id), the order the loader sends. The daily
+-- rollup's chunks mirror the hourly table's (made with them, merged with them); the monthly one has
+-- chunks of ten years (a point's series over decades plans a few chunks).
+CREATE TABLE {daily} (
+    bucket      timestamptz NOT NULL,
+    location_id int         NOT NULL,
+    latitude    real,
+    longitude   real,
+    hours       int         NOT NULL
+);
+CREATE TABLE {monthly} (LIKE {daily});

@@ -97,55 +97,31 @@ def load(**context: Any) -> dict[str, Any]:
 
 
 def validate(**context: Any) -> dict[str, Any]:
-    """**validate**: Great Expectations over the per-day profile the database computes: row counts,
-    one row per place and hour, values inside physical bounds. A failed verdict is the data's and
-    fails the task at once; a lost worker or database is retried like any other step."""
+    """**validate**: Great Expectations over the per-day profile the database computes (row counts,
+    one row per place and hour, values inside physical bounds) and the rollups the load wrote checked
+    against the hourly rows; then the month finished in the columnstore (compressed, its daily chunks
+    merged: the `compress` figures) and the month's figures logged (rows, bytes, seconds and rows/s
+    of every step, also on Browse -> ERA5 months). A failed verdict is the data's and fails the task
+    at once; a lost worker or database is retried like any other step."""
     from airflow.sdk.exceptions import AirflowFailException
 
-    from era5etl.pipeline.steps import ValidationFailed, validate_step
-
-    stats.install()
-    j = job(context)
-    try:
-        v = validate_step(database_url(), j)
-    except ValidationFailed as exc:
-        raise AirflowFailException(str(exc)) from None
-    return {"month": str(j.month), "success": v.success, "rows": v.observed_rows,
-            "expected_rows": v.expected_rows}
-
-
-def rollup(**context: Any) -> dict[str, Any]:
-    """**rollup**: refresh the validated month's daily and monthly rollups (`<table>_daily`,
-    `<table>_monthly`: what daily and monthly series read) and check them against its hourly rows;
-    a mismatch fails the month naming what differs. A reload runs it again, so the rollups follow."""
-    from era5etl.pipeline.steps import rollup_step
-
-    stats.install()
-    j = job(context)
-    return {"month": str(j.month), **rollup_step(database_url(), j)}
-
-
-def compress(**context: Any) -> dict[str, Any]:
-    """**compress**: finish the validated month in the columnstore (what is left compressed, its daily
-    chunks merged); with the Apache licence or ERA5_COMPRESSION=off it says so and succeeds."""
-    from era5etl.pipeline.steps import compress_step
-
-    stats.install()
-    j = job(context)
-    return {"month": str(j.month), **compress_step(database_url(), j).as_dict()}
-
-
-def report(**context: Any) -> dict[str, Any]:
-    """**report**: the month's figures from the metrics table in one log: rows, bytes, seconds and
-    rows/s of every task, the place to read a run's throughput (also on Browse -> ERA5 months)."""
+    from era5etl.pipeline.steps import RollupMismatch, ValidationFailed, compress_step, validate_step
     from era5etl.track.metrics import run_figures
 
+    stats.install()
     j = job(context)
-    figures = run_figures(database_url(), j.run_id, j.month, j.table)
+    url = database_url()
+    try:
+        v = validate_step(url, j)
+    except (ValidationFailed, RollupMismatch) as exc:
+        raise AirflowFailException(str(exc)) from None
+    packed = compress_step(url, j)
+    figures = run_figures(url, j.run_id, j.month, j.table)
     for f in figures:
         log.info("%s %-9s %12s rows %14s bytes %9.2f s %s rows/s", j.month, f["task"], f"{f['rows']:,}",
                  f"{f['bytes']:,}", f["seconds"], f["rows_per_s"])
-    return {"month": str(j.month), "tasks": figures}
+    return {"month": str(j.month), "success": v.success, "rows": v.observed_rows,
+            "expected_rows": v.expected_rows, "compression": packed.as_dict(), "tasks": figures}
 
 
 def finalize_runs(**context: Any) -> list[dict[str, Any]]:

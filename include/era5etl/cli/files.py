@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import time
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,7 @@ from era5etl.cli.common import emit
 from era5etl.cli.progress import month_display
 from era5etl.core.errors import InputError
 from era5etl.core.months import Month
-from era5etl.db import database_url, ensure_schema
+from era5etl.db import database_url, ensure_schema, rollup_tables
 
 
 def add_parsers(sub: Any) -> None:
@@ -28,8 +29,7 @@ def cmd_load_file(args: argparse.Namespace) -> int:
     from era5etl.core.variables import CATALOGUE, DATA_COLUMNS, load_variables
     from era5etl.db.columns import ensure_columns
     from era5etl.load import columnstore, load
-    from era5etl.load.columnstore import finish_months, span_bytes
-    from era5etl.read import rollups
+    from era5etl.load.columnstore import finish, span_bytes
     from era5etl.stage import open_download
 
     paths = [Path(p) for p in args.paths]
@@ -58,16 +58,19 @@ def cmd_load_file(args: argparse.Namespace) -> int:
             result = load(url, table, staged, on_chunk=shown.on_chunk)
             shown.on_step("load", "done")
         months = [Month.parse(str(m)) for m in np.unique(staged.valid_time.astype("datetime64[M]"))]
-        # Each month the files touch ends as the pipeline's months do: compressed, one chunk.
-        packed = finish_months(url, table, [(m.start, m.end) for m in months], columnstore.mode_from_env(),
-                               measure=False)
-        # The daily and monthly rollups of the months touched, as the pipeline's rollup step does (a
-        # file has no area or grid of its own to check them against; run-month checks them).
-        rolled = None
-        if months and settings.load().rollups:
-            rolled = rollups.refresh(url, table, months[0].start, months[-1].end)
+        # The span the files touch ends as the pipeline's months do: compressed, a month one chunk at
+        # most; once for the whole span, whatever its number of months. The rollups were written by
+        # the load itself, with the rows.
+        t_finish = time.perf_counter()
+        packed = [finish(url, table, months[0].start, months[-1].end, columnstore.mode_from_env(),
+                         measure=False)] if months else []
+        finish_seconds = time.perf_counter() - t_finish
         # Months can share a chunk (a year's): the file's bytes are its chunks', each counted once.
         stored = span_bytes(url, table, months[0].start, months[-1].end) if months else 0
+        rollup_bytes = 0
+        if months and settings.load().rollups:
+            names = rollup_tables(table)
+            rollup_bytes = sum(span_bytes(url, names[step], months[0].start, months[-1].end) for step in names)
         download_bytes = sum(path.stat().st_size for path in paths)
         summary = {
             "rows": result.rows,
@@ -85,7 +88,9 @@ def cmd_load_file(args: argparse.Namespace) -> int:
             "columnstore": packed[0].state if packed else "off",
             "bytes": stored,
             "download_bytes": download_bytes,
-            "rollups": rolled.as_dict() if rolled else None,
+            "finish_seconds": round(finish_seconds, 3),
+            "rollups": {"daily_rows": result.daily_rows, "monthly_rows": result.monthly_rows,
+                        "seconds": result.rollup_seconds, "bytes": rollup_bytes} if result.rollup_seconds else None,
         }
     if not args.json:
         print(f"loaded {result.rows:,} rows into {table} in {result.seconds:.2f} s "
@@ -95,8 +100,11 @@ def cmd_load_file(args: argparse.Namespace) -> int:
                   f"{stored / download_bytes:.2f}x the files")
         elif packed:
             print(f"columnstore: {packed[0].state} ({packed[0].reason})")
-        if rolled:
-            print(f"rollups: {rolled.rows.get('day', 0):,} daily and {rolled.rows.get('month', 0):,} monthly rows "
-                  f"refreshed in {sum(rolled.seconds.values()):.2f} s")
+        if result.rollup_seconds:
+            print(f"rollups: {result.daily_rows:,} daily and {result.monthly_rows:,} monthly rows written with the "
+                  f"load ({sum(result.rollup_seconds.values()):.2f} s: "
+                  + ", ".join(f"{k} {v:.2f}" for k, v in result.rollup_seconds.items())
+                  + f"), {rollup_bytes / 1e6:,.1f} MB")
+        print(f"finished (compressed, merged) in {finish_seconds:.2f} s")
     emit(summary, args.json)
     return 0

@@ -112,60 +112,19 @@ def rollup_tables(table: str) -> dict[str, str]:
     return out
 
 
-def rollup_query(table: str, step: str, *, windowed: bool = False) -> sql.Composed:
-    """The rollup of ``table`` to ``step``: "day" from its hourly rows (sql/rollup_select.sql), "month"
-    from its daily rollup (sql/rollup_monthly.sql); ``windowed``: only the rows in [%(start)s, %(end)s),
-    to refill a window of a plain rollup table."""
-    if step == "month":
-        window = sql.SQL(" WHERE bucket >= %(start)s AND bucket < %(end)s") if windowed else sql.SQL("")
-        return sql.Composed([_render(SQL_DIR / "rollup_monthly.sql", daily=table_ident(rollup_tables(table)["day"]),
-                                     window=window)])
-    window = sql.SQL(" AND time >= %(start)s AND time < %(end)s") if windowed else sql.SQL("")
-    return sql.Composed([_render(SQL_DIR / "rollup_select.sql", table=table_ident(table),
-                                 width=sql.Literal(ROLLUP_STEPS[step][1]), window=window)])
-
-
 def drop_table(conn: psycopg.Connection[Any], table: str) -> None:
-    """Drop a weather table and its rollups. The monthly rollup is a continuous aggregate on the daily
-    one (Community licence), which ``DROP TABLE ... CASCADE`` alone refuses to drop through, so the
-    rollups go first, monthly before daily."""
-    try:
-        names = rollup_tables(table)
-    except InputError:  # a name too long to have rollups
-        names = {}
-    for step in ("month", "day") if names else ():
-        kind = conn.execute("SELECT relkind FROM pg_class WHERE oid = to_regclass(%s)",
-                            (table_ident(names[step]).as_string(conn),)).fetchone()
-        if kind is not None:
-            what = sql.SQL("MATERIALIZED VIEW" if kind[0] == "v" else "TABLE")
-            conn.execute(sql.SQL("DROP {} IF EXISTS {} CASCADE").format(what, table_ident(names[step])))
+    """Drop a weather table and its rollups (the rollups first: an older version's monthly rollup was
+    a continuous aggregate on the daily one, which ``DROP TABLE ... CASCADE`` alone refuses)."""
+    from era5etl.db.rollups import drop_rollups
+
+    drop_rollups(conn, table)
     conn.execute(sql.SQL("DROP TABLE IF EXISTS {} CASCADE").format(table_ident(table)))
-
-
-def _ensure_rollups(conn: psycopg.Connection[Any], table: str) -> None:
-    """The table's daily and monthly rollups, made when missing: continuous aggregates with the
-    Community licence (sql/030_rollups.sql), plain tables with the Apache one (sql/031_rollup_tables.sql).
-    Rollups that exist are kept as they are, whichever kind."""
-    try:
-        names = rollup_tables(table)
-    except InputError as exc:
-        log.warning("%s has no rollups: %s", table, exc)
-        return
-    found = {step: conn.execute("SELECT to_regclass(%s) IS NOT NULL", (table_ident(n).as_string(conn),)).fetchone()
-             for step, n in names.items()}
-    if all(f == (True,) for f in found.values()):
-        return
-    if any(f == (True,) for f in found.values()):
-        log.warning("%s has only some of its rollups (%s); drop them to have both made again", table,
-                    ", ".join(n for step, n in names.items() if found[step] == (True,)))
-        return
-    path = SQL_DIR / ("030_rollups.sql" if columnstore_available(conn) else "031_rollup_tables.sql")
-    conn.execute(_render(path, daily=table_ident(names["day"]), monthly=table_ident(names["month"]),
-                         daily_select=rollup_query(table, "day"), monthly_select=rollup_query(table, "month")))
 
 
 def ensure_schema(url: str, table: str = "weather", chunk_interval: str = "1 day") -> None:
     """Create the extension, the pipeline's own tables, the hypertable ``table`` and its rollups if missing."""
+    from era5etl.db.rollups import ensure_rollups
+
     ident = table_ident(table)
     with connect(url, autocommit=True) as conn:
         # Two first runs at once would both try CREATE; a session lock keeps them in line.
@@ -186,10 +145,11 @@ def ensure_schema(url: str, table: str = "weather", chunk_interval: str = "1 day
             # A new table gets the columnstore where the licence has it; an existing one keeps the
             # layout it has (a table someone set to the row store stays there).
             if new and columnstore_available(conn):
-                conn.execute(_render(SQL_DIR / "020_columnstore.sql", table=ident))
+                conn.execute(_render(SQL_DIR / "020_columnstore.sql", table=ident,
+                                     orderby=sql.Literal("time, location_id")))
             # New and existing tables alike: a table made before the rollups existed gets them now
-            # (empty; each month's rollup step fills its own window).
-            _ensure_rollups(conn, table)
+            # (empty: the loader fills them as it loads), with a column per aggregate of each column.
+            ensure_rollups(conn, table, columnstore_enabled(conn, table))
         finally:
             conn.execute("SELECT pg_advisory_unlock(hashtext('era5etl.schema'))")
 
@@ -211,4 +171,4 @@ def airflow_database_url() -> str:
 
 __all__ = ["ROLLUP_STEPS", "SQL_DIR", "DatabaseError", "LocalTimescale", "airflow_database_url",
            "columnstore_available", "columnstore_enabled", "connect", "database_url", "drop_table", "ensure_schema",
-           "licence", "redact", "rollup_query", "rollup_tables", "split_table", "table_ident", "with_database"]
+           "licence", "redact", "rollup_tables", "split_table", "table_ident", "with_database"]

@@ -12,7 +12,8 @@ import psycopg
 from psycopg import sql
 
 from era5etl.core.variables import Variable
-from era5etl.db import connect, table_ident
+from era5etl.db import columnstore_enabled, connect, table_ident
+from era5etl.db.rollups import ensure_rollups
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +35,9 @@ def ensure_columns(url: str, table: str, variables: Iterable[Variable]) -> list[
         for column in added:
             conn.execute(sql.SQL("ALTER TABLE {} ADD COLUMN IF NOT EXISTS {} real").format(
                 table_ident(table), sql.Identifier(column)))
+        if added:
+            # The rollups aggregate every data column: theirs follow (era5etl.core.rollups).
+            ensure_rollups(conn, table, columnstore_enabled(conn, table))
     if added:
         log.info("table %s: added column(s) %s", table, ", ".join(added))
     return added

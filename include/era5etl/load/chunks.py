@@ -84,7 +84,29 @@ def chunk_plan(url: str, table: str, times: np.ndarray, points: int = 1
         r0, r1 = ranges[int(i)]
         plan.append((datetime.fromtimestamp(r0, UTC), datetime.fromtimestamp(r1, UTC),
                      [datetime.fromtimestamp(int(t), UTC) for t in run]))
+    _align_daily_rollup(url, table, [(a, b) for a, b, _ in plan], chunk_api)
     return plan
+
+
+def _align_daily_rollup(url: str, table: str, windows: Sequence[tuple[datetime, datetime]], chunk_api: bool) -> None:
+    """A chunk of the daily rollup for each window that has none: the same range as the hourly chunk,
+    so the chunk's transaction owns its rollup rows' chunk too (and whole reloads truncate it)."""
+    from era5etl.db import rollup_tables
+
+    if not windows:
+        return
+    daily = rollup_tables(table)["day"]
+    with connect(url) as conn:
+        if not conn.execute("SELECT to_regclass(%s) IS NOT NULL", (table_ident(daily).as_string(conn),)).fetchone()[0]:
+            return  # no rollups (a table made by hand): the loader writes none
+        have = chunks_between(conn, daily, windows[0][0], windows[-1][1])
+    starts = np.array([c[2].timestamp() for c in have])
+    ends = np.array([c[3].timestamp() for c in have])
+    missing = [(a, b) for a, b in windows
+               if not len(have) or not ((starts < b.timestamp()) & (ends > a.timestamp())).any()]
+    for i in range(0, len(missing), CREATE_BATCH):
+        _create_chunks(url, daily, missing[i:i + CREATE_BATCH], chunk_api=chunk_api, time_column="bucket",
+                       marker="location_id, hours", marker_values="-1, 0")
 
 
 def _chunk_ranges(url: str, table: str, first: int, last: int) -> list[tuple[int, int]]:
@@ -154,7 +176,8 @@ def _runs(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, list[np.nda
     return distinct, np.split(values, first[1:])
 
 
-def _create_chunks(url: str, table: str, ranges: Sequence[tuple[datetime, datetime]], *, chunk_api: bool) -> None:
+def _create_chunks(url: str, table: str, ranges: Sequence[tuple[datetime, datetime]], *, chunk_api: bool,
+                   time_column: str = "time", marker: str = "", marker_values: str = "") -> None:
     """Create a chunk for each [start, end), in one short transaction of its own.
 
     TimescaleDB's chunk API (Community licence) takes the range as given, so a chunk can be a day, a
@@ -168,16 +191,22 @@ def _create_chunks(url: str, table: str, ranges: Sequence[tuple[datetime, dateti
     with connect(url) as conn, conn.transaction():
         if not chunk_api:
             starts = [r0 for r0, _ in ranges]
-            conn.execute(sql.SQL("INSERT INTO {} (time) SELECT unnest(%s::timestamptz[])").format(ident), (starts,))
-            conn.execute(sql.SQL("DELETE FROM {} WHERE time >= %s AND time <= %s AND time = ANY(%s::timestamptz[])"
-                                 " AND latitude IS NULL AND longitude IS NULL AND location_id IS NULL").format(ident),
-                         (min(starts), max(starts), starts))
+            # marker, marker_values: constants of the caller's (the NOT NULL columns of a rollup).
+            extra = sql.SQL(", " + marker) if marker else sql.SQL("")
+            values = sql.SQL(", " + marker_values) if marker else sql.SQL("")
+            conn.execute(sql.SQL("INSERT INTO {} ({}{}) SELECT unnest(%s::timestamptz[]){}").format(
+                ident, sql.Identifier(time_column), extra, values), (starts,))
+            conn.execute(sql.SQL("DELETE FROM {t} WHERE {c} >= %s AND {c} <= %s AND {c} = ANY(%s::timestamptz[])"
+                                 " AND latitude IS NULL AND longitude IS NULL").format(
+                t=ident, c=sql.Identifier(time_column)), (min(starts), max(starts), starts))
             return
         regclass = ident.as_string(conn)
         for r0, r1 in ranges:
             us = [int((t - epoch) / timedelta(microseconds=1)) for t in (r0, r1)]
+            # Internal, and the only way: TimescaleDB 2.29 has no public function that makes a chunk of
+            # a given range (a row inserted makes one of the table's interval, not a year or a month).
             conn.execute("SELECT _timescaledb_functions.create_chunk(%s::regclass, %s::jsonb)",
-                         (regclass, json.dumps({"time": us})))
+                         (regclass, json.dumps({time_column: us})))
 
 
 def chunks_between(conn: Any, table: str, start: datetime, end: datetime

@@ -23,14 +23,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 import psycopg
 from psycopg import sql
 
 from era5etl import settings
-from era5etl.db import columnstore_available, columnstore_enabled, connect, licence, table_ident
+from era5etl.db import columnstore_available, columnstore_enabled, connect, licence, rollup_tables, table_ident
 from era5etl.load.chunks import chunks_between
 from era5etl.load.locks import lock_chunk, lock_month
 from era5etl.settings import CompressionMode as Mode
@@ -88,82 +88,94 @@ def unavailable_reason(conn: psycopg.Connection[Any], table: str) -> str | None:
 
 def compress_month(url: str, table: str, start: datetime, end: datetime, mode: Mode = "auto") -> Compression:
     """Finish [start, end) in the columnstore, or say why not; never fails a month for lack of licence."""
-    return finish_months(url, table, [(start, end)], mode)[0]
+    return finish(url, table, start, end, mode)
 
 
-def finish_months(url: str, table: str, months: Sequence[tuple[datetime, datetime]], mode: Mode = "auto",
-                  *, measure: bool = True) -> list[Compression]:
-    """compress_month for each (start, end), in one connection with one listing of the chunks, so
-    a download over decades (~1,000 months) does not list the hypertable's chunks ~1,000 times.
-    ``measure=False`` leaves each month's rows and bytes at 0: a caller that sizes the whole span
-    once (``span_bytes``) saves a count over every month's compressed rows."""
+def finish(url: str, table: str, start: datetime, end: datetime, mode: Mode = "auto", *,
+           measure: bool = True) -> Compression:
+    """Finish the span [start, end) of ``table`` and of its daily rollup in the columnstore: every
+    chunk still in the row store compressed, and each calendar month's chunks (a global month's
+    daily chunks) merged into one. The work follows the chunks the span holds, one listing of each
+    table's chunks whatever the span's length: a download over decades finishes as fast per row as
+    a month. ``measure=False`` leaves rows and bytes at 0."""
     if mode == "off":
-        return [Compression("off", reason="ERA5_COMPRESSION=off") for _ in months]
-    if not months:
-        return []
+        return Compression("off", reason="ERA5_COMPRESSION=off")
     with connect(url, autocommit=True) as conn:
         reason = unavailable_reason(conn, table)
         if reason is not None:
             log.warning("columnstore unavailable, the month stays in the row store: %s", reason)
-            return [Compression("unavailable", reason=reason) for _ in months]
-        every = chunks_between(conn, table, min(m[0] for m in months), max(m[1] for m in months))
-        results = []
-        for start, end in months:
-            chunks = [c for c in every if c[2] < end and c[3] > start]
-            results.append(_finish(conn, table, start, end, chunks, measure))
-        return results
-
-
-def _finish(conn: psycopg.Connection[Any], table: str, start: datetime, end: datetime,
-            chunks: list[tuple[str, str, datetime, datetime, bool]], measure: bool) -> Compression:
-    result = Compression("compressed")
-    for schema, name, chunk_start, _, compressed in chunks:
-        if not compressed:
-            with conn.transaction(), conn.cursor() as cur:
-                lock_month(cur, table, chunk_start, shared=True)
-                lock_chunk(cur, table, chunk_start)  # a rerun rewriting this chunk finishes first
-                cur.execute("SELECT compress_chunk(%s::regclass, if_not_compressed => true)",
-                            (sql.Identifier(schema, name).as_string(conn),))
-            result.compressed_now += 1
-    # Only chunks wholly inside the month merge: a chunk reaching into a neighbouring month (another
-    # chunk interval) is left as it is. merge_chunks keeps the first chunk, now spanning them all.
-    # The month's lock, taken alone, waits for every writer of its chunks and holds new ones off;
-    # the chunks are listed again under it, as a load of the same month may have merged them first.
-    final = chunks
-    if len([c for c in chunks if c[2] >= start and c[3] <= end]) > 1:
-        with conn.transaction(), conn.cursor() as cur:
-            lock_month(cur, table, start, shared=False)
-            inside = [c for c in chunks_between(conn, table, start, end) if c[2] >= start and c[3] <= end]
-            if len(inside) > 1:
-                cur.execute("CALL merge_chunks(%s::regclass[])",
-                            ([sql.Identifier(s, n).as_string(conn) for s, n, *_ in inside],))
-                result.merged = len(inside)
-        final = chunks_between(conn, table, start, end)
-    result.chunks = [f"{schema}.{name}" for schema, name, *_ in final]
-    if not measure:
-        return result
-    rows = conn.execute(sql.SQL("SELECT count(*) FROM {} WHERE time >= %s AND time < %s").format(
-        table_ident(table)), (start, end)).fetchone()
-    # A month inside a larger chunk (a year's) reports that chunk's bytes: what it occupies with it.
-    result.bytes = chunk_bytes(conn, [(schema, name) for schema, name, *_ in final])
-    result.rows = int(rows[0]) if rows else 0
+            return Compression("unavailable", reason=reason)
+        daily = rollup_tables(table)["day"]
+        has_rollup = bool(conn.execute("SELECT to_regclass(%s) IS NOT NULL",
+                                       (table_ident(daily).as_string(conn),)).fetchone()[0])
+        relations = [table, daily] if has_rollup else [table]
+        result = Compression("compressed")
+        listed = {r: chunks_between(conn, r, start, end) for r in relations}
+        for relation, chunks in listed.items():
+            for schema, name, chunk_start, _, compressed in chunks:
+                if compressed:
+                    continue
+                with conn.transaction(), conn.cursor() as cur:
+                    lock_month(cur, table, chunk_start, shared=True)
+                    lock_chunk(cur, table, chunk_start)  # a rerun rewriting this chunk finishes first
+                    cur.execute("CALL convert_to_columnstore(%s::regclass, if_not_columnstore => true)",
+                                (sql.Identifier(schema, name).as_string(conn),))
+                if relation == table:
+                    result.compressed_now += 1
+        result.merged = _merge_months(conn, table, relations, listed[table])
+        final = chunks_between(conn, table, start, end) if result.merged else listed[table]
+        result.chunks = [f"{schema}.{name}" for schema, name, *_ in final]
+        if not measure:
+            return result
+        rows = conn.execute(sql.SQL("SELECT count(*) FROM {} WHERE time >= %s AND time < %s").format(
+            table_ident(table)), (start, end)).fetchone()
+        result.rows = int(rows[0]) if rows else 0
+        # A month inside a larger chunk (a year's) reports that chunk's bytes: what it occupies with it.
+        result.bytes = chunk_bytes(conn, table, [(schema, name) for schema, name, *_ in final])
     return result
 
 
-def chunk_bytes(conn: psycopg.Connection[Any], chunks: Sequence[tuple[str, str]]) -> int:
-    """Bytes of the chunks (schema, name): each relation's and, once compressed, its compressed
-    relation's with TOAST. (TimescaleDB's size functions walk every chunk of the hypertable: over
-    decades, once per month, that is quadratic.)"""
+def _merge_months(conn: psycopg.Connection[Any], table: str, relations: list[str],
+                  chunks: list[tuple[str, str, datetime, datetime, bool]]) -> int:
+    """Merge the chunks of each calendar month that has several wholly inside it, the table's and
+    its daily rollup's alike, under the month's lock taken alone (it waits for every writer of the
+    month's chunks and holds new ones off); returns the table's chunks merged."""
+    by_month: dict[tuple[int, int], list[datetime]] = {}
+    for _, _, c0, c1, _ in chunks:
+        if (c0.year, c0.month) == ((c1 - timedelta(microseconds=1)).year, (c1 - timedelta(microseconds=1)).month):
+            by_month.setdefault((c0.year, c0.month), []).append(c0)
+    merged = 0
+    for (year, month), starts in by_month.items():
+        if len(starts) < 2:
+            continue
+        m0 = datetime(year, month, 1, tzinfo=UTC)
+        m1 = datetime(year + month // 12, month % 12 + 1, 1, tzinfo=UTC)
+        with conn.transaction(), conn.cursor() as cur:
+            lock_month(cur, table, m0, shared=False)
+            # Listed again under the lock: a load of the same month may have merged them first.
+            for relation in relations:
+                inside = [c for c in chunks_between(conn, relation, m0, m1) if c[2] >= m0 and c[3] <= m1]
+                if len(inside) > 1:
+                    cur.execute("CALL merge_chunks(%s::regclass[])",
+                                ([sql.Identifier(s, n).as_string(conn) for s, n, *_ in inside],))
+                    if relation == table:
+                        merged += len(inside)
+    return merged
+
+
+def chunk_bytes(conn: psycopg.Connection[Any], table: str, chunks: Sequence[tuple[str, str]]) -> int:
+    """Bytes of the chunks (schema, name) of ``table``, compressed parts included
+    (``chunks_detailed_size``: one call per load, whatever the number of months)."""
+    if not chunks:
+        return 0
     row = conn.execute(
-        "SELECT coalesce(sum(pg_total_relation_size(c.oid) + coalesce(pg_total_relation_size(s.compress_relid),"
-        " 0)), 0) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
-        " LEFT JOIN _timescaledb_catalog.compression_settings s ON s.relid = c.oid"
-        " WHERE (n.nspname, c.relname) IN (SELECT * FROM unnest(%s::text[], %s::text[]))",
-        ([schema for schema, _ in chunks], [name for _, name in chunks])).fetchone()
+        "SELECT coalesce(sum(total_bytes), 0) FROM chunks_detailed_size(%s::regclass)"
+        " WHERE (chunk_schema, chunk_name) IN (SELECT * FROM unnest(%s::text[], %s::text[]))",
+        (table_ident(table).as_string(conn), [schema for schema, _ in chunks], [name for _, name in chunks])).fetchone()
     return int(row[0]) if row else 0
 
 
 def span_bytes(url: str, table: str, start: datetime, end: datetime) -> int:
     """Bytes of the table's chunks holding any time in [start, end), each chunk once."""
     with connect(url) as conn:
-        return chunk_bytes(conn, [(s, n) for s, n, *_ in chunks_between(conn, table, start, end)])
+        return chunk_bytes(conn, table, [(s, n) for s, n, *_ in chunks_between(conn, table, start, end)])

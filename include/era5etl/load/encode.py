@@ -37,29 +37,34 @@ TRAILER: bytes = struct.pack(">h", -1)
 PG_EPOCH_US = 946_684_800_000_000
 
 
-def copy_columns(data_columns: tuple[str, ...] = DATA_COLUMNS) -> tuple[str, ...]:
-    """The columns a COPY of ``data_columns`` names, in the order the tuples hold them."""
-    return (*KEY_COLUMNS, *data_columns)
+def copy_columns(data_columns: tuple[str, ...] = DATA_COLUMNS, int_columns: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The columns a COPY of ``data_columns`` names, in the order the tuples hold them (``int_columns``,
+    int4 and never NULL, between the key columns and the data columns: a rollup's ``hours``)."""
+    return (*KEY_COLUMNS, *int_columns, *data_columns)
 
 
 @lru_cache(maxsize=64)
 def _tuple_dtype(present: frozenset[str], with_id: bool = True,
-                 data_columns: tuple[str, ...] = DATA_COLUMNS) -> np.dtype[np.void]:
+                 data_columns: tuple[str, ...] = DATA_COLUMNS, int_columns: tuple[str, ...] = ()) -> np.dtype[np.void]:
     fields: list[tuple[str, str]] = [("nfields", ">i2"), ("time.len", ">i4"), ("time", ">i8"),
                                      ("location_id.len", ">i4")]
     if with_id:
         fields.append(("location_id", ">i4"))
-    for c in copy_columns(data_columns)[2:]:
+    for c in copy_columns(data_columns, int_columns)[2:]:
         fields.append((f"{c}.len", ">i4"))
-        if c in present:
+        if c in int_columns:
+            fields.append((c, ">i4"))
+        elif c in present:
             fields.append((c, ">f4"))
     return np.dtype(fields)  # packed: no alignment padding, exactly the wire layout
 
 
 def _encode(shape: tuple[int, ...], pg_time: npt.NDArray[np.int64], location_id: npt.NDArray[Any] | None,
-            floats: Mapping[str, npt.NDArray[np.floating[Any]]], data_columns: tuple[str, ...]) -> bytes:
+            floats: Mapping[str, npt.NDArray[np.floating[Any]]], data_columns: tuple[str, ...],
+            ints: Mapping[str, npt.NDArray[np.integer[Any]]] | None = None) -> bytes:
     """Tuples for arrays broadcastable to ``shape`` (flattened in C order); ``floats`` holds latitude,
-    longitude and the data columns present."""
+    longitude and the data columns present; ``ints`` the int4 columns after the key columns."""
+    ints = ints or {}
     n = int(np.prod(shape))
     if n == 0:
         return b""
@@ -73,9 +78,10 @@ def _encode(shape: tuple[int, ...], pg_time: npt.NDArray[np.int64], location_id:
         present[c] = a
         if nan.any():
             nulls[c] = np.broadcast_to(nan, shape)
-    dt = _tuple_dtype(frozenset(present), location_id is not None, data_columns)
+    int_columns = tuple(ints)
+    dt = _tuple_dtype(frozenset(present), location_id is not None, data_columns, int_columns)
     rows = np.empty(shape, dtype=dt)
-    rows["nfields"] = len(KEY_COLUMNS) + len(data_columns)
+    rows["nfields"] = len(KEY_COLUMNS) + len(int_columns) + len(data_columns)
     rows["time.len"] = 8
     rows["time"] = pg_time
     if location_id is None:  # a grid off the 0.25 degree lattice: no ids, NULL
@@ -83,6 +89,9 @@ def _encode(shape: tuple[int, ...], pg_time: npt.NDArray[np.int64], location_id:
     else:
         rows["location_id.len"] = 4
         rows["location_id"] = location_id
+    for c, a in ints.items():
+        rows[f"{c}.len"] = 4
+        rows[c] = a
     for c in copy_columns(data_columns)[2:]:
         if c not in present:
             rows[f"{c}.len"] = -1
@@ -127,6 +136,19 @@ def encode_block(block: Block, data_columns: tuple[str, ...] = DATA_COLUMNS) -> 
         "latitude": block.latitude[None, :], "longitude": block.longitude[None, :], **block.values}
     ids = None if block.location_id is None else block.location_id[None, :]
     return _encode((t, p), pg_time[:, None], ids, floats, data_columns)
+
+
+def encode_grid(times: npt.NDArray[np.datetime64], location_id: npt.NDArray[Any], latitude: npt.NDArray[np.float32],
+                longitude: npt.NDArray[np.float32], ints: Mapping[str, npt.NDArray[np.integer[Any]]],
+                values: Mapping[str, npt.NDArray[np.floating[Any]]], data_columns: tuple[str, ...]) -> bytes:
+    """Tuples for (T, P) arrays of ``values`` and ``ints`` at T times and P points (the rollup rows
+    the loader writes: a bucket, a point, its ``hours`` and its aggregates), time-major."""
+    t, p = len(times), len(latitude)
+    _check_floats(values, (t, p), "buckets x points", data_columns)
+    pg_time = times.astype("datetime64[us]").astype(np.int64) - PG_EPOCH_US
+    floats: dict[str, npt.NDArray[np.floating[Any]]] = {
+        "latitude": latitude[None, :], "longitude": longitude[None, :], **values}
+    return _encode((t, p), pg_time[:, None], location_id[None, :], floats, data_columns, ints)
 
 
 def encode_rows(time_us: npt.NDArray[np.int64] | npt.NDArray[np.datetime64], location_id: npt.NDArray[Any],

@@ -18,16 +18,22 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import psycopg
 
+from era5etl import settings as settings_model
 from era5etl.db import connect
 from era5etl.load import encode as pgcopy
 from era5etl.load.chunks import chunk_plan
+from era5etl.load.monthly import write_monthly
 from era5etl.load.results import ChunkResult, LoadError, LoadResult
+from era5etl.load.rollup import MonthlyRollup, Points, WindowRollup
 from era5etl.load.writer import Box, _Window, _write_chunk, copy_settings
 from era5etl.stage import Block, StagedDownload
 
 log = logging.getLogger(__name__)
 
 BLOCK_ROWS = 1_000_000
+# A block's hours at most: a leap year. A few points over decades are read, encoded and rolled up a
+# year at a time (a block of 24 hours of 4 points, 96 rows, cost more in per-call overhead than rows).
+BLOCK_HOURS = 24 * 366
 # Encoded pieces handed to a chunk's writer: a global hour (1M rows, ~89 MB encoded) is cut by grid
 # points so that the blocks in flight stay a few tens of MB each.
 PIECE_ROWS = 262_144
@@ -49,8 +55,12 @@ def load(
     end: datetime | None = None,
     workers: int = 2,
     on_chunk: Callable[[ChunkResult], None] | None = None,
+    rollups: bool | None = None,
 ) -> LoadResult:
-    """Replace, chunk by chunk, the table's rows at the download's time steps inside its box."""
+    """Replace, chunk by chunk, the table's rows at the download's time steps inside its box, and
+    with them their daily and monthly rollups (``rollups``: default ERA5_ROLLUPS)."""
+    if rollups is None:
+        rollups = settings_model.load().rollups
     box = Box.of(staged)
     times = staged.valid_time
     if start is not None:
@@ -68,7 +78,20 @@ def load(
     order = np.argsort(staged.location_id, kind="stable") if sorted_copy and staged.location_id is not None else None
     # About a million rows per block: big enough to amortise reads and COPY calls, small enough that
     # memory follows the block (a global hour is one block), never the chunk or the month.
-    hours = max(1, min(24, BLOCK_ROWS // max(staged.points, 1)))
+    hours = max(1, min(BLOCK_HOURS, BLOCK_ROWS // max(staged.points, 1)))
+    # The rollups, aggregated from the blocks as they pass (load.rollup) when the grid has location
+    # ids (ERA5_ROLLUPS); a grid off the lattice has none, and SQL recomputes its box's days.
+    monthly = MonthlyRollup()
+    points: Points | None = None
+    if rollups and staged.location_id is not None:
+        ids, lat, lon = staged.location_id, staged.latitude, staged.longitude
+        if order is not None:
+            ids, lat, lon = ids[order], lat[order], lon[order]
+        points = Points(ids, lat, lon)
+    if rollups:
+        for w in windows:
+            w.rollup = WindowRollup(w.times, points, box.columns, monthly)
+    aggregating = 0.0
 
     todo: queue.Queue[_Window | None] = queue.Queue()
     failures: list[BaseException] = []
@@ -99,9 +122,15 @@ def load(
             for block in staged.blocks(start=w.times[0], end=last, hours=hours):
                 if order is not None:
                     block = _reordered(block, order)
+                if w.rollup is not None:
+                    a0 = time.perf_counter()
+                    w.rollup.add(block.valid_time, block.values)
+                    aggregating += time.perf_counter() - a0
                 if not all(_put(w.data, (pgcopy.encode_block(piece, box.columns), piece.rows), stop)
                            for piece in _pieces(block, PIECE_ROWS)):
                     break
+            if w.rollup is not None:
+                w.rollup.close()
             _put(w.data, None, stop)
     except BaseException as exc:
         failures.append(exc)
@@ -124,6 +153,19 @@ def load(
         result.rows += w.result.rows
         result.deleted += w.result.deleted
         result.bytes += w.result.bytes
+        result.daily_rows += w.result.rollup_rows
+    if rollups:
+        touched = np.unique(times.astype("datetime64[M]"))
+        try:
+            result.monthly_rows, monthly_seconds = write_monthly(url, table, box, list(touched), monthly, points,
+                                                                 box.columns, settings)
+        except psycopg.Error as exc:
+            reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise LoadError(f"writing the monthly rollup of {table} failed: {reason}") from exc
+        result.rollup_seconds = {
+            "aggregate": round(aggregating, 3),
+            "daily_write": round(sum(w.result.rollup_seconds for w in windows if w.result), 3),
+            "monthly": round(monthly_seconds, 3)}
     result.seconds = time.perf_counter() - began
     return result
 

@@ -19,6 +19,8 @@ class ChunkResult:
     copy_seconds: float = 0.0
     index_seconds: float = 0.0
     replaced: str = "new"  # "new", "truncate" (the chunk held only what this load replaces) or "delete"
+    rollup_rows: int = 0  # daily rollup rows written in the chunk's transaction
+    rollup_seconds: float = 0.0  # writing them (their aggregation is in the reader's time)
 
     @property
     def rows_per_s(self) -> float:
@@ -32,6 +34,11 @@ class LoadResult:
     bytes: int = 0
     seconds: float = 0.0
     chunks: list[ChunkResult] = field(default_factory=list)
+    # The rollups: daily rows (written in the chunks' transactions), monthly rows (after them), and
+    # the seconds they cost: aggregating in the client, writing the daily rows, writing the monthly.
+    daily_rows: int = 0
+    monthly_rows: int = 0
+    rollup_seconds: dict[str, float] = field(default_factory=dict)
 
     @property
     def rows_per_s(self) -> float:

@@ -16,18 +16,20 @@ import queue
 import threading
 import time
 from dataclasses import asdict, dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import psycopg
 from psycopg import sql
 
 from era5etl.core.variables import DATA_COLUMNS
-from era5etl.db import columnstore_enabled, connect, table_ident
+from era5etl.db import columnstore_enabled, connect, rollup_tables, table_ident
+from era5etl.db.rollups import daily_from_hourly
 from era5etl.load import encode as pgcopy
-from era5etl.load.chunks import _chunk_of
+from era5etl.load.chunks import _chunk_of, chunks_between
 from era5etl.load.locks import lock_chunk, lock_month
 from era5etl.load.results import ChunkResult, LoadError
+from era5etl.load.rollup import WindowRollup
 from era5etl.stage import StagedDownload
 
 # The indexes each chunk gets, each for a read people make. Rows arrive in time order, so a BRIN
@@ -101,6 +103,8 @@ class _Window:
     # Encoded blocks and their row counts; bounded so memory follows a few blocks, not the chunk.
     data: queue.Queue[tuple[bytes, int] | None] = field(default_factory=lambda: queue.Queue(maxsize=3))
     result: ChunkResult | None = None
+    # The chunk's daily rollup rows, complete once the last block is queued (None: no rollups).
+    rollup: WindowRollup | None = None
 
 
 def _write_chunk(conn: psycopg.Connection[tuple[Any, ...]], table: str, box: Box, w: _Window,
@@ -127,7 +131,7 @@ def _write_chunk(conn: psycopg.Connection[tuple[Any, ...]], table: str, box: Box
             cur.execute(f"SET LOCAL {DECOMPRESSION_LIMIT} = 0")
         if compressed and not columnstore:
             # A month compressed on a table since turned back to the row store: plain rows again.
-            cur.execute("SELECT decompress_chunk(%s::regclass, if_compressed => true)", (chunk.as_string(conn),))
+            cur.execute("CALL convert_to_rowstore(%s::regclass, if_columnstore => true)", (chunk.as_string(conn),))
         if not columnstore:
             for suffix, _ in CHUNK_INDEXES:
                 cur.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier(schema, f"{name}_{suffix}")))
@@ -186,6 +190,11 @@ def _write_chunk(conn: psycopg.Connection[tuple[Any, ...]], table: str, box: Box
                 rows += n
             cp.write(pgcopy.TRAILER)
         t_index = time.perf_counter()
+        rollup_rows = 0
+        if w.rollup is not None:
+            rollup_rows = write_daily(cur, table, box, w.start, w.end, w.rollup, whole=replaced != "delete",
+                                      columnstore=columnstore)
+        t_rollup = time.perf_counter()
         if not columnstore:
             for suffix, definition in CHUNK_INDEXES:
                 cur.execute(sql.SQL("CREATE INDEX {} ON {} " + definition).format(  # definition: a constant above
@@ -197,4 +206,41 @@ def _write_chunk(conn: psycopg.Connection[tuple[Any, ...]], table: str, box: Box
             cur.execute(sql.SQL("ANALYZE {} (time, location_id)").format(chunk))
         t_done = time.perf_counter()
     return ChunkResult(w.start.isoformat(), rows, deleted, nbytes, time.perf_counter() - t0,
-                       copy_seconds=t_index - t_copy, index_seconds=t_done - t_index, replaced=replaced)
+                       copy_seconds=t_index - t_copy, index_seconds=t_done - t_rollup, replaced=replaced,
+                       rollup_rows=rollup_rows, rollup_seconds=t_rollup - t_index)
+
+
+def write_daily(cur: psycopg.Cursor[tuple[Any, ...]], table: str, box: Box, start: datetime, end: datetime,
+                rollup: WindowRollup, *, whole: bool, columnstore: bool) -> int:
+    """The chunk's daily rollup rows, in its transaction: the rows of its days inside the box replaced
+    by the whole days the loader aggregated (one binary COPY) and the partial days SQL aggregates from
+    the hourly rows just written. ``whole``: the hourly chunk held nothing but what this load
+    replaced, so the daily chunk made with it (same range) is emptied instead. Returns rows written."""
+    daily = rollup_tables(table)["day"]
+    found = chunks_between(cur, daily, start, end)
+    aligned = len(found) == 1 and found[0][2] == start and found[0][3] == end
+    target = sql.Identifier(found[0][0], found[0][1]) if aligned else table_ident(daily)
+    days = [d.astype("datetime64[s]").item().replace(tzinfo=UTC) for d in rollup.days]
+    bounds = {k: v for k, v in asdict(box).items() if k != "columns"}
+    if aligned and whole:
+        cur.execute(sql.SQL("TRUNCATE {}").format(target))
+        if columnstore:  # TimescaleDB 2.29 truncates only a compressed chunk's compressed part (see above)
+            cur.execute(sql.SQL("DELETE FROM {}").format(target))
+    elif days:
+        cur.execute(sql.SQL("DELETE FROM {} WHERE bucket >= %(first)s AND bucket <= %(last)s AND bucket = ANY(%(days)s)"
+                            " AND latitude BETWEEN %(south)s AND %(north)s AND longitude BETWEEN %(west)s"
+                            " AND %(east)s").format(target),
+                    {**bounds, "first": days[0], "last": days[-1], "days": days})
+    if rollup.encoded:
+        columns = sql.SQL(", ").join(map(sql.Identifier, rollup.copy_columns()))
+        with cur.copy(sql.SQL("COPY {} ({}) FROM STDIN (FORMAT BINARY)").format(target, columns)) as cp:
+            cp.write(pgcopy.HEADER)
+            for data in rollup.encoded:
+                cp.write(data)
+            cp.write(pgcopy.TRAILER)
+    if rollup.partial_days:
+        partial = [d.astype("datetime64[s]").item().replace(tzinfo=UTC) for d in rollup.partial_days]
+        cur.execute(daily_from_hourly(table, rollup.data_columns),
+                    {**bounds, "first": partial[0], "last": partial[-1] + timedelta(days=1), "days": partial})
+        return rollup.rows + max(cur.rowcount, 0)
+    return rollup.rows

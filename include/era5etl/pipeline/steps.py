@@ -1,5 +1,6 @@
-"""One month, step by step: fetch, stage, load, validate, rollup, compress. Each step is one function
-(and one Airflow task).
+"""One month, step by step: fetch, stage, load (the hourly rows and their daily and monthly rollups),
+validate, compress. Each step is one function; in Airflow each is a task but compress, which runs
+inside the validate task.
 
 Every step records its figures in the metrics table and moves the month's ledger row, and a step
 that fails marks the month failed with its error before raising, so the ledger never claims more
@@ -176,6 +177,12 @@ def load_step(url: str, job: MonthJob, on_chunk: Callable[[ChunkResult], None] |
 
 
 def validate_step(url: str, job: MonthJob) -> Validation:
+    """Prove the loaded month: Great Expectations over the per-day profile, and the rollups the load
+    wrote checked against its hourly rows (``read.rollup_check``); a mismatch fails the month naming
+    what differs (its reads would not be the table's). Then ``compress_step`` finishes it (in
+    Airflow, within the same task: it does not earn a task process of its own)."""
+    from era5etl.read import rollup_check
+
     with _step(url, job, "validate", "loaded") as fig:
         validation = validate_month(url, job.table, job.month, job.area, job.grid, run_id=job.run_id)
         fig.rows, fig.bytes = validation.observed_rows or 0, validation.bytes
@@ -188,42 +195,22 @@ def validate_step(url: str, job: MonthJob) -> Validation:
             metrics.record(url, run_id=job.run_id, month=job.month, table=job.table, area=str(job.area),
                            figures=fig)
             raise ValidationFailed(validation)
+        if _rollups_on():
+            checked = rollup_check.check(url, job.table, job.month, job.area, job.grid)
+            fig.detail = {**fig.detail, "rollups": checked.as_dict()}
+            if not checked.ok:
+                raise RollupMismatch(job.table, str(job.month), checked.mismatches)
+            log.info("%s rollups of %s: %s daily and %s monthly rows checked against %s hourly rows", job.month,
+                     job.table, f"{checked.daily_rows:,}", f"{checked.monthly_rows:,}", f"{checked.hourly_rows:,}")
     ledger.set_state(url, table=job.table, month=job.month, area=str(job.area), grid=str(job.grid),
                      state="validated", run_id=job.run_id, rows=validation.observed_rows)
     return validation
 
 
-def rollup_step(url: str, job: MonthJob) -> dict[str, Any]:
-    """Refresh the month's daily and monthly rollups (``<table>_daily``, ``<table>_monthly``) and check
-    them against its hourly rows: one daily row per grid point and day, hours adding up to the hourly
-    rows, and the month's first day recomputed from the hourly rows equal to the rollup.
-
-    Runs after validate (the rollups only ever hold proven months) and before compress; the loader
-    writes straight into the columnstore, so it reads compressed chunks either way. A reload (ERA5T
-    to final included) runs it again, so the rollups follow the rows. A mismatch marks the month
-    failed with what differs: the month's reads would not be the table's.
-    """
+def _rollups_on() -> bool:
     from era5etl import settings
-    from era5etl.read import rollup_check, rollups
 
-    if not settings.load().rollups:
-        log.info("%s rollups of %s: off (ERA5_ROLLUPS=false)", job.month, job.table)
-        return {"rows": 0, "daily_rows": 0, "monthly_rows": 0, "kinds": {}, "refresh_seconds": {}, "off": True}
-    with _step(url, job, "rollup", "validated") as fig:
-        try:
-            refreshed = rollups.refresh(url, job.table, job.month.start, job.month.end)
-        except rollups.RollupError as exc:
-            raise PipelineError(str(exc)) from None
-        checked = rollup_check.check(url, job.table, job.month, job.area, job.grid)
-        fig.rows, fig.bytes = checked.hourly_rows, refreshed.bytes
-        fig.detail = {"refresh": refreshed.as_dict(), "check": checked.as_dict()}
-        if not checked.ok:
-            raise RollupMismatch(job.table, str(job.month), checked.mismatches)
-    log.info("%s rollups of %s: %s daily and %s monthly rows, refreshed in %s s, checked against %s hourly rows",
-             job.month, job.table, f"{checked.daily_rows:,}", f"{checked.monthly_rows:,}",
-             sum(refreshed.seconds.values()), f"{checked.hourly_rows:,}")
-    return {"rows": checked.hourly_rows, "daily_rows": checked.daily_rows, "monthly_rows": checked.monthly_rows,
-            "kinds": refreshed.kinds, "refresh_seconds": refreshed.seconds}
+    return settings.load().rollups
 
 
 def compress_step(url: str, job: MonthJob, mode: CompressionMode | None = None) -> columnstore.Compression:
@@ -235,7 +222,7 @@ def compress_step(url: str, job: MonthJob, mode: CompressionMode | None = None) 
     """
     with metrics.timed("compress") as fig:
         result = columnstore.compress_month(url, job.table, job.month.start, job.month.end,
-                                         mode if mode is not None else columnstore.mode_from_env())
+                                            mode if mode is not None else columnstore.mode_from_env())
         fig.rows, fig.bytes = result.rows, result.bytes
         fig.detail = result.as_dict()
     metrics.record(url, run_id=job.run_id, month=job.month, table=job.table, area=str(job.area), figures=fig)
@@ -276,8 +263,6 @@ def run_month(url: str, job: MonthJob, credentials: Credentials, *,
     steps[-1].update(rows=loaded.rows, bytes=loaded.bytes, rows_per_s=round(loaded.rows_per_s))
     validation: Validation = timed("validate", lambda: validate_step(url, job))
     steps[-1].update(rows=validation.observed_rows, success=validation.success)
-    rolled: dict[str, Any] = timed("rollup", lambda: rollup_step(url, job))
-    steps[-1].update(rows=rolled["rows"], daily_rows=rolled["daily_rows"], monthly_rows=rolled["monthly_rows"])
     packed: columnstore.Compression = timed("compress", lambda: compress_step(url, job))
     steps[-1].update(compression=packed.state, ratio=packed.as_dict()["ratio"])
     return {
@@ -300,4 +285,4 @@ def run_month(url: str, job: MonthJob, credentials: Credentials, *,
 
 
 __all__ = ["MonthJob", "PipelineError", "RollupMismatch", "StageError", "ValidationFailed", "compress_step",
-           "fetch_step", "load_step", "rollup_step", "run_month", "stage_step", "validate_step"]
+           "fetch_step", "load_step", "run_month", "stage_step", "validate_step"]

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from types import MappingProxyType
 from typing import Literal
 
+from era5etl.core.catalogue import CATALOGUE
+from era5etl.core.rollups import AGGREGATES, KEY_COLUMNS as ROLLUP_KEYS, WIND_SPEED, rolled_up, value_columns
 from era5etl.core.variables import DATA_COLUMNS
 from era5etl.read.errors import ReadError
 
@@ -19,39 +21,23 @@ Step = Literal["hour", "day", "month"]
 STEPS: tuple[Step, ...] = ("hour", "day", "month")
 STEP_NAMES: dict[str, str] = {"hour": "hourly", "day": "daily", "month": "monthly"}
 
-# Derived at read time from the hourly components: sqrt(u^2 + v^2).
-WIND_SPEED = "wind_speed_10m"
+# WIND_SPEED (wind_speed_10m) is derived at read time from the hourly components: sqrt(u^2 + v^2).
 HOURLY_COLUMNS: tuple[str, ...] = DATA_COLUMNS
 HOURLY_DERIVED: tuple[str, ...] = (WIND_SPEED,)
 
-# Each variable a rollup aggregates, and the aggregates it keeps (column <variable>_<aggregate>).
-ROLLED_UP: dict[str, tuple[str, ...]] = {
-    "temperature_2m": ("min", "max", "mean"),
-    WIND_SPEED: ("min", "max", "mean"),
-    "total_precipitation": ("sum",),
-    "snowfall": ("sum",),
-    "total_cloud_cover": ("mean",),
-}
-ROLLUP_VALUES: tuple[str, ...] = tuple(f"{variable}_{agg}" for variable, aggs in ROLLED_UP.items() for agg in aggs)
-# The rollups' columns, in order: the contract the HTTP API reads (sql/rollup_select.sql makes them).
-ROLLUP_COLUMNS: tuple[str, ...] = ("bucket", "location_id", "latitude", "longitude", "hours", *ROLLUP_VALUES)
+# Each variable the rollups of a table of the six aggregate, and the aggregates it keeps (column
+# <variable>_<aggregate>; era5etl.core.rollups says which, for any column a table has).
+ROLLED_UP: dict[str, tuple[str, ...]] = rolled_up(DATA_COLUMNS)
+ROLLUP_VALUES: tuple[str, ...] = value_columns(DATA_COLUMNS)
+# The rollups' columns for a table of the six, in order (sql/030_rollups.sql and db.rollups make them).
+ROLLUP_COLUMNS: tuple[str, ...] = (*ROLLUP_KEYS, *ROLLUP_VALUES)
 
-_UNIT_OF = {
-    "temperature_2m": "degC",
-    "zonal_wind_10m": "m/s",
-    "meridional_wind_10m": "m/s",
-    WIND_SPEED: "m/s",
-    "total_cloud_cover": "0-1",
-    "total_precipitation": "mm",
-    "snowfall": "mm",
-    "latitude": "degrees_north",
-    "longitude": "degrees_east",
-    "hours": "hours",
-}
-# The unit of every column a read answers with, a rollup's column that of its variable (the table's
-# units: README, "The table"); JSON answers carry them.
+# The unit of every column a read can answer with: each catalogued variable's column in the table's
+# unit (era5etl.core.catalogue), a rollup's column that of its variable; JSON answers carry them.
+_UNIT_OF = {**{v.column: v.table_unit for v in CATALOGUE}, WIND_SPEED: "m/s", "latitude": "degrees_north",
+            "longitude": "degrees_east", "hours": "hours"}
 UNITS: MappingProxyType[str, str] = MappingProxyType(
-    {**_UNIT_OF, **{f"{variable}_{agg}": _UNIT_OF[variable] for variable, aggs in ROLLED_UP.items() for agg in aggs}})
+    {**_UNIT_OF, **{f"{variable}_{agg}": unit for variable, unit in _UNIT_OF.items() for agg in AGGREGATES}})
 
 
 def known(step: Step) -> tuple[str, ...]:

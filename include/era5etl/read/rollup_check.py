@@ -1,7 +1,11 @@
-"""A month's rollups checked against its hourly rows, after each refresh.
+"""A month's rollups checked against its hourly rows, when the month is validated.
+
+The loader writes them (:mod:`era5etl.load.rollup`); this is a second derivation, not the loader's
+code again:
 
 * the daily rollup holds one row per grid point of the area and day of the month, each of 24 hours,
-  and its hours add up to the month's hourly rows; the monthly rollup one row per point, same sum;
+  and its hours add up to the month's hourly rows; the monthly rollup one row per point, same sum,
+  and each of its values equal to what SQL makes of the month's daily rows (``_monthly_vs_daily``);
 * the month's first day, recomputed here from the hourly rows (read an hour at a time with
   ``read.hour.hour_columns`` and aggregated in numpy, not in SQL: a second derivation, not the
   rollup's own query again), equals the daily rollup point for point: every hour count, min and max
@@ -20,15 +24,14 @@ from psycopg import sql
 
 from era5etl.core.grid import Area, Grid, location_ids
 from era5etl.core.months import Month
+from era5etl.core.rollups import rolled_up, sources
 from era5etl.db import connect, rollup_tables, table_ident
-from era5etl.read.columns import ROLLED_UP, ROLLUP_VALUES, WIND_SPEED
+from era5etl.db.rollups import data_columns
 from era5etl.read.hour import hour_columns
 from era5etl.read.packed import packed, unpack
 
 RTOL = 1e-6
 ATOL = 1e-6
-_HOURLY = ("temperature_2m", "zonal_wind_10m", "meridional_wind_10m", "total_cloud_cover", "total_precipitation",
-           "snowfall")
 
 
 @dataclass
@@ -64,9 +67,10 @@ def area_ids(area: Area, grid: Grid) -> np.ndarray:
 class _Day:
     """Hourly values aggregated per grid point as the rollup defines them."""
 
-    def __init__(self, n: int) -> None:
+    def __init__(self, n: int, rolled: dict[str, tuple[str, ...]]) -> None:
+        self.rolled = rolled
         self.hours = np.zeros(n, dtype=np.int64)
-        names = [*ROLLED_UP]
+        names = [*rolled]
         self.low = {v: np.full(n, np.inf) for v in names}
         self.high = {v: np.full(n, -np.inf) for v in names}
         self.total = {v: np.zeros(n) for v in names}
@@ -74,9 +78,13 @@ class _Day:
 
     def add(self, at: np.ndarray, values: dict[str, np.ndarray]) -> None:
         self.hours[at] += 1
-        u, v = values["zonal_wind_10m"], values["meridional_wind_10m"]
-        for name in ROLLED_UP:
-            x = np.sqrt(u * u + v * v) if name == WIND_SPEED else values[name]
+        for name in self.rolled:
+            parts = sources(name)
+            if len(parts) == 2:
+                u, v = values[parts[0]], values[parts[1]]
+                x = np.sqrt(u * u + v * v)
+            else:
+                x = values[name]
             ok = ~np.isnan(x)
             where, x = at[ok], x[ok]
             self.low[name][where] = np.minimum(self.low[name][where], x)
@@ -93,21 +101,22 @@ class _Day:
         return np.where(empty, np.nan, value).astype(np.float32)
 
 
-def _first_day(conn: Any, table: str, day: datetime, ids: np.ndarray) -> _Day:
-    acc = _Day(ids.size)
+def _first_day(conn: Any, table: str, day: datetime, ids: np.ndarray, hourly: list[str],
+               rolled: dict[str, tuple[str, ...]]) -> _Day:
+    acc = _Day(ids.size, rolled)
     for hour in range(24):
-        got = hour_columns(conn, table, day + timedelta(hours=hour), ["location_id", *_HOURLY])
+        got = hour_columns(conn, table, day + timedelta(hours=hour), ["location_id", *hourly])
         at = np.searchsorted(ids, got["location_id"].astype(np.int64))
         mine = at < ids.size
         mine[mine] = ids[at[mine]] == got["location_id"][mine]
-        acc.add(at[mine], {c: got[c][mine].astype(np.float64) for c in _HOURLY})
+        acc.add(at[mine], {c: got[c][mine].astype(np.float64) for c in hourly})
     return acc
 
 
-def _rollup_day(conn: Any, daily: str, day: datetime, ids: np.ndarray) -> dict[str, np.ndarray]:
+def _rollup_day(conn: Any, daily: str, day: datetime, ids: np.ndarray, values: list[str]) -> dict[str, np.ndarray]:
     """The daily rollup's row of each id on ``day`` (hours 0 and NaN values where it has none)."""
     cols = [packed(sql.Identifier("location_id"), "int4"), packed(sql.Identifier("hours"), "int8")]
-    cols += [packed(sql.Identifier(c), "float4") for c in ROLLUP_VALUES]
+    cols += [packed(sql.Identifier(c), "float4") for c in values]
     row = conn.cursor(binary=True).execute(
         sql.SQL("SELECT {} FROM {} WHERE bucket = %s AND location_id = ANY(%s)").format(
             sql.SQL(", ").join(cols), table_ident(daily)), (day, ids.tolist())).fetchone()
@@ -116,13 +125,14 @@ def _rollup_day(conn: Any, daily: str, day: datetime, ids: np.ndarray) -> dict[s
     at = np.searchsorted(ids, found)
     out = {"hours": np.zeros(ids.size, dtype=np.int64)}
     out["hours"][at] = unpack(parts[1], "int8")
-    for c, b in zip(ROLLUP_VALUES, parts[2:], strict=True):
+    for c, b in zip(values, parts[2:], strict=True):
         out[c] = np.full(ids.size, np.nan, dtype=np.float32)
         out[c][at] = unpack(b, "float4")
     return out
 
 
-def _compare(result: RollupCheck, ids: np.ndarray, day: str, want: _Day, got: dict[str, np.ndarray]) -> None:
+def _compare(result: RollupCheck, ids: np.ndarray, day: str, want: _Day, got: dict[str, np.ndarray],
+             values: list[str]) -> None:
     missing = int(np.count_nonzero((want.hours > 0) & (got["hours"] == 0)))
     if missing:
         result.mismatches.append(f"the daily rollup has no row on {day} for {missing:,} grid point(s) the hourly rows "
@@ -132,7 +142,7 @@ def _compare(result: RollupCheck, ids: np.ndarray, day: str, want: _Day, got: di
         i = int(hours[0])
         result.mismatches.append(f"hours on {day} differ at {hours.size:,} point(s), e.g. point {ids[i]}: rollup "
                                  f"{got['hours'][i]}, hourly rows {want.hours[i]}")
-    for column in ROLLUP_VALUES:
+    for column in values:
         a, b = got[column].astype(np.float64), want.column(column).astype(np.float64)
         both_nan = np.isnan(a) & np.isnan(b)
         diff = np.where(both_nan, 0.0, np.abs(a - b))
@@ -152,6 +162,9 @@ def check(url: str, table: str, month: Month, area: Area, grid: Grid) -> RollupC
     result = RollupCheck(points=int(ids.size), days=month.days)
     window = {"start": month.start, "end": month.end, "ids": ids.tolist()}
     with connect(url) as conn:
+        hourly = data_columns(conn, table)
+        rolled = rolled_up(hourly)
+        values = [f"{v}_{a}" for v, aggs in rolled.items() for a in aggs]
         counted = conn.execute(sql.SQL("SELECT count(*) FROM {} WHERE time >= %(start)s AND time < %(end)s"
                                        " AND location_id = ANY(%(ids)s)").format(table_ident(table)), window).fetchone()
         result.hourly_rows = int(counted[0]) if counted else 0
@@ -165,8 +178,9 @@ def check(url: str, table: str, month: Month, area: Area, grid: Grid) -> RollupC
             else:
                 result.monthly_rows, result.monthly_hours = int(row[0]), int(row[1])
         day = month.start
-        want = _first_day(conn, table, day, ids)
-        got = _rollup_day(conn, names["day"], day, ids)
+        want = _first_day(conn, table, day, ids, hourly, rolled)
+        got = _rollup_day(conn, names["day"], day, ids, values)
+        monthly_off = _monthly_vs_daily(conn, names, window, rolled)
     result.first_day_points = int(np.count_nonzero(got["hours"]))
     expected = result.points * result.days
     where = f"for {month} in {area} (grid {grid})"
@@ -184,5 +198,38 @@ def check(url: str, table: str, month: Month, area: Area, grid: Grid) -> RollupC
     if result.monthly_hours != result.hourly_rows:
         result.mismatches.append(f"the monthly rollup's hours add up to {result.monthly_hours:,} {where}; the table "
                                  f"holds {result.hourly_rows:,} hourly rows")
-    _compare(result, ids, f"{day:%Y-%m-%d}", want, got)
+    _compare(result, ids, f"{day:%Y-%m-%d}", want, got, values)
+    for column, count in monthly_off.items():
+        result.mismatches.append(f"the monthly rollup's {column} differs {where} from its daily rows at {count:,} "
+                                 "grid point(s)")
     return result
+
+
+def _monthly_vs_daily(conn: Any, names: dict[str, str], window: dict[str, Any],
+                      rolled: dict[str, tuple[str, ...]]) -> dict[str, int]:
+    """Per monthly value column, the points of the month whose value is not what SQL makes of their
+    daily rows: extremes exactly, sums and hour-weighted means within 10 x RTOL (float4 of float8 sums)."""
+    wants: list[sql.Composable] = []
+    checks: list[sql.Composable] = []
+    columns = [f"{variable}_{agg}" for variable, aggs in rolled.items() for agg in aggs]
+    for column in columns:
+        agg = column.rpartition("_")[2]
+        c = sql.Identifier(column)
+        if agg in ("min", "max"):
+            want: sql.Composable = sql.SQL("{}({})").format(sql.SQL(agg), c)
+            bad: sql.Composable = sql.SQL("m.{c} IS DISTINCT FROM d.{c}").format(c=c)
+        else:
+            want = (sql.SQL("sum({c}::float8 * hours) / nullif(sum(hours) FILTER (WHERE {c} IS NOT NULL), 0)")
+                    if agg == "mean" else sql.SQL("sum({c}::float8)")).format(c=c)
+            bad = sql.SQL("(m.{c} IS NULL) <> (d.{c} IS NULL) OR abs(m.{c} - d.{c}) > {tol} * (1 + abs(d.{c}))").format(
+                c=c, tol=sql.Literal(10 * RTOL))
+        wants.append(sql.SQL("{} AS {}").format(want, c))
+        checks.append(sql.SQL("count(*) FILTER (WHERE {})").format(bad))
+    statement = sql.SQL(
+        "SELECT {checks} FROM {monthly} m JOIN (SELECT location_id, {wants} FROM {daily} WHERE bucket >= %(start)s"
+        " AND bucket < %(end)s AND location_id = ANY(%(ids)s) GROUP BY location_id) d USING (location_id)"
+        " WHERE m.bucket = %(start)s").format(
+        checks=sql.SQL(", ").join(checks), wants=sql.SQL(", ").join(wants),
+        monthly=table_ident(names["month"]), daily=table_ident(names["day"]))
+    row = conn.execute(statement, window).fetchone() or ()
+    return {c: int(n) for c, n in zip(columns, row, strict=True) if n}

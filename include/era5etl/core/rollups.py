@@ -1,0 +1,75 @@
+"""The rollups' contract: which aggregates a table's daily and monthly rollups keep of each column.
+
+A weather table ``<table>`` has two rollups, ``<table>_daily`` and ``<table>_monthly``: one row per
+grid point and UTC day (month) with ``hours``, the hourly rows aggregated, and for each data column
+of the table its aggregates, named ``<column>_<aggregate>``:
+
+* an accumulation (precipitation, snowfall, radiation, runoff, ...: step type ``accum``) its ``sum``;
+* the wind's components (``zonal_wind_10m``, ``meridional_wind_10m``, and the 100 m ones) their
+  ``mean`` (the vector mean wind); their extremes are those of the wind speed, derived per hour as
+  sqrt(u^2 + v^2) and kept as ``wind_speed_10m`` min, max and mean;
+* every other column (instantaneous values, and the maxima and minima since the last post-processing)
+  its ``min``, ``max`` and ``mean``.
+
+The rule follows the catalogue (:mod:`era5etl.core.catalogue`), so a column added to a table (any
+catalogued variable) is rolled up too. Every aggregate skips NULL hours; a mean and a sum are
+computed in float8 and stored as float4, as the table holds values. This module only names things:
+the loader computes the rollups (:mod:`era5etl.load.rollup`), the schema makes their columns
+(:mod:`era5etl.db.rollups`), the reads and the validation read them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from era5etl.core.catalogue import CATALOGUE
+
+AGGREGATES: tuple[str, ...] = ("min", "max", "mean", "sum")
+WIND_SPEED = "wind_speed_10m"
+# The components a wind speed is derived from, and the speed they make.
+WIND_COMPONENTS: dict[str, tuple[str, str]] = {WIND_SPEED: ("zonal_wind_10m", "meridional_wind_10m")}
+_MEAN_ONLY = frozenset({"zonal_wind_10m", "meridional_wind_10m", "zonal_wind_100m", "meridional_wind_100m"})
+_ACCUMULATED = frozenset(v.column for v in CATALOGUE if v.step_type == "accum")
+# Key columns of both rollups, in their order: what every row has before its aggregates.
+KEY_COLUMNS: tuple[str, ...] = ("bucket", "location_id", "latitude", "longitude", "hours")
+
+
+def aggregates_of(column: str) -> tuple[str, ...]:
+    """The aggregates a rollup keeps of ``column`` (a table's data column, or the derived wind speed)."""
+    if column in _ACCUMULATED:
+        return ("sum",)
+    if column in _MEAN_ONLY:
+        return ("mean",)
+    return ("min", "max", "mean")
+
+
+def rolled_up(data_columns: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    """Each variable the rollups of a table with ``data_columns`` aggregate, with its aggregates, in
+    the table's column order; the wind speed after its components when the table has both."""
+    columns = list(dict.fromkeys(data_columns))
+    out: dict[str, tuple[str, ...]] = {}
+    for column in columns:
+        out[column] = aggregates_of(column)
+        for derived, (u, v) in WIND_COMPONENTS.items():
+            if column == v and u in columns:
+                out[derived] = aggregates_of(derived)
+    return out
+
+
+def value_columns(data_columns: Iterable[str]) -> tuple[str, ...]:
+    """The rollups' value columns for a table with ``data_columns``: ``<variable>_<aggregate>``."""
+    return tuple(f"{variable}_{agg}" for variable, aggs in rolled_up(data_columns).items() for agg in aggs)
+
+
+def split_value_column(name: str) -> tuple[str, str]:
+    """(variable, aggregate) of a rollup value column name."""
+    variable, _, agg = name.rpartition("_")
+    if not variable or agg not in AGGREGATES:
+        raise ValueError(f"{name!r} is not a rollup value column (<variable>_<{'|'.join(AGGREGATES)}>)")
+    return variable, agg
+
+
+def sources(variable: str) -> Sequence[str]:
+    """The table columns a rolled-up variable is computed from (the variable itself, or a derived
+    one's components)."""
+    return WIND_COMPONENTS.get(variable, (variable,))

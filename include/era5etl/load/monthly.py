@@ -1,0 +1,140 @@
+"""The monthly rollup rows of a load: written once per load, after its chunks, for every month it touched.
+
+A month's row of a grid point adds up its daily rows. The loader holds the whole days it aggregated
+itself (:class:`era5etl.load.rollup.MonthlyRollup`); the other days of a month it touched (days of
+other loads, days it held only some hours of, whose rows SQL computed in the chunk's transaction)
+are read back from the daily rollup, already committed, aggregated per point by the server
+(``db.rollups.months_from_daily``). A month the loader aggregated whole asks the server nothing.
+
+The months are written in one transaction (DELETE of the months inside the load's box, one COPY),
+one load of a table at a time (a transaction lock on the monthly rollup): loads of different
+months of a table write side by side into the same ten-year chunk otherwise. A loader killed after
+its chunks and before this leaves the months' monthly rows stale; the month's ledger then says the
+load failed, and validation (``read.rollup_check``) compares the monthly rows with the daily ones,
+so no month is called validated on stale monthly rows.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from psycopg import sql
+
+from era5etl.core.rollups import KEY_COLUMNS, rolled_up
+from era5etl.db import connect, rollup_tables, table_ident
+from era5etl.db.rollups import months_from_daily
+from era5etl.load import encode as pgcopy
+from era5etl.load.rollup import MonthlyRollup, Partial, Points
+
+
+def _days_in(month: np.datetime64) -> int:
+    return int(((month + 1).astype("datetime64[D]") - month.astype("datetime64[D]")).astype(int))
+
+
+def _server_partials(rows: list[tuple[Any, ...]], names: list[str], rolled: dict[str, tuple[str, ...]]
+                     ) -> dict[np.datetime64, tuple[npt.NDArray[np.int64], Points, Partial]]:
+    """The server's partial monthly figures by month: (location ids, points, partial of shape (1, K))."""
+    out: dict[np.datetime64, tuple[npt.NDArray[np.int64], Points, Partial]] = {}
+    if not rows:
+        return out
+    months = np.array([np.datetime64(r[0].replace(tzinfo=None), "M") for r in rows])
+    table = np.array([r[1:] for r in rows], dtype=np.float64)  # NULL -> NaN
+    col = {name: 4 + i for i, name in enumerate(names)}
+    for month in np.unique(months):
+        part = table[months == month]
+        ids = part[:, 0].astype(np.int64)
+        partial = Partial(part[None, :, 3].astype(np.int64))
+        for variable, aggs in rolled.items():
+            if "min" in aggs:
+                partial.low[variable] = part[None, :, col[f"{variable}_min"]]
+                partial.high[variable] = part[None, :, col[f"{variable}_max"]]
+            kind = "mean" if "mean" in aggs else "sum"
+            partial.total[variable] = np.nan_to_num(part[None, :, col[f"{variable}_{kind}.total"]])
+            partial.count[variable] = part[None, :, col[f"{variable}_{kind}.count"]].astype(np.int64)
+        points = Points(ids.astype(np.int32), part[:, 1].astype(np.float32), part[:, 2].astype(np.float32))
+        out[month] = (ids, points, partial)
+    return out
+
+
+def _placed(partial: Partial, at: npt.NDArray[np.intp], n: int) -> Partial:
+    """``partial`` (1, k) spread over (1, n) at ``at``, empty elsewhere (NaN extremes, zero sums)."""
+    def spread(a: npt.NDArray[Any], empty: float) -> npt.NDArray[Any]:
+        out = np.full((1, n), empty, dtype=a.dtype)
+        out[0, at] = a[0]
+        return out
+
+    return Partial(spread(partial.hours, 0), {k: spread(v, np.nan) for k, v in partial.low.items()},
+                   {k: spread(v, np.nan) for k, v in partial.high.items()},
+                   {k: spread(v, 0) for k, v in partial.total.items()},
+                   {k: spread(v, 0) for k, v in partial.count.items()})
+
+
+def write_monthly(url: str, table: str, box: Any, touched: Sequence[np.datetime64], monthly: MonthlyRollup,
+                  points: Points | None, data_columns: tuple[str, ...],
+                  copy_settings: dict[str, str] | None) -> tuple[int, float]:
+    """Replace the monthly rollup rows of the ``touched`` months (datetime64[M]) inside ``box``;
+    returns (rows written, seconds)."""
+    t0 = time.perf_counter()
+    months = sorted(set(touched))
+    if not months:
+        return 0, 0.0
+    rolled = rolled_up(data_columns)
+    columns = tuple(f"{v}_{a}" for v, aggs in rolled.items() for a in aggs)
+    name = rollup_tables(table)["month"]
+    ident = table_ident(name)
+    whole = {m for m in months if m in monthly.days and len(set(monthly.days[m])) == _days_in(m)}
+    ask = [m for m in months if m not in whole]
+    bounds = {"south": box.south, "north": box.north, "west": box.west, "east": box.east}
+    first = months[0].astype("datetime64[s]").item()
+    last = (months[-1] + 1).astype("datetime64[s]").item()
+    stamps = [m.astype("datetime64[s]").item() for m in months]
+    written = 0
+    with connect(url) as conn, conn.transaction(), conn.cursor() as cur:
+        cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s), 0)", (f"era5etl.monthly {name}",))
+        server: dict[np.datetime64, tuple[npt.NDArray[np.int64], Points, Partial]] = {}
+        if ask:
+            statement, names = months_from_daily(table, data_columns)
+            skip = sorted({d for m in ask for d in monthly.days.get(m, [])})
+            rows = cur.execute(statement, {
+                **bounds, "first": first, "last": last,
+                "months": [m.astype("datetime64[s]").item() for m in ask],
+                "skip": [d.astype("datetime64[s]").item() for d in skip]}).fetchall()
+            server = _server_partials(rows, names, rolled)
+        cur.execute(sql.SQL("DELETE FROM {} WHERE bucket >= %(first)s AND bucket < %(last)s"
+                            " AND bucket = ANY(%(months)s) AND latitude BETWEEN %(south)s AND %(north)s"
+                            " AND longitude BETWEEN %(west)s AND %(east)s").format(ident),
+                    {**bounds, "first": first, "last": last, "months": stamps})
+        if copy_settings is not None:
+            for setting, value in copy_settings.items():
+                cur.execute("SELECT set_config(%s, %s, true)", (setting, value))
+        with cur.copy(sql.SQL("COPY {} ({}) FROM STDIN (FORMAT BINARY)").format(
+                ident, sql.SQL(", ").join(map(sql.Identifier, (*KEY_COLUMNS, *columns))))) as cp:
+            cp.write(pgcopy.HEADER)
+            for month in months:
+                parts: list[tuple[npt.NDArray[np.int64], Points, Partial]] = []
+                if month in monthly.months and points is not None:
+                    parts.append((points.location_id.astype(np.int64), points, monthly.months[month]))
+                if month in server:
+                    parts.append(server[month])
+                if not parts:
+                    continue
+                ids = np.unique(np.concatenate([p[0] for p in parts]))
+                lat = np.full(ids.size, np.nan, dtype=np.float32)
+                lon = np.full(ids.size, np.nan, dtype=np.float32)
+                merged: Partial | None = None
+                for pid, pts, partial in parts:
+                    at = np.searchsorted(ids, pid)
+                    lat[at], lon[at] = pts.latitude, pts.longitude
+                    placed = _placed(partial, at, ids.size)
+                    merged = placed if merged is None else merged.merge(placed)
+                assert merged is not None
+                cp.write(pgcopy.encode_grid(
+                    np.array([month.astype("datetime64[s]")]), ids.astype(np.int32), lat, lon,
+                    {"hours": merged.hours.astype(np.int32)}, merged.values(rolled), columns))
+                written += ids.size
+            cp.write(pgcopy.TRAILER)
+    return written, time.perf_counter() - t0
