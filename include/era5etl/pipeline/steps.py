@@ -170,7 +170,9 @@ def load_step(url: str, job: MonthJob, on_chunk: Callable[[ChunkResult], None] |
             check_download(staged, job)
             result = load(url, job.table, staged, start=job.month.start, end=job.month.end, on_chunk=on_chunk)
         fig.rows, fig.bytes = result.rows, result.bytes
-        fig.detail = {"deleted": result.deleted, "chunks": result.chunk_rates()}
+        fig.detail = {"deleted": result.deleted, "chunks": result.chunk_rates(),
+                      "rollups": {"daily_rows": result.daily_rows, "monthly_rows": result.monthly_rows,
+                                  "seconds": result.rollup_seconds}}
     ledger.set_state(url, table=job.table, month=job.month, area=str(job.area), grid=str(job.grid),
                      state="loaded", run_id=job.run_id, rows=result.rows)
     return result
@@ -260,7 +262,9 @@ def run_month(url: str, job: MonthJob, credentials: Credentials, *,
     report: dict[str, Any] = timed("stage", lambda: stage_step(url, job))
     steps[-1].update(rows=report["rows"], rows_per_s=round(report["rows"] / max(steps[-1]["seconds"], 1e-9)))
     loaded: LoadResult = timed("load", lambda: load_step(url, job, on_chunk=on_chunk))
-    steps[-1].update(rows=loaded.rows, bytes=loaded.bytes, rows_per_s=round(loaded.rows_per_s))
+    steps[-1].update(rows=loaded.rows, bytes=loaded.bytes, rows_per_s=round(loaded.rows_per_s),
+                     daily_rows=loaded.daily_rows, monthly_rows=loaded.monthly_rows,
+                     rollup_seconds=round(sum(loaded.rollup_seconds.values()), 3))
     validation: Validation = timed("validate", lambda: validate_step(url, job))
     steps[-1].update(rows=validation.observed_rows, success=validation.success)
     packed: columnstore.Compression = timed("compress", lambda: compress_step(url, job))

@@ -54,7 +54,7 @@ def test_run_month_loads_validates_records_and_reruns_idempotently(
         metrics = conn.execute("SELECT task, rows, bytes, seconds, rows_per_s FROM era5_metrics "
                                "WHERE table_name = %s ORDER BY id", (table,)).fetchall()
     assert ledger == [("validated", expected, expected, ["0001"])]
-    assert [m[0] for m in metrics] == ["fetch", "stage", "load", "validate", "rollup", "compress"]
+    assert [m[0] for m in metrics] == ["fetch", "stage", "load", "validate", "compress"]
     load_row = metrics[2]
     assert load_row[1] == expected and load_row[2] > 0 and load_row[3] > 0 and load_row[4] > 0
 

@@ -1,5 +1,5 @@
-"""Shared by the read tests: a month through the real pipeline (``run-month`` against a local CDS), and
-the rollups recomputed here, in pandas, from the hourly rows the table holds."""
+"""Shared by the read and load tests: a month through the real pipeline (``run-month`` against a local
+CDS), and the rollups recomputed here, in pandas, from the hourly rows the table holds."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from era5etl.core.rollups import KEY_COLUMNS, rolled_up, value_columns
 from era5etl.db import connect, rollup_tables
-from era5etl.read.columns import ROLLUP_COLUMNS, ROLLUP_VALUES
+from era5etl.db.rollups import data_columns
 
 from ..helpers import cli
 
@@ -38,9 +39,13 @@ def new_values(cds: Any, seed: int) -> None:
         cds.expire(job_id)
 
 
+def _data_columns(url: str, table: str) -> list[str]:
+    with connect(url) as conn:
+        return data_columns(conn, table)
+
+
 def hourly_frame(url: str, table: str, start: datetime, end: datetime) -> pd.DataFrame:
-    columns = ("latitude", "longitude", "temperature_2m", "zonal_wind_10m", "meridional_wind_10m",
-               "total_cloud_cover", "total_precipitation", "snowfall")
+    columns = ("latitude", "longitude", *_data_columns(url, table))
     floats = ", ".join(f"{c}::float8 AS {c}" for c in columns)
     with connect(url) as conn:
         cur = conn.execute(f"SELECT time, location_id, {floats} FROM {table} WHERE time >= %s AND time < %s"
@@ -51,30 +56,28 @@ def hourly_frame(url: str, table: str, start: datetime, end: datetime) -> pd.Dat
 
 
 def recompute(hourly: pd.DataFrame, step: str) -> pd.DataFrame:
-    """The rollup of ``hourly`` to UTC days or months, by pandas: the definition in sql/rollup_select.sql
-    derived a second time."""
+    """The rollup of ``hourly`` to UTC days or months, by pandas from the hourly rows: a second
+    derivation of what the loader computes (era5etl.core.rollups names the aggregates, nothing more)."""
     frame = hourly.copy()
     naive = frame["time"].dt.tz_convert("UTC").dt.tz_localize(None)
     frame["bucket"] = (naive.dt.floor("D") if step == "day" else naive.dt.to_period("M").dt.start_time)
-    frame["wind"] = np.sqrt(frame["zonal_wind_10m"] ** 2 + frame["meridional_wind_10m"] ** 2)
+    data = [c for c in hourly.columns if c not in ("time", "location_id", "latitude", "longitude")]
+    if "zonal_wind_10m" in frame and "meridional_wind_10m" in frame:
+        frame["wind_speed_10m"] = np.sqrt(frame["zonal_wind_10m"] ** 2 + frame["meridional_wind_10m"] ** 2)
     g = frame.groupby(["bucket", "location_id"])
-    out = pd.DataFrame({
-        "latitude": g["latitude"].min(), "longitude": g["longitude"].min(), "hours": g.size(),
-        "temperature_2m_min": g["temperature_2m"].min(), "temperature_2m_max": g["temperature_2m"].max(),
-        "temperature_2m_mean": g["temperature_2m"].mean(),
-        "wind_speed_10m_min": g["wind"].min(), "wind_speed_10m_max": g["wind"].max(),
-        "wind_speed_10m_mean": g["wind"].mean(),
-        "total_precipitation_sum": g["total_precipitation"].sum(min_count=1),
-        "snowfall_sum": g["snowfall"].sum(min_count=1),
-        "total_cloud_cover_mean": g["total_cloud_cover"].mean(),
-    })
-    return out.sort_index()
+    out = {"latitude": g["latitude"].min(), "longitude": g["longitude"].min(), "hours": g.size()}
+    for variable, aggs in rolled_up(data).items():
+        for agg in aggs:
+            out[f"{variable}_{agg}"] = (g[variable].sum(min_count=1) if agg == "sum"
+                                        else getattr(g[variable], agg)())
+    return pd.DataFrame(out).sort_index()
 
 
 def rollup_frame(url: str, table: str, step: str, start: datetime, end: datetime) -> pd.DataFrame:
     relation = rollup_tables(table)[step]
-    names = ", ".join(f"{c}::float8 AS {c}" if c in (*ROLLUP_VALUES, "latitude", "longitude") else c
-                      for c in ROLLUP_COLUMNS)
+    values = value_columns(_data_columns(url, table))
+    names = ", ".join(f"{c}::float8 AS {c}" if c in (*values, "latitude", "longitude") else c
+                      for c in (*KEY_COLUMNS, *values))
     with connect(url) as conn:
         cur = conn.execute(f"SELECT {names} FROM {relation} WHERE bucket >= %s AND bucket < %s", (start, end))
         frame = pd.DataFrame(cur.fetchall(), columns=[d.name for d in cur.description or []])
@@ -84,7 +87,8 @@ def rollup_frame(url: str, table: str, step: str, start: datetime, end: datetime
 
 def assert_rollups_match(url: str, table: str, start: datetime, end: datetime) -> dict[str, pd.DataFrame]:
     """Both rollups of [start, end) equal their recomputation from the table's hourly rows: the same
-    (bucket, point) rows, the same hour counts, min and max exactly, means and sums within RTOL."""
+    (bucket, point) rows, the same hour counts, min and max exactly, means and sums within RTOL, for
+    every column the rollups hold (every data column the table has, added ones too)."""
     hourly = hourly_frame(url, table, start, end)
     assert len(hourly) > 0
     got = {}
@@ -92,7 +96,10 @@ def assert_rollups_match(url: str, table: str, start: datetime, end: datetime) -
         want, have = recompute(hourly, step), rollup_frame(url, table, step, start, end)
         assert list(have.index) == list(want.index), step
         assert (have["hours"].to_numpy() == want["hours"].to_numpy()).all(), step
-        for column in ("latitude", "longitude", *ROLLUP_VALUES):
+        assert set(have.columns) == set(want.columns), step
+        for column in want.columns:
+            if column == "hours":
+                continue
             a, b = have[column].to_numpy(), want[column].to_numpy()
             exact = column.endswith(("_min", "_max")) or column in ("latitude", "longitude")
             expected = b.astype(np.float32).astype(np.float64)  # the rollup stores float4

@@ -31,7 +31,7 @@ def read_cds() -> Iterator[LocalCDS]:
 
 @pytest.fixture(scope="package")
 def month_table(db_url: str, read_cds: LocalCDS, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """March 2024 of the 25-point area, through run-month (load, validate, rollup, compress); read only."""
+    """March 2024 of the 25-point area, through run-month (load with its rollups, validate, compress); read only."""
     table = f"r_{uuid.uuid4().hex[:10]}"
     run_month(read_cds, table, MONTH, tmp_path_factory.mktemp("staging"))
     yield table

@@ -1,6 +1,8 @@
-"""The rollups the pipeline keeps: their schema on both licences, equal to a recomputation from the
-hourly rows after a load, a reload and an ERA5T-to-final reload, and the step's check failing a month
-whose rollups do not match."""
+"""The rollups the loader writes with the rows: their schema on both licences (hypertables, a column
+per aggregate of every data column), equal to a recomputation from the hourly rows after a load, a
+reload, a partial reload, a load of part of a day, a load with added columns and an ERA5T-to-final
+reload; validation failing a month whose rollups do not match; rollups an older version made
+refused, then rebuilt."""
 
 from __future__ import annotations
 
@@ -8,14 +10,17 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
+import numpy as np
 import pytest
+import xarray as xr
 
 from era5etl.core.grid import Area, Grid
 from era5etl.core.months import Month
 from era5etl.core.variables import VARIABLES
 from era5etl.db import connect, ensure_schema
+from era5etl.db.rollups import LegacyRollups
 from era5etl.pipeline.job import MonthJob
-from era5etl.pipeline.steps import RollupMismatch, rollup_step
+from era5etl.pipeline.steps import RollupMismatch, validate_step
 from era5etl.read import rollup_check
 from era5etl.read.columns import ROLLUP_COLUMNS
 from localcds.server import LocalCDS
@@ -25,6 +30,11 @@ from .common import AREA, assert_rollups_match, new_values, run_month
 from .conftest import drop
 
 MARCH = Month(2024, 3)
+NEW_INSTANT = "newcds_instant_t2m_u10_v10_d2m_sp_2025-05_hourly_expver0005.nc"
+NEW_ACCUM = "newcds_accum_tp_2025-05_hourly_expver0005.nc"
+OLD_3H = "oldcds_t2m_tp_d2m_msl_2023-01-01_3hourly_netcdf3.nc"
+MAY = datetime(2025, 5, 1, tzinfo=UTC)
+JUNE = datetime(2025, 6, 1, tzinfo=UTC)
 
 
 def _columns(url: str, relation: str) -> list[tuple[str, str]]:
@@ -34,36 +44,102 @@ def _columns(url: str, relation: str) -> list[tuple[str, str]]:
             " ORDER BY ordinal_position", (relation,)).fetchall()]
 
 
-def _kinds(url: str, table: str) -> dict[str, str | None]:
+def _hypertables(url: str, table: str) -> dict[str, bool]:
+    """Each rollup that is a hypertable, and whether its columnstore is on."""
     with connect(url) as conn:
-        return {r: (row[0] if (row := conn.execute(
-            "SELECT materialized_only::text FROM timescaledb_information.continuous_aggregates"
-            " WHERE view_name = %s", (r,)).fetchone()) else None) for r in (f"{table}_daily", f"{table}_monthly")}
+        return {str(n): bool(c) for n, c in conn.execute(
+            "SELECT hypertable_name, compression_enabled FROM timescaledb_information.hypertables"
+            " WHERE hypertable_name IN (%s, %s) ORDER BY 1", (f"{table}_daily", f"{table}_monthly")).fetchall()}
 
 
-CONTRACT_TYPES = [(c, "timestamp with time zone" if c == "bucket" else "integer" if c == "location_id"
-                   else "bigint" if c == "hours" else "real") for c in ROLLUP_COLUMNS]
+CONTRACT_TYPES = [(c, "timestamp with time zone" if c == "bucket" else "integer" if c in ("location_id", "hours")
+                   else "real") for c in ROLLUP_COLUMNS]
 
 
 def test_every_table_gets_its_rollups_with_exactly_the_contracts_columns(db_url: str, table: str) -> None:
-    # The Community licence: continuous aggregates, materialized only, empty until a month is refreshed.
-    assert _kinds(db_url, table) == {f"{table}_daily": "true", f"{table}_monthly": "true"}
+    # The Community licence: hypertables in the columnstore, empty until a load writes them.
+    assert _hypertables(db_url, table) == {f"{table}_daily": True, f"{table}_monthly": True}
     for relation in (f"{table}_daily", f"{table}_monthly"):
         assert _columns(db_url, relation) == CONTRACT_TYPES
     with connect(db_url) as conn:
         assert conn.execute(f"SELECT count(*) FROM {table}_daily").fetchone() == (0,)
-        # No policy refreshes them behind the pipeline's back.
-        assert conn.execute(
-            "SELECT count(*) FROM timescaledb_information.jobs WHERE hypertable_name IN (SELECT"
-            " materialization_hypertable_name FROM timescaledb_information.continuous_aggregates"
-            " WHERE hypertable_name = %s)", (table,)).fetchone() == (0,)
+        # No continuous aggregate, no policy: nothing refreshes them behind the pipeline's back.
+        assert conn.execute("SELECT count(*) FROM timescaledb_information.continuous_aggregates"
+                            " WHERE hypertable_name = %s", (table,)).fetchone() == (0,)
     # A table made before the rollups existed gets them from the next ensure_schema; existing ones are kept.
     with connect(db_url, autocommit=True) as conn:
-        conn.execute(f"DROP MATERIALIZED VIEW {table}_monthly")  # it aggregates the daily one
-        conn.execute(f"DROP MATERIALIZED VIEW {table}_daily")
+        conn.execute(f"DROP TABLE {table}_monthly")
+        conn.execute(f"DROP TABLE {table}_daily")
     ensure_schema(db_url, table)
     ensure_schema(db_url, table)
-    assert _kinds(db_url, table) == {f"{table}_daily": "true", f"{table}_monthly": "true"}
+    assert _hypertables(db_url, table) == {f"{table}_daily": True, f"{table}_monthly": True}
+
+
+def test_rollups_an_earlier_version_made_are_refused_then_rebuilt_from_the_hourly_rows(
+    db_url: str, table: str, samples: Path
+) -> None:
+    code, _, err, _ = cli("load-file", str(samples / NEW_INSTANT), str(samples / NEW_ACCUM), "--table", table)
+    assert code == 0, err
+    # An older version's continuous aggregates in place of the rollups, empty (refreshed month by month).
+    with connect(db_url, autocommit=True) as conn:
+        conn.execute(f"DROP TABLE {table}_monthly")
+        conn.execute(f"DROP TABLE {table}_daily")
+        conn.execute(f"CREATE MATERIALIZED VIEW {table}_daily WITH (timescaledb.continuous) AS SELECT"
+                     f" time_bucket('1 day', time) AS bucket, location_id, count(*) AS hours FROM {table}"
+                     " GROUP BY 1, 2 WITH NO DATA")
+        conn.execute(f"CREATE MATERIALIZED VIEW {table}_monthly WITH (timescaledb.continuous) AS SELECT"
+                     f" time_bucket('1 month', bucket) AS bucket, location_id, sum(hours) AS hours FROM {table}_daily"
+                     " GROUP BY 1, 2 WITH NO DATA")
+    with pytest.raises(LegacyRollups, match=rf"rollups rebuild --table {table}"):
+        ensure_schema(db_url, table)
+    code, out, err, done = cli("rollups", "rebuild", "--table", table, "--json")
+    assert code == 0, out + err
+    assert done is not None and (done["months"], done["daily_rows"], done["monthly_rows"]) == (1, 12 * 25, 25)
+    assert _hypertables(db_url, table) == {f"{table}_daily": True, f"{table}_monthly": True}
+    assert_rollups_match(db_url, table, MAY, JUNE)
+    ensure_schema(db_url, table)  # accepted again
+
+
+def test_a_load_with_added_columns_part_days_and_partial_reloads_keeps_the_rollups_exact(
+    db_url: str, table: str, samples: Path, tmp_path: Path
+) -> None:
+    # Twelve days of 25 points with two added columns (dewpoint, surface pressure): whole days, the
+    # loader's own aggregation.
+    code, _, err, summary = cli("load-file", str(samples / NEW_INSTANT), str(samples / NEW_ACCUM), "--table", table,
+                                "--json")
+    assert code == 0, err
+    assert summary is not None and summary["added_columns"] == ["dewpoint_2m", "surface_pressure"]
+    assert summary["rollups"]["daily_rows"] == 12 * 25 and summary["rollups"]["monthly_rows"] == 25
+    with connect(db_url) as conn:
+        have = {c for (c,) in conn.execute("SELECT attname FROM pg_attribute WHERE attrelid = %s::regclass",
+                                            (f"{table}_daily",)).fetchall()}
+    assert {"dewpoint_2m_min", "dewpoint_2m_max", "dewpoint_2m_mean", "surface_pressure_mean"} <= have
+    assert_rollups_match(db_url, table, MAY, JUNE)
+
+    # A partial reload: six hours of one day (a day SQL completes from the hours the table keeps),
+    # and the box of 3 x 3 of the 5 x 5 points, with other values (the file's scaled).
+    with xr.open_dataset(samples / NEW_INSTANT) as ds:
+        part = ds.isel(valid_time=slice(30, 36), latitude=slice(1, 4), longitude=slice(1, 4)).load()
+    part["t2m"] = part["t2m"] + 3.0
+    part["d2m"] = part["d2m"] - 2.0
+    cut = tmp_path / "part.nc"
+    part.to_netcdf(cut)
+    code, _, err, summary = cli("load-file", str(cut), "--table", table, "--json")
+    assert code == 0, err
+    assert summary is not None and summary["rows"] == 6 * 9
+    after = assert_rollups_match(db_url, table, MAY, JUNE)
+    # The reload shows in the day it touched, and only in the box's points.
+    day = after["day"].xs(np.datetime64("2025-05-02"), level="bucket")
+    assert len(day) == 25 and (day["hours"] == 24).all()
+
+    # Three-hourly steps of another month: eight hours of a day, every rollup row SQL's.
+    code, _, err, summary = cli("load-file", str(samples / OLD_3H), "--table", table, "--json")
+    assert code == 0, err
+    assert summary is not None and summary["rollups"]["daily_rows"] > 0
+    january = datetime(2023, 1, 1, tzinfo=UTC)
+    three = assert_rollups_match(db_url, table, january, datetime(2023, 2, 1, tzinfo=UTC))
+    assert set(three["day"]["hours"]) == {8}
+    assert_rollups_match(db_url, table, MAY, JUNE)  # the other month untouched
 
 
 @pytest.fixture
@@ -73,18 +149,21 @@ def cds() -> Iterator[LocalCDS]:
         yield server
 
 
-def test_rollups_follow_a_load_and_a_reload_and_a_check_catches_what_differs(
+def test_rollups_follow_a_load_and_a_reload_and_validation_catches_what_differs(
     db_url: str, table: str, cds: LocalCDS, tmp_path: Path
 ) -> None:
     summary = run_month(cds, table, str(MARCH), tmp_path / "first")
-    [rollup] = [s for s in summary["steps"] if s["task"] == "rollup"]
-    assert (rollup["daily_rows"], rollup["monthly_rows"]) == (25 * 31, 25)
+    assert summary["success"]
     before = assert_rollups_match(db_url, table, MARCH.start, MARCH.end)
     with connect(db_url) as conn:
-        recorded = conn.execute("SELECT rows, detail FROM era5_metrics WHERE table_name = %s AND task = 'rollup'",
+        recorded = conn.execute("SELECT rows, detail FROM era5_metrics WHERE table_name = %s AND task = 'validate'",
                                 (table,)).fetchone()
+        loaded = conn.execute("SELECT detail FROM era5_metrics WHERE table_name = %s AND task = 'load'",
+                              (table,)).fetchone()
     assert recorded is not None and recorded[0] == 25 * 744
-    assert recorded[1]["check"]["mismatches"] == [] and recorded[1]["refresh"]["kinds"]["day"] == "continuous aggregate"
+    checked = recorded[1]["rollups"]
+    assert checked["mismatches"] == [] and (checked["daily_rows"], checked["monthly_rows"]) == (25 * 31, 25)
+    assert loaded is not None and loaded[0]["rollups"]["daily_rows"] == 25 * 31
 
     # A reload with other values (a new seed, a fresh download): the rollups follow the new rows.
     new_values(cds, 11)
@@ -96,24 +175,24 @@ def test_rollups_follow_a_load_and_a_reload_and_a_check_catches_what_differs(
     first_day = MARCH.start.replace(hour=6)
     with connect(db_url, autocommit=True) as conn:
         conn.execute(f"UPDATE {table} SET temperature_2m = temperature_2m + 30 WHERE time = %s", (first_day,))
-    checked = rollup_check.check(db_url, table, MARCH, Area.parse(AREA), Grid())
-    assert not checked.ok
+    checked_now = rollup_check.check(db_url, table, MARCH, Area.parse(AREA), Grid())
+    assert not checked_now.ok
     assert any("temperature_2m_max on 2024-03-01 differs from the hourly rows at 25 point(s)" in m
-               for m in checked.mismatches), checked.mismatches
-    assert checked.daily_rows == 25 * 31 and checked.hourly_rows == 25 * 744
+               for m in checked_now.mismatches), checked_now.mismatches
+    assert checked_now.daily_rows == 25 * 31 and checked_now.hourly_rows == 25 * 744
 
-    # The step refreshes them first, so they follow those rows too; a point missing an hour fails it.
+    # The validate step fails such a month, naming it, and the ledger says so.
     job = MonthJob(MARCH, Area.parse(AREA), Grid(), VARIABLES, table, "rollup-test", tmp_path)
-    assert rollup_step(db_url, job)["daily_rows"] == 25 * 31
-    assert_rollups_match(db_url, table, MARCH.start, MARCH.end)
-    with connect(db_url, autocommit=True) as conn:
-        conn.execute(f"DELETE FROM {table} WHERE time = %s AND location_id = (SELECT min(location_id) FROM {table})",
-                     (first_day,))
-    with pytest.raises(RollupMismatch, match=r"1 daily row\(s\) for 2024-03 in 46/7/45/8 .*other than 24 hours"):
-        rollup_step(db_url, job)
+    with pytest.raises(RollupMismatch, match="temperature_2m_max on 2024-03-01"):
+        validate_step(db_url, job)
     with connect(db_url) as conn:
         state = conn.execute("SELECT state, error FROM era5_months WHERE table_name = %s", (table,)).fetchone()
-    assert state is not None and state[0] == "failed" and state[1].startswith("rollup: the rollups of")
+    assert state is not None and state[0] == "failed" and state[1].startswith("validate: the rollups of")
+    # The monthly rows against the daily ones: a monthly value changed is named too.
+    with connect(db_url, autocommit=True) as conn:
+        conn.execute(f"UPDATE {table}_monthly SET snowfall_sum = coalesce(snowfall_sum, 0) + 1")
+    checked_now = rollup_check.check(db_url, table, MARCH, Area.parse(AREA), Grid())
+    assert any("monthly rollup's snowfall_sum differs" in m for m in checked_now.mismatches), checked_now.mismatches
 
 
 def test_an_era5t_month_reloaded_as_final_has_its_rollups_follow(
@@ -133,28 +212,22 @@ def test_an_era5t_month_reloaded_as_final_has_its_rollups_follow(
     final = assert_rollups_match(db_url, table, january.start, january.end)
     assert not final["month"]["total_precipitation_sum"].equals(era5t["month"]["total_precipitation_sum"])
     with connect(db_url) as conn:
-        runs = conn.execute("SELECT count(*) FROM era5_metrics WHERE table_name = %s AND task = 'rollup'",
+        runs = conn.execute("SELECT count(*) FROM era5_metrics WHERE table_name = %s AND task = 'load'",
                             (table,)).fetchone()
     assert runs == (2,)
 
 
-def test_the_apache_licence_keeps_plain_rollup_tables_refilled_per_month(
+def test_the_apache_licence_keeps_rollups_in_the_row_store_replaced_with_each_load(
     apache_url: str, cds: LocalCDS, tmp_path: Path
 ) -> None:
     table = "weather_read_apache"
     try:
         run_month(cds, table, str(MARCH), tmp_path / "first", url=apache_url)
-        with connect(apache_url) as conn:
-            kinds = conn.execute("SELECT relname, relkind::text FROM pg_class WHERE relname IN (%s, %s) ORDER BY 1",
-                                 (f"{table}_daily", f"{table}_monthly")).fetchall()
-            keys = conn.execute("SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = %s::regclass"
-                                " AND contype = 'p'", (f"{table}_daily",)).fetchone()
-        assert kinds == [(f"{table}_daily", "r"), (f"{table}_monthly", "r")]
-        assert keys == ("PRIMARY KEY (location_id, bucket)",)
+        assert _hypertables(apache_url, table) == {f"{table}_daily": False, f"{table}_monthly": False}
         for relation in (f"{table}_daily", f"{table}_monthly"):
             assert _columns(apache_url, relation) == CONTRACT_TYPES
         before = assert_rollups_match(apache_url, table, MARCH.start, MARCH.end)
-        # A row of another month (as another month's refresh would have left it) must survive.
+        # A row of another month (as another month's load would have left it) must survive.
         other = datetime(2024, 4, 1, tzinfo=UTC)
         with connect(apache_url, autocommit=True) as conn:
             conn.execute(f"INSERT INTO {table}_daily (bucket, location_id, hours) VALUES (%s, 1, 24)", (other,))

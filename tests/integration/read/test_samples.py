@@ -15,7 +15,6 @@ import pytest
 
 from era5etl.core.variables import DATA_COLUMNS
 from era5etl.db import connect
-from era5etl.read import rollups
 from era5etl.read.columns import ROLLUP_VALUES
 from era5etl.read.maps import hour_map, map_json
 from era5etl.read.series import nearest_point, series, series_json
@@ -54,16 +53,12 @@ def test_samples_read_back_as_xarray_decodes_them_and_their_rollups_as_pandas_co
     db_url: str, sample_table: str, expected: pd.DataFrame
 ) -> None:
     with connect(db_url) as conn:
-        # load-file refreshed the rollups of the month its files touch: 12 days x 25 points, 25 months.
+        # load-file wrote the rollups of the month its files touch: 12 days x 25 points, 25 months.
         point = nearest_point(conn, sample_table, LAT + 0.1, LON - 0.05)
         assert (point.latitude, point.longitude) == (LAT, LON)
         filled = conn.execute(f"SELECT (SELECT count(*) FROM {sample_table}_daily),"
                               f" (SELECT count(*) FROM {sample_table}_monthly)").fetchone()
         assert filled == (12 * 25, 25)
-    # A second refresh of the same window (the pipeline's step after a reload) leaves the same rows.
-    refreshed = rollups.refresh(db_url, sample_table, MAY, JUNE)
-    assert refreshed.kinds == {"day": "continuous aggregate", "month": "continuous aggregate"}
-    assert refreshed.rows == {"day": 12 * 25, "month": 25}
 
     mine = expected[expected["location_id"] == point.location_id].sort_values("time")
     with connect(db_url) as conn:

@@ -1,0 +1,66 @@
+"""Rollups rebuilt from the hourly rows, all at once: for a table whose rollups were made by an
+earlier version of the pipeline (continuous aggregates refreshed after each month), or lost.
+
+The loader keeps the rollups as it loads; this is the one-off path, SQL over the hourly rows a month
+at a time (``db.rollups.daily_from_hourly``), then the months from the days (``load.monthly``). It
+costs what aggregating the table costs in PostgreSQL (a global month: minutes), so it is a command a
+user runs once, never part of a load.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+from psycopg import sql
+
+from era5etl.db import columnstore_enabled, connect, table_ident
+from era5etl.db.rollups import daily_from_hourly, data_columns, drop_rollups, ensure_rollups
+from era5etl.load.monthly import write_monthly
+from era5etl.load.rollup import MonthlyRollup
+from era5etl.load.writer import copy_settings
+
+log = logging.getLogger(__name__)
+
+@dataclass(frozen=True)
+class _World:
+    """The whole globe as a load's box: every row of the table."""
+
+    south: float = -90.0
+    north: float = 90.0
+    west: float = -180.0
+    east: float = 180.0
+
+
+def rebuild(url: str, table: str, on_month: Callable[[str, int], None] | None = None) -> dict[str, int]:
+    """Drop ``table``'s rollups, make them again and fill them from its hourly rows; returns the
+    months, daily and monthly rows written."""
+    with connect(url, autocommit=True) as conn:
+        drop_rollups(conn, table)
+        ensure_rollups(conn, table, columnstore_enabled(conn, table))
+        data = tuple(data_columns(conn, table))
+        found = conn.execute(sql.SQL("SELECT min(time), max(time) FROM {}").format(table_ident(table))).fetchone()
+    out = {"months": 0, "daily_rows": 0, "monthly_rows": 0}
+    if not found or found[0] is None:
+        return out
+    month = datetime(found[0].year, found[0].month, 1, tzinfo=UTC)
+    settings = copy_settings(url, table)
+    while month <= found[1]:
+        after = datetime(month.year + month.month // 12, month.month % 12 + 1, 1, tzinfo=UTC)
+        days = [month + timedelta(days=i) for i in range((after - month).days)]
+        with connect(url) as conn, conn.transaction():
+            cur = conn.execute(daily_from_hourly(table, data), {**asdict(_World()), "first": month, "last": after, "days": days})
+            daily = max(cur.rowcount, 0)
+        if daily:
+            monthly, _ = write_monthly(url, table, _World(), [np.datetime64(month.replace(tzinfo=None), "M")],
+                                       MonthlyRollup(), None, data, settings)
+            out["months"] += 1
+            out["daily_rows"] += daily
+            out["monthly_rows"] += monthly
+            if on_month:
+                on_month(f"{month:%Y-%m}", daily)
+        month = after
+    return out
