@@ -40,16 +40,19 @@ UNITS: MappingProxyType[str, str] = MappingProxyType(
     {**_UNIT_OF, **{f"{variable}_{agg}": unit for variable, unit in _UNIT_OF.items() for agg in AGGREGATES}})
 
 
-def known(step: Step) -> tuple[str, ...]:
-    """Every name a series at ``step`` accepts."""
+def known(step: Step, data: Sequence[str] = DATA_COLUMNS) -> tuple[str, ...]:
+    """Every name a series at ``step`` accepts from a table whose data columns are ``data`` (default
+    the six; ``read.table_data_columns`` gives a table's own)."""
+    rolled = rolled_up(data)
     if step == "hour":
-        return (*HOURLY_COLUMNS, *HOURLY_DERIVED)
-    return (*ROLLUP_VALUES, "hours", *ROLLED_UP)
+        derived = tuple(v for v in HOURLY_DERIVED if v in rolled)
+        return (*data, *derived)
+    return (*value_columns(data), "hours", *rolled)
 
 
-def default_columns(step: Step) -> tuple[str, ...]:
-    """What a series answers when no variable is named: the table's six columns, or every rollup value."""
-    return HOURLY_COLUMNS if step == "hour" else ROLLUP_VALUES
+def default_columns(step: Step, data: Sequence[str] = DATA_COLUMNS) -> tuple[str, ...]:
+    """What a series answers when no variable is named: the table's columns, or every rollup value."""
+    return tuple(data) if step == "hour" else value_columns(data)
 
 
 def check_step(step: str) -> Step:
@@ -59,22 +62,24 @@ def check_step(step: str) -> Step:
     raise ReadError(f"step {step!r} is not one of {', '.join(STEPS)}")
 
 
-def resolve(step: Step, variables: Sequence[str] | None) -> list[str]:
+def resolve(step: Step, variables: Sequence[str] | None, data: Sequence[str] = DATA_COLUMNS) -> list[str]:
     """The columns a series answers with, in the order asked: a rollup variable's name becomes its
-    aggregates; an unknown name is a ReadError naming the known ones."""
+    aggregates; an unknown name is a ReadError naming the known ones (of a table with ``data``)."""
     if variables is None:
-        return list(default_columns(step))
+        return list(default_columns(step, data))
     names = [v.strip() for v in variables if v.strip()]
+    accepted = known(step, data)
     if not names:
-        raise ReadError(f"no variable named; at step={step} the known ones are {', '.join(known(step))}")
-    unknown = [n for n in names if n not in known(step)]
+        raise ReadError(f"no variable named; at step={step} the known ones are {', '.join(accepted)}")
+    unknown = [n for n in names if n not in accepted]
     if unknown:
         raise ReadError(f"unknown variable(s) {', '.join(map(repr, unknown))} at step={step}; "
-                        f"the known ones are {', '.join(known(step))}")
+                        f"the known ones are {', '.join(accepted)}")
+    rolled = rolled_up(data)
     out: list[str] = []
     for n in names:
-        if step != "hour" and n in ROLLED_UP:
-            out.extend(f"{n}_{agg}" for agg in ROLLED_UP[n])
+        if step != "hour" and n in rolled:
+            out.extend(f"{n}_{agg}" for agg in rolled[n])
         else:
             out.append(n)
     return list(dict.fromkeys(out))

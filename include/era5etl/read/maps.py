@@ -16,6 +16,7 @@ from psycopg import sql
 
 from era5etl.core.grid import Area
 from era5etl.db import table_ident
+from era5etl.db.rollups import data_columns
 from era5etl.read.columns import UNITS, WIND_SPEED, known
 from era5etl.read.errors import ReadError
 from era5etl.read.hour import hour_columns
@@ -48,10 +49,11 @@ def hour_map(conn: Any, table: str, at: datetime, variable: str, area: Area | No
     """``variable`` (a column of the table, or ``wind_speed_10m``) at hour ``at`` over ``area`` (None:
     every grid point loaded at that hour). ReadError for an unknown variable, an hour not loaded
     (saying which hours are), or an area holding none of the hour's points."""
-    if variable not in known("hour"):
-        raise ReadError(f"unknown variable {variable!r}; a map shows one of {', '.join(known('hour'))}")
-    at = _hour(at)
     require_table(conn, table)
+    shown = known("hour", data_columns(conn, table))
+    if variable not in shown:
+        raise ReadError(f"unknown variable {variable!r}; a map shows one of {', '.join(shown)}")
+    at = _hour(at)
     wanted = _WIND if variable == WIND_SPEED else [variable]
     got = hour_columns(conn, table, at, ["location_id", "latitude", "longitude", *wanted])
     ids = got["location_id"]

@@ -17,6 +17,7 @@ import numpy as np
 from psycopg import sql
 
 from era5etl.db import table_ident
+from era5etl.db.rollups import data_columns
 from era5etl.read.columns import STEP_NAMES, UNITS, WIND_SPEED, Step, check_step, resolve
 from era5etl.read.errors import ReadError
 from era5etl.read.packed import Kind, packed, unpack
@@ -79,14 +80,14 @@ def _statement(relation: str, time_column: str, columns: list[str], start: datet
 def series(conn: Any, table: str, point: Point, start: datetime | None, end: datetime | None,
            variables: list[str] | None, step: Step) -> Series:
     """The rows of ``point`` with a time in [start, end) (None: from the first / to the last loaded), at
-    ``step``: "hour" (the hypertable: its six columns, and ``wind_speed_10m``), "day" or "month" (the
-    rollups: the columns of ``read.columns.ROLLUP_VALUES`` and ``hours``; a variable's name stands for
-    its aggregates). ReadError for an unknown variable (naming the known ones) or a range without rows
+    ``step``: "hour" (the hypertable: its data columns, added ones too, and ``wind_speed_10m``), "day"
+    or "month" (the rollups: each column's aggregates, ``core.rollups``, and ``hours``; a variable's
+    name stands for its aggregates). ReadError for an unknown variable (naming the known ones) or a range without rows
     (saying what range the point has loaded)."""
     step = check_step(step)
-    columns = resolve(step, variables)
-    start, end = _utc(start), _utc(end)
     require_table(conn, table)
+    columns = resolve(step, variables, data_columns(conn, table))
+    start, end = _utc(start), _utc(end)
     relation, time_column = _source(conn, table, step)
     params = {"id": point.location_id, "start": start, "end": end}
     row = conn.cursor(binary=True).execute(_statement(relation, time_column, columns, start, end), params).fetchone()
@@ -114,8 +115,9 @@ def _empty(conn: Any, table: str, relation: str, time_column: str, point: Point,
              f"to {iso_time(end) + ' (exclusive)' if end else 'the last'}")
     what = "hourly rows of " + table if step == "hour" else f"rows in {relation}"
     if first is None or last is None:
-        filled = "" if step == "hour" else (": rollups are filled month by month by the pipeline's rollup step "
-                                            "(run-month, load-file, or the DAG's rollup task)")
+        filled = "" if step == "hour" else (": the rollups are written by the load with the rows (run-month, "
+                                            "load-file, the DAG's load task); `rollups rebuild` fills them for "
+                                            "rows loaded without")
         return ReadError(f"no {what} at {where}{filled}")
     return ReadError(f"no {what} at {where} {asked}; loaded there: {iso_time(first)} to {iso_time(last)}")
 
