@@ -97,7 +97,8 @@ def _align_daily_rollup(url: str, table: str, windows: Sequence[tuple[datetime, 
         return
     daily = rollup_tables(table)["day"]
     with connect(url) as conn:
-        if not conn.execute("SELECT to_regclass(%s) IS NOT NULL", (table_ident(daily).as_string(conn),)).fetchone()[0]:
+        found = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (table_ident(daily).as_string(conn),)).fetchone()
+        if not (found and found[0]):
             return  # no rollups (a table made by hand): the loader writes none
         have = chunks_between(conn, daily, windows[0][0], windows[-1][1])
     starts = np.array([c[2].timestamp() for c in have])

@@ -106,8 +106,8 @@ def finish(url: str, table: str, start: datetime, end: datetime, mode: Mode = "a
             log.warning("columnstore unavailable, the month stays in the row store: %s", reason)
             return Compression("unavailable", reason=reason)
         daily = rollup_tables(table)["day"]
-        has_rollup = bool(conn.execute("SELECT to_regclass(%s) IS NOT NULL",
-                                       (table_ident(daily).as_string(conn),)).fetchone()[0])
+        found = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (table_ident(daily).as_string(conn),)).fetchone()
+        has_rollup = bool(found and found[0])
         relations = [table, daily] if has_rollup else [table]
         result = Compression("compressed")
         listed = {r: chunks_between(conn, r, start, end) for r in relations}

@@ -89,9 +89,9 @@ def _encode(shape: tuple[int, ...], pg_time: npt.NDArray[np.int64], location_id:
     else:
         rows["location_id.len"] = 4
         rows["location_id"] = location_id
-    for c, a in ints.items():
+    for c, counts in ints.items():
         rows[f"{c}.len"] = 4
-        rows[c] = a
+        rows[c] = counts
     for c in copy_columns(data_columns)[2:]:
         if c not in present:
             rows[f"{c}.len"] = -1

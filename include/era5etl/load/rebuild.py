@@ -52,7 +52,8 @@ def rebuild(url: str, table: str, on_month: Callable[[str, int], None] | None = 
         after = datetime(month.year + month.month // 12, month.month % 12 + 1, 1, tzinfo=UTC)
         days = [month + timedelta(days=i) for i in range((after - month).days)]
         with connect(url) as conn, conn.transaction():
-            cur = conn.execute(daily_from_hourly(table, data), {**asdict(_World()), "first": month, "last": after, "days": days})
+            params = {**asdict(_World()), "first": month, "last": after, "days": days}
+            cur = conn.execute(daily_from_hourly(table, data), params)
             daily = max(cur.rowcount, 0)
         if daily:
             monthly, _ = write_monthly(url, table, _World(), [np.datetime64(month.replace(tzinfo=None), "M")],

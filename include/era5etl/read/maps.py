@@ -15,9 +15,10 @@ import numpy as np
 from psycopg import sql
 
 from era5etl.core.grid import Area
+from era5etl.core.rollups import WIND_SPEED
 from era5etl.db import table_ident
 from era5etl.db.rollups import data_columns
-from era5etl.read.columns import UNITS, WIND_SPEED, known
+from era5etl.read.columns import UNITS, known
 from era5etl.read.errors import ReadError
 from era5etl.read.hour import hour_columns
 from era5etl.read.points import require_table

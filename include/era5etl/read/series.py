@@ -16,9 +16,10 @@ from typing import Any
 import numpy as np
 from psycopg import sql
 
+from era5etl.core.rollups import WIND_SPEED
 from era5etl.db import table_ident
 from era5etl.db.rollups import data_columns
-from era5etl.read.columns import STEP_NAMES, UNITS, WIND_SPEED, Step, check_step, resolve
+from era5etl.read.columns import STEP_NAMES, UNITS, Step, check_step, resolve
 from era5etl.read.errors import ReadError
 from era5etl.read.packed import Kind, packed, unpack
 from era5etl.read.points import Point, nearest_point, require_table, rollup_of
