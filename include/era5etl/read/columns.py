@@ -49,7 +49,7 @@ _UNIT_OF = {
     "hours": "hours",
 }
 # The unit of every column a read answers with, a rollup's column that of its variable (the table's
-# units: README, "The table"); JSON answers carry them.
+# units: docs/table.md); JSON answers carry them.
 UNITS: MappingProxyType[str, str] = MappingProxyType(
     {**_UNIT_OF, **{f"{variable}_{agg}": _UNIT_OF[variable] for variable, aggs in ROLLED_UP.items() for agg in aggs}})
 
