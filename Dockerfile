@@ -16,7 +16,7 @@ ARG AIRFLOW_VERSION=3.3.2
 ARG CELERY_PROVIDER_VERSION=3.26.0
 ARG FAB_PROVIDER_VERSION=3.10.2
 # Extra pip requirements, e.g. "apache-airflow-providers-cncf-kubernetes==<version>" for an image
-# used with KubernetesExecutor (see README: Scaling out).
+# used with KubernetesExecutor (see docs/scaling.md).
 ARG EXTRA_PIP_REQUIREMENTS=""
 
 # Shared storage mount points, owned by airflow (uid 50000, gid 0, group-writable as the official image

@@ -2,8 +2,8 @@
 
 ``Settings()`` reads the environment (pydantic-settings); ``load()`` does the same and turns a bad
 value into an :class:`InputError` naming the variable, its value and what it must be, so a run
-refuses a wrong setting at its start instead of deep inside a step. The README's configuration
-table is this model's (``python -m era5etl settings --markdown`` prints it; a test compares).
+refuses a wrong setting at its start instead of deep inside a step. The configuration table of
+docs/configuration.md is this model's (``python -m era5etl settings --markdown`` prints it; a test compares).
 
 Not here: the CDS client's own ``CDSAPI_URL``/``CDSAPI_KEY`` (``fetch.Credentials``: the cdsapi
 convention), Airflow's ``AIRFLOW__*`` and the compose file's own variables (``.env.example``).
@@ -45,12 +45,12 @@ def _names(v: Any) -> Any:
 
 
 def _shown(text: str) -> dict[str, Any]:
-    """How the README shows a default that depends on the checkout or the machine."""
+    """How the docs show a default that depends on the checkout or the machine."""
     return {"shown": text}
 
 
 class Settings(BaseSettings):
-    """The pipeline's settings, from ``ERA5_<NAME>`` environment variables (README, Configuration)."""
+    """The pipeline's settings, from ``ERA5_<NAME>`` environment variables (docs/configuration.md)."""
 
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, frozen=True, extra="ignore",
                                       arbitrary_types_allowed=True, validate_default=True)
@@ -108,7 +108,7 @@ class Settings(BaseSettings):
     rollups: bool = Field(
         True, description="refresh each validated month's daily and monthly rollups (`<table>_daily`, "
                           "`<table>_monthly`) and check them; `false` skips the step (a global day's "
-                          "refresh took 2.7 times its load here: README, Reading the data)")
+                          "refresh took 2.7 times its load here: docs/reading.md)")
 
     # --- the schedule -----------------------------------------------------------------------------
     start_month: Annotated[Month, NoDecode, _parsed(Month)] = Field(
@@ -200,7 +200,7 @@ def _problem(error: Any) -> str:
 
 
 def table_rows() -> list[tuple[str, str, str]]:
-    """(variable, default as shown, meaning) for every setting, in the model's order: the README's table."""
+    """(variable, default as shown, meaning) for every setting, in the model's order: docs/configuration.md's table."""
     out = []
     for name, info in Settings.model_fields.items():
         extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}

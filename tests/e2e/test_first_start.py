@@ -158,7 +158,7 @@ def test_one_command_starts_airflow_loads_only_what_was_asked_and_stops(launched
     _wait("the DAG parsed", lambda: any(d["dag_id"] == DAG_ID for d in stack.api("GET", "api/v2/dags")["dags"]), stack)
     assert {p["name"] for p in stack.api("GET", "api/v2/pools")["pools"]} >= {"era5_cds", "era5_db"}
 
-    # A backfill from the CLI as the README says, then unpause; a month by hand over REST.
+    # A backfill from the CLI as docs/operating.md says, then unpause; a month by hand over REST.
     out = stack.airflow_cli("backfill", "create", "--dag-id", DAG_ID, "--from-date", f"{BACKFILL[0]}-01",
                             "--to-date", f"{BACKFILL[-1]}-01")
     assert out.returncode == 0, out.stdout + out.stderr

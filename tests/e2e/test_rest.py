@@ -1,6 +1,6 @@
 """Airflow's REST API as a client uses it: trigger one month, backfill a range, clear a failed month.
 
-Plain HTTP against the running stack (``tests/e2e/stack.py``), as the README's curl commands do: a
+Plain HTTP against the running stack (``tests/e2e/stack.py``), as docs/operating.md's curl commands do: a
 JWT from ``POST /auth/token``, then ``/api/v2``. The local CDS refuses the triggered month's job
 first (``LocalCDS.fail_months``); once the fault is gone, clearing the run's failed tasks over REST
 loads it. Every month ends exactly loaded and validated.
@@ -37,7 +37,7 @@ def test_trigger_backfill_and_clear_over_rest(airflow_stack: AirflowStack) -> No
         run = stack.api("POST", f"dags/{DAG_ID}/dagRuns",
                         {"logical_date": None, "dag_run_id": run_id, "conf": {"month": TRIGGERED}})
         assert (run["dag_run_id"], run["logical_date"], run["conf"]["month"]) == (run_id, None, TRIGGERED), run
-        # Without "logical_date" Airflow 3.3 refuses the body (the README says to send null).
+        # Without "logical_date" Airflow 3.3 refuses the body (docs/operating.md says to send null).
         with pytest.raises(AssertionError, match="HTTP 422"):
             stack.api("POST", f"dags/{DAG_ID}/dagRuns", {"conf": {"month": TRIGGERED}})
 

@@ -69,11 +69,11 @@ def test_a_bad_value_is_a_clear_error_naming_the_variable(monkeypatch: pytest.Mo
     assert f"{name}={value!r}" in str(err.value) and says in str(err.value)
 
 
-def test_the_readme_configuration_table_is_the_models() -> None:
-    readme = (PROJECT_ROOT / "README.md").read_text()
-    block = re.search(r"<!-- settings:begin -->\n(.*?)\n<!-- settings:end -->", readme, re.S)
-    assert block is not None, "README.md lost its generated settings table markers"
+def test_the_configuration_pages_table_is_the_models() -> None:
+    page = (PROJECT_ROOT / "docs" / "configuration.md").read_text()
+    block = re.search(r"<!-- settings:begin -->\n(.*?)\n<!-- settings:end -->", page, re.S)
+    assert block is not None, "docs/configuration.md lost its generated settings table markers"
     assert block.group(1).strip() == settings.markdown_table(), \
-        "README's configuration table differs from the model: paste `python -m era5etl settings --markdown`"
+        "docs/configuration.md's settings table differs from the model: paste `python -m era5etl settings --markdown`"
     documented = set(re.findall(r"`(ERA5_[A-Z0-9_]+)`", block.group(1)))
     assert documented == {settings.env_name(n) for n in settings.Settings.model_fields}

@@ -1,4 +1,4 @@
-"""``python -m era5bench``: the benchmark's command line (README, "Measured here")."""
+"""``python -m era5bench``: the benchmark's command line (docs/benchmarks.md)."""
 
 from __future__ import annotations
 

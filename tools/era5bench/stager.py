@@ -1,7 +1,7 @@
 """``python -m era5bench stage``: the stager alone, no database: how fast a download becomes blocks of
 rows in table units, for the same day fetched as NetCDF and as GRIB (the local CDS packs both on the
 same 16-bit lattice, so the two hold the same values). The decode must stay far above what binary
-COPY consumes (README, "Measured here": ~0.8-0.9M rows/s end to end), or the loader would wait on it.
+COPY consumes (docs/benchmarks.md: ~0.8-0.9M rows/s end to end), or the loader would wait on it.
 
 Each format's synthetic download is generated once into .local/bench/ (a global day: ~300 MB of GRIB,
 ~170 MB of NetCDF). Figures: rows/s over open + every block, and the process's peak RSS.

@@ -24,7 +24,7 @@ exit status: 0 done; 1 a failure the message explains (database unreachable, CDS
 validation); 2 bad input (month, area, variables, a file that cannot be loaded); nothing is loaded
 from bad input.
 
-environment (README, Configuration): ERA5_DATABASE_URL (else the local TimescaleDB, built once per
+environment (docs/configuration.md): ERA5_DATABASE_URL (else the local TimescaleDB, built once per
 machine), CDSAPI_URL and CDSAPI_KEY (or ~/.cdsapirc), ERA5_AREA, ERA5_GRID, ERA5_VARIABLES,
 ERA5_TABLE, ERA5_STAGING_DIR, ERA5_CHUNK_ROWS, ERA5_COMPRESSION, ERA5_TIMESCALEDB_LICENSE,
 ERA5_LOG_LEVEL; every ERA5_* setting with its value: `python -m era5etl settings`."""

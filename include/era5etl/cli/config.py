@@ -1,4 +1,4 @@
-"""``settings``: the settings in effect (every ``ERA5_*`` variable, validated), or the README's table."""
+"""``settings``: the settings in effect (every ``ERA5_*`` variable, validated), or docs/configuration.md's table."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from era5etl.cli.common import emit
 
 def add_parsers(sub: Any) -> None:
     p = sub.add_parser("settings", help="the ERA5_* settings in effect, validated (a bad value is exit 2)")
-    p.add_argument("--markdown", action="store_true", help="print the README's configuration table instead")
+    p.add_argument("--markdown", action="store_true", help="print docs/configuration.md's settings table instead")
     p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
     p.set_defaults(func=cmd_settings)
 

@@ -1,4 +1,4 @@
-"""``reads``: the reads people make, timed on this machine (README, "Measured here")."""
+"""``reads``: the reads people make, timed on this machine (docs/benchmarks.md)."""
 
 from __future__ import annotations
 

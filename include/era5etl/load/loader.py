@@ -1,6 +1,6 @@
 """Load staged blocks into a hypertable: one transaction per chunk, replacing what it held.
 
-Why it is shaped this way (figures in the README's "Measured here"): each chunk is written by one
+Why it is shaped this way (figures in docs/benchmarks.md): each chunk is written by one
 transaction (``writer``), whatever its span (``chunks``), and two chunks load at once on separate
 connections, fed by one reader/encoder thread. The chunks are created up front (``chunks``), and
 the rows of a columnstore chunk are sent in its order (time, location_id).

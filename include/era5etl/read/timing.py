@@ -41,7 +41,7 @@ class ReadFigures:
         return self.__dict__.copy()
 
 
-# Targets of the columnstore issue, warm reads on the final layout (README, "Reads").
+# Targets of the columnstore issue, warm reads on the final layout (docs/benchmarks.md, "Reads").
 TARGETS_MS = {"place, one year (hourly)": 100.0, "place, all years (hourly)": 1000.0,
               "hour slice (all points)": 500.0}
 

@@ -20,7 +20,7 @@ from era5etl.report.fmt import count, esc, when
 from era5etl.report.page import CSS, query, tabs, targets_nav
 
 # What the map can show (every hourly column ``era5etl.read`` answers), with the unit shown for each
-# (the table's units: README, "The table").
+# (the table's units: docs/table.md).
 MAP_VARIABLES: tuple[str, ...] = known("hour")
 UNITS = {"temperature_2m": "°C", "zonal_wind_10m": "m/s", "meridional_wind_10m": "m/s", "wind_speed_10m": "m/s",
          "total_cloud_cover": "0-1", "total_precipitation": "mm", "snowfall": "mm"}
