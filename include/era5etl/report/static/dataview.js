@@ -271,7 +271,7 @@
       caption.textContent = group.variable + ", " + words[2] + kind + " (" + unit + ") at " + where;
       figure.appendChild(caption);
       box.appendChild(figure);
-      const width = Math.max(320, Math.min(figure.clientWidth - 24, 1200) || W);
+      const width = Math.max(320, Math.min(box.clientWidth || W, 900) - 26);
       const o = chartOptions(group, unit, width, step, bars);
       charts[group.variable] = new uPlot(o.opts, withGaps(time, o.columns, cols, gaps), figure);
     });
