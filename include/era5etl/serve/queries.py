@@ -50,6 +50,14 @@ def _text(value: Any) -> str | None:
     return str(value)
 
 
+def _moment(value: Any, name: str, *, end: bool) -> datetime | None:
+    """``from`` / ``to`` as an aware UTC time (``to`` the last hour of its period); blank is None."""
+    if isinstance(value, datetime):
+        return value
+    text = _text(value)
+    return parse_time(text, name, end=end) if text and text.strip() else None
+
+
 class _Query(BaseModel):
     # Unknown parameters are ignored, as they always were (the page's links carry the view's own).
     model_config = ConfigDict(frozen=True, populate_by_name=True, extra="ignore")
@@ -100,18 +108,12 @@ class SeriesRequest(_Query):
     @field_validator("start", mode="before")
     @classmethod
     def _start(cls, value: Any) -> datetime | None:
-        if isinstance(value, datetime):
-            return value
-        text = _text(value)
-        return parse_time(text, "from") if text and text.strip() else None
+        return _moment(value, "from", end=False)
 
     @field_validator("end", mode="before")
     @classmethod
     def _end(cls, value: Any) -> datetime | None:
-        if isinstance(value, datetime):
-            return value
-        text = _text(value)
-        return parse_time(text, "to", end=True) if text and text.strip() else None
+        return _moment(value, "to", end=True)
 
     @field_validator("variables", mode="before")
     @classmethod
