@@ -10,6 +10,13 @@
 # Python 3.11 matches constraints.txt, a freeze of a fresh install of requirements.txt on 3.11.
 ARG AIRFLOW_VERSION=3.3.2
 ARG PYTHON_VERSION=3.11
+# uPlot for the Data view's series charts, from the npm registry as package-lock.json pins it (what
+# scripts/setup.sh does on a checkout); only its dist/ files go into the image, served by the plugin.
+FROM node:20-slim AS web
+WORKDIR /web
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund
+
 FROM apache/airflow:slim-${AIRFLOW_VERSION}-python${PYTHON_VERSION} AS airflow
 
 ARG AIRFLOW_VERSION=3.3.2
@@ -39,6 +46,7 @@ RUN pip install --no-cache-dir \
         ${EXTRA_PIP_REQUIREMENTS} \
         -e /opt/era5etl
 
+COPY --from=web --chown=airflow:0 /web/node_modules/uplot/dist /opt/era5etl/node_modules/uplot/dist
 COPY --chown=airflow:0 dags /opt/airflow/dags
 COPY --chown=airflow:0 plugins /opt/airflow/plugins
 

@@ -1,7 +1,9 @@
 """Airflow plugin: the ERA5 months dashboard, served by the API server behind Airflow's own login.
 
 A FastAPI app mounted at ``/era5`` (``fastapi_apps``) serves the page, its JSON and each month's
-Data Docs, the Data view (``/era5/data``) and the table read back (``/era5/series``, ``/era5/map``);
+Data Docs, the Data view (``/era5/data``, its script and styles and uPlot under ``/era5/static/``), the table read
+back (``/era5/series``, ``/era5/map``, whose query models and answers the OpenAPI schema at
+``/era5/openapi.json`` describes);
 an external view puts the page in the UI's Browse menu (shown in an iframe at
 ``/plugin/era5-months``). Every route requires an Airflow user allowed to read the runs of the
 ``era5_monthly`` DAG: the JWT comes from the ``Authorization: Bearer`` header or from the
@@ -20,6 +22,8 @@ from typing import Annotated, Any
 
 from airflow.plugins_manager import AirflowPlugin
 from fastapi import Depends, FastAPI, HTTPException, Query, Request, status
+from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.utils import get_openapi
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
@@ -92,10 +96,36 @@ NO_STORE = {"Cache-Control": "no-store"}
 
 app = FastAPI(
     title="ERA5 months dashboard",
+    summary="The pipeline's months, and its tables read back: one place's series, one hour's map.",
     dependencies=[Depends(require_reader)],
-    # Airflow's own /docs serves its API; this sub-app has no public schema to show.
+    # FastAPI's own schema and docs routes would bypass the app's dependencies (the login): the
+    # schema is served by the route /openapi.json below instead, behind it like every other route.
     docs_url=None, redoc_url=None, openapi_url=None,
 )
+
+
+@app.exception_handler(RequestValidationError)
+async def _refused(request: Request, exc: RequestValidationError) -> JSONResponse:
+    """A query model's refusal as a 400 whose detail is the parser's sentence, as it always was."""
+    return JSONResponse({"detail": serve.refusal(exc.errors())}, status_code=status.HTTP_400_BAD_REQUEST)
+
+
+@app.get("/openapi.json", include_in_schema=False)
+def openapi(request: Request) -> JSONResponse:
+    """The OpenAPI schema of these routes (their query models, limits and answers), for the login's users."""
+    if app.openapi_schema is None:
+        app.openapi_schema = get_openapi(title=app.title, version="1", summary=app.summary, routes=app.routes)
+    root = str(request.scope.get("root_path", "")).rstrip("/")
+    return JSONResponse({**app.openapi_schema, "servers": [{"url": root or "/"}]}, headers=NO_STORE)
+
+
+@app.get("/static/{name}", include_in_schema=False)
+def static(name: str) -> FileResponse:
+    """The Data view's script and styles, and uPlot from node_modules: served here, never from a CDN."""
+    found = report.static_file(name)
+    if found is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, report.static_missing(name))
+    return FileResponse(found, headers={"Cache-Control": "no-cache"})
 
 
 @app.get("/", response_class=HTMLResponse)
@@ -138,9 +168,6 @@ def data_page(request: Request, table: Table = None, area: Area = None) -> HTMLR
     return HTMLResponse(report.render_data_page(view, base=_base(request)), headers=NO_STORE)
 
 
-Text = Annotated[str | None, Query()]  # checked by era5etl.serve, so every refusal reads the same
-
-
 def _read(read: Callable[[], Any]) -> Response:
     try:
         reply = read()
@@ -152,21 +179,28 @@ def _read(read: Callable[[], Any]) -> Response:
     return Response(reply.body, media_type=reply.media_type, headers=headers)
 
 
-@app.get("/series")
-def series(lat: Text = None, lon: Text = None, start: Annotated[str | None, Query(alias="from")] = None,
-           end: Annotated[str | None, Query(alias="to")] = None, variables: Text = None, step: Text = None,
-           table: Text = None, format: Text = None) -> Response:
-    """One place's series: the grid point nearest (lat, lon), hourly, daily or monthly, as JSON or CSV."""
-    return _read(lambda: read_series(database_url(), serve.series_request(
-        lat=lat, lon=lon, start=start, end=end, variables=variables, step=step, table=table, fmt=format)))
+REFUSALS: dict[int | str, dict[str, Any]] = {
+    400: {"description": "a parameter that cannot be used as given; `detail` says which and why"},
+    404: {"description": "the table does not exist or is not one of the pipeline's (the ledger's)"},
+    422: {"description": "the answer would be larger than a response may hold; `detail` says the limit"},
+    503: {"description": "the database is unreachable, or the read took too long"},
+}
 
 
-@app.get("/map")
-def hour_map(at: Annotated[str | None, Query(alias="time")] = None, variable: Text = None, area: Text = None,
-             table: Text = None, format: Text = None) -> Response:
+@app.get("/series", responses={**REFUSALS, 200: {
+    "description": "the rows of the grid point nearest (lat, lon): JSON (`time`, `values` per column, `units`), "
+                   "CSV, or a Parquet file", "content": {"text/csv": {}, "application/vnd.apache.parquet": {}}}})
+def series(query: Annotated[serve.SeriesRequest, Query()]) -> Response:
+    """One place's series: the grid point nearest (lat, lon), hourly, daily or monthly, as JSON, CSV or Parquet."""
+    return _read(lambda: read_series(database_url(), query))
+
+
+@app.get("/map", responses={**REFUSALS, 200: {
+    "description": "every grid point of the hour in the area: JSON (`latitude`, `longitude`, `values`) or CSV",
+    "content": {"text/csv": {}}}})
+def hour_map(query: Annotated[serve.MapRequest, Query()]) -> Response:
     """One hour's field of one variable over an area, as JSON or CSV."""
-    return _read(lambda: read_map(database_url(), serve.map_request(
-        time=at, variable=variable, area=area, table=table, fmt=format)))
+    return _read(lambda: read_map(database_url(), query))
 
 
 class Era5DashboardPlugin(AirflowPlugin):

@@ -35,6 +35,17 @@ if [ $dev = 1 ] && [ ! -x /usr/bin/redis-server ]; then
   apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q redis-server >/dev/null
 fi
 
+# The Data view's browser code, pinned by package.json + package-lock.json from the npm registry:
+# uPlot (the series charts; the plugin serves it from node_modules, so the page needs no internet)
+# always, ESLint (tests/unit/report/test_static_js.py lints the static files) with --dev.
+npm_stamp=node_modules/.installed-$(cat package.json package-lock.json | sha256sum | cut -c1-16)
+if [ ! -e "$npm_stamp-$dev" ] && [ ! -e "$npm_stamp-1" ]; then
+  command -v npm >/dev/null || { echo "error: npm is needed for the Data view's uPlot (apt-get install npm)" >&2; exit 1; }
+  echo "installing the Data view's npm packages (package-lock.json)"
+  if [ $dev = 1 ]; then npm ci --no-audit --no-fund --loglevel=error; else npm ci --omit=dev --no-audit --no-fund --loglevel=error; fi
+  touch "$npm_stamp-$dev"
+fi
+
 # The database: ERA5_DATABASE_URL when set, else the local server (installed on first use).
 .venv/bin/python -m era5etl db up >/dev/null
 

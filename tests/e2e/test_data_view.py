@@ -1,12 +1,16 @@
 """The table read back over HTTP and on the Data view, in a real Airflow API server, seen by headless Chromium.
 
 Three months of a 25-point area are loaded for real (``era5etl run-month`` against the local CDS
-server, side by side, while the API server starts), then: ``/era5/series`` and ``/era5/map`` answer
-exactly what a direct SQL query of the table (and of its daily rollup) returns, as JSON and as CSV;
-a request without a login is refused (401), one over a limit is refused with the limit stated (422),
-bad input is a 400 with the reason; and the Data view, reached through its tab in the Airflow UI,
-draws one point and one bar per day (then per hour) of the place's series and one cell per grid
-point of the hour's map, the counts taken from the database. The API server machinery is
+server, side by side, while the API server starts): January, February and April, so March is a gap.
+Then: ``/era5/series`` and ``/era5/map`` answer exactly what a direct SQL query of the table (and of
+its daily rollup) returns, as JSON, CSV and Parquet; a request without a login is refused (401), one
+over a limit is refused with the limit stated (422), bad input is a 400 with the reason, a relation
+that is not one of the pipeline's tables a 404; the OpenAPI schema is served behind the login; and
+the Data view, reached through its tab in the Airflow UI, draws the place's series with uPlot (its
+script and uPlot served by the plugin: every other address is blocked), one row per day (then per
+hour) with a break at March, drawn as a break (no pixel of the line or band over the gap), March
+listed under the charts, and one cell per grid point of the hour's map, the counts taken from the
+database. The API server machinery is
 ``test_ui.py``'s: its own AIRFLOW_HOME, its own process group, stopped afterwards.
 """
 
@@ -42,8 +46,9 @@ from tests.e2e.apiserver import CHROMIUM, CHROMIUM_ARGS, PATH, STARTUP_TIMEOUT_S
 pytestmark = pytest.mark.e2e
 
 AREA = "46/7/45/8"  # 25 grid points
-MONTHS = ("2024-01", "2024-02", "2024-03")
-FIRST, LAST = datetime(2024, 1, 1, tzinfo=UTC), datetime(2024, 3, 31, 23, tzinfo=UTC)
+MONTHS = ("2024-01", "2024-02", "2024-04")  # March not loaded: a gap
+FIRST, LAST = datetime(2024, 1, 1, tzinfo=UTC), datetime(2024, 4, 30, 23, tzinfo=UTC)
+DAYS = 31 + 29 + 30
 LAT, LON = 45.5, 7.5  # the area's middle grid point: the Data view's first place
 MAP_HOUR = datetime(2024, 2, 15, 12, tzinfo=UTC)
 SCREENSHOT = PROJECT_ROOT / ".local" / "data-view-test.png"
@@ -174,7 +179,8 @@ def _location_id(db_url: str, table: str) -> int:
 
 def test_unauthenticated_reads_are_refused(stack: Stack) -> None:
     for url in (stack.era5("series", lat=LAT, lon=LON), stack.era5("map", time="2024-02-15T12:00"),
-                stack.era5("data")):
+                stack.era5("data"), f"{stack.url}/era5/openapi.json", f"{stack.url}/era5/static/dataview.js",
+                f"{stack.url}/era5/static/uPlot.iife.min.js"):
         assert status(url) == 401, url
         assert status(url, {"Authorization": "Bearer not.a.token"}) in (401, 403), url
         assert status(url, {"Cookie": "_token=forged"}) in (401, 403), url
@@ -186,9 +192,9 @@ def test_hourly_series_equals_sql(stack: Stack, db_url: str) -> None:
         rows = conn.execute(
             f'SELECT time, temperature_2m, total_precipitation FROM "{stack.table}" WHERE location_id = %s'
             " AND time BETWEEN %s AND %s ORDER BY time", (location, FIRST, LAST)).fetchall()
-    assert len(rows) == 91 * 24
+    assert len(rows) == DAYS * 24
     expected_time = [r[0] for r in rows]
-    params = {"lat": LAT, "lon": LON, "step": "hour", "from": "2024-01-01", "to": "2024-03-31",
+    params = {"lat": LAT, "lon": LON, "step": "hour", "from": "2024-01-01", "to": "2024-04-30",
               "variables": "temperature_2m,total_precipitation"}
     data = _ok_json(stack, stack.era5("series", **params))
     assert data["point"]["location_id"] == location
@@ -212,7 +218,7 @@ def test_daily_series_equals_the_rollup(stack: Stack, db_url: str) -> None:
             f' FROM "{stack.table}_daily" WHERE location_id = %s ORDER BY bucket', (location,)).fetchall()
         days = conn.execute(f"SELECT count(DISTINCT date_trunc('day', time, 'UTC')) FROM \"{stack.table}\""
                             " WHERE location_id = %s", (location,)).fetchone()
-    assert days is not None and len(rows) == days[0] == 91
+    assert days is not None and len(rows) == days[0] == DAYS
     data = _ok_json(stack, stack.era5("series", lat=LAT, lon=LON))  # daily over everything loaded: the defaults
     times, cols = _series_columns(data)
     assert times == [r[0] for r in rows]
@@ -221,8 +227,29 @@ def test_daily_series_equals_the_rollup(stack: Stack, db_url: str) -> None:
         assert _same(cols[name], _f32([r[i] for r in rows])), name
     table = _ok_csv(stack, stack.era5("series", lat=LAT, lon=LON, format="csv"))
     times, cols = _csv_columns(table, "time")
-    assert len(times) == 91
+    assert len(times) == DAYS
     assert _same(cols["temperature_2m_mean"], _f32([r[1] for r in rows]))
+
+
+def test_parquet_export_reads_back_as_the_csv(stack: Stack) -> None:
+    """``format=parquet``: a file pyarrow reads back to the CSV's rows and values, typed."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    for params in ({"step": "hour", "from": "2024-02-28", "to": "2024-04-01",
+                    "variables": "temperature_2m,total_precipitation,wind_speed_10m"}, {}):
+        rows = _ok_csv(stack, stack.era5("series", lat=LAT, lon=LON, format="csv", **params))
+        code, kind, body = _get(stack, stack.era5("series", lat=LAT, lon=LON, format="parquet", **params))
+        assert code == 200 and kind == "application/vnd.apache.parquet", (code, kind, body[:300])
+        table = pq.read_table(io.BytesIO(body))
+        assert table.schema.field("time").type == pa.timestamp("us", tz="UTC")
+        assert table.column_names == list(rows[0])
+        assert table.num_rows == len(rows) > 0
+        times, cols = _csv_columns(rows, "time")
+        assert table.column("time").to_pylist() == times
+        for name, values in cols.items():
+            back = table.column(name).to_numpy(zero_copy_only=False).astype(np.float32)  # a null as NaN
+            assert _same(back, values), name
 
 
 def test_map_equals_sql(stack: Stack, db_url: str) -> None:
@@ -259,7 +286,7 @@ def test_limits_and_bad_input_are_refused_with_the_reason(stack: Stack) -> None:
     assert f"limit of {MAX_SERIES_ROWS:,} hours" in detail and "219,168 hours" in detail and "from=" in detail
     # The same range daily fits, and answers the days that are loaded.
     data = _ok_json(stack, stack.era5("series", lat=LAT, lon=LON, **{"from": "2000-01-01", "to": "2024-12-31"}))
-    assert len(data["time"]) == 91
+    assert len(data["time"]) == DAYS
     detail = _refusal(stack, stack.era5("map", time="2024-02-15T12:00", area="90/-180/-90/180"), 422)
     assert f"limit of {MAX_MAP_CELLS:,} cells" in detail and "area=" in detail
 
@@ -271,18 +298,64 @@ def test_limits_and_bad_input_are_refused_with_the_reason(stack: Stack) -> None:
     assert _refusal(stack, stack.era5("series", lat=-33.9, lon=18.4), 400)
     assert _refusal(stack, stack.era5("map", time="2023-06-01T00:00"), 400)
     assert _refusal(stack, stack.era5("series", lat=LAT, lon=LON, variables="no_such_column"), 400)
+    assert "lat is required" in _refusal(stack, f"{stack.url}/era5/series?lon=7", 400)
+    assert "time is required" in _refusal(stack, f"{stack.url}/era5/map", 400)
+    assert "format 'xml'" in _refusal(stack, stack.era5("series", lat=LAT, lon=LON, format="xml"), 400)
+    assert "to '2023-12-31' is before from '2024-01-01'" in _refusal(
+        stack, stack.era5("series", lat=LAT, lon=LON, **{"from": "2024-01-01", "to": "2023-12-31"}), 400)
     missing = f"{stack.url}/era5/series?" + urlencode({"table": "no_such_table_here", "lat": LAT, "lon": LON})
     assert "does not exist" in _refusal(stack, missing, 404)
 
 
-def _vertices(frame: Any, selector: str) -> int:
-    return int(frame.locator(selector).evaluate_all(
-        "els => els.reduce((n, e) => n + e.getAttribute('points').trim().split(/\\s+/).length, 0)"))
+def test_only_the_pipelines_tables_are_read(stack: Stack) -> None:
+    """Any relation the database user can see is not a table to read: only the ledger's are."""
+    for table in ("pg_class", "pg_catalog.pg_authid", "era5_months", "timescaledb_information.chunks"):
+        for path, params in (("series", {"lat": LAT, "lon": LON}), ("map", {"time": "2024-02-15T12:00"})):
+            url = f"{stack.url}/era5/{path}?" + urlencode({"table": table, **params})
+            detail = _refusal(stack, url, 404)
+            assert f"table {table!r} is not one of the pipeline's tables" in detail and stack.table in detail, detail
+    # The pipeline's own table answers, however it is spelled.
+    assert _ok_json(stack, f"{stack.url}/era5/series?" + urlencode(
+        {"table": f"public.{stack.table}", "lat": LAT, "lon": LON}))["time"]
 
 
-def _bars(frame: Any, selector: str) -> int:
-    return int(frame.locator(selector).evaluate_all(
-        "els => els.reduce((n, e) => n + (e.getAttribute('d').match(/M/g) || []).length, 0)"))
+def test_openapi_schema_behind_the_login(stack: Stack) -> None:
+    url = f"{stack.url}/era5/openapi.json"
+    assert status(url) == 401
+    schema = _ok_json(stack, url)
+    assert schema["openapi"].startswith("3.")
+    series = schema["paths"]["/series"]["get"]
+    params = {p["name"]: p for p in series["parameters"]}
+    assert {"lat", "lon", "from", "to", "variables", "step", "table", "format"} <= set(params)
+    assert params["lat"]["required"] is True and params["lat"]["schema"]["maximum"] == 90
+    assert set(params["format"]["schema"]["enum"]) == {"json", "csv", "parquet"}
+    assert "application/vnd.apache.parquet" in series["responses"]["200"]["content"]
+    assert {"400", "404", "422", "503"} <= set(series["responses"])
+    assert {p["name"] for p in schema["paths"]["/map"]["get"]["parameters"]} >= {"time", "variable", "area"}
+    assert "/openapi.json" not in schema["paths"] and "/static/{name}" not in schema["paths"]
+
+
+# What uPlot drew at one time (seconds): the canvas pixels of that one column of the plot, those of
+# the line (red) and of the min-max band (blue), and uPlot's own data (x and each series).
+_DRAWN = """(body, [variable, times]) => {
+  const u = window.era5Data.charts[variable];
+  const ctx = u.ctx, h = ctx.canvas.height;
+  const column = (sec) => {
+    const x = Math.round(u.valToPos(sec, "x", true));
+    const d = ctx.getImageData(x, 0, 1, h).data;
+    let red = 0, blue = 0;
+    for (let i = 0; i < d.length; i += 4) {
+      if (d[i + 3] > 100 && d[i] > 150 && d[i + 1] < 120 && d[i + 2] < 120) red++;
+      if (d[i + 3] > 20 && d[i + 2] > d[i] + 40) blue++;
+    }
+    return {red, blue};
+  };
+  return {columns: times.map(column), data: u.data};
+}"""
+
+
+def _drawn(frame: Any, variable: str, *moments: datetime) -> dict[str, Any]:
+    return dict(frame.locator("body").evaluate(_DRAWN, [variable, [m.timestamp() for m in moments]]))
 
 
 def test_data_view_in_the_airflow_ui(stack: Stack, db_url: str) -> None:
@@ -293,12 +366,15 @@ def test_data_view_in_the_airflow_ui(stack: Stack, db_url: str) -> None:
             f"SELECT count(DISTINCT date_trunc('day', time, 'UTC')), count(*) FROM \"{stack.table}\""
             " WHERE latitude = %s AND longitude = %s", (LAT, LON)).fetchone() or (0, 0)
         cells = conn.execute(f'SELECT count(*) FROM "{stack.table}" WHERE time = %s', (LAST,)).fetchone()
-    assert (days, hours) == (91, 91 * 24) and cells == (25,)
+    assert (days, hours) == (DAYS, DAYS * 24) and cells == (25,)
+    in_feb, in_march, in_april = (datetime(2024, 2, 14, tzinfo=UTC), datetime(2024, 3, 16, tzinfo=UTC),
+                                  datetime(2024, 4, 15, tzinfo=UTC))
 
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             context = browser.new_context(viewport={"width": 1440, "height": 1300})
+            # Nothing from elsewhere: uPlot comes from the plugin or not at all.
             context.route(re.compile(r"^https?://(?!127\.0\.0\.1[:/])"), lambda route: route.abort())
             page = context.new_page()
             page.set_default_timeout(30_000)
@@ -316,14 +392,27 @@ def test_data_view_in_the_airflow_ui(stack: Stack, db_url: str) -> None:
             frame.locator('nav.tabs a[data-tab="data"]').click()
             expect(frame.locator("h1")).to_have_text("ERA5 data")
 
-            # The place's series, daily over everything loaded: one vertex and one bar a day.
-            temp = frame.locator("svg.series.temp")
+            # The place's series, daily over everything loaded: a uPlot chart per variable, one row a
+            # day, and March (not loaded) a gap.
+            temp = frame.locator('figure[data-variable="temperature_2m"]')
             expect(temp).to_have_attribute("data-points", str(days))
             expect(temp).to_have_attribute("data-step", "day")
-            assert _vertices(frame, "svg.series.temp polyline.line") == days
-            expect(frame.locator("svg.series.precip")).to_have_attribute("data-points", str(days))
-            assert _bars(frame, "svg.series.precip path.bars") == days
+            expect(temp).to_have_attribute("data-gaps", "1")
+            expect(temp.locator("canvas")).to_have_count(1)
+            expect(frame.locator('figure[data-variable="total_precipitation"]')).to_have_attribute(
+                "data-points", str(days))
             expect(frame.locator("#series-status")).to_contain_text(f"{days} days at 45.50°N 7.50°E")
+            expect(frame.locator("#series-gaps")).to_have_text(
+                "No rows (not loaded) for 2024-03: the charts break there.")
+            drawn = _drawn(frame, "temperature_2m", in_feb, in_march, in_april)
+            x, *columns = drawn["data"]
+            assert len(x) == days + 1  # a null at the gap's first step, 2024-03-01
+            gap = x.index(datetime(2024, 3, 1, tzinfo=UTC).timestamp())
+            assert all(c[gap] is None for c in columns) and sum(v is None for c in columns for v in c) == len(columns)
+            feb, march, april = drawn["columns"]
+            # The line and the band are drawn on either side of March, and nothing over it.
+            assert feb["red"] > 0 and feb["blue"] > 0 and april["red"] > 0 and april["blue"] > 0, drawn["columns"]
+            assert march == {"red": 0, "blue": 0}, drawn["columns"]
 
             # The area at the last loaded hour: one cell per grid point.
             chart = frame.locator("svg.map")
@@ -332,12 +421,15 @@ def test_data_view_in_the_airflow_ui(stack: Stack, db_url: str) -> None:
             SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(SCREENSHOT), full_page=True)
 
-            # Hourly: one vertex and one bar an hour.
+            # Hourly: one row an hour, the gap still a gap.
             frame.locator('#series-form select[name="step"]').select_option("hour")
             frame.locator("#series-form button").click()
             expect(temp).to_have_attribute("data-points", str(hours))
-            assert _vertices(frame, "svg.series.temp polyline.line") == hours
-            assert _bars(frame, "svg.series.precip path.bars") == hours
+            expect(temp).to_have_attribute("data-step", "hour")
+            drawn = _drawn(frame, "temperature_2m", in_feb, in_march, in_april)
+            assert len(drawn["data"][0]) == hours + 1
+            feb, march, april = drawn["columns"]
+            assert feb["red"] > 0 and april["red"] > 0 and march == {"red": 0, "blue": 0}, drawn["columns"]
 
             # Another hour and variable on the map, then a click on its north-west cell: that place's series.
             frame.locator('#map-form input[name="time"]').fill("2024-02-15T12:00")

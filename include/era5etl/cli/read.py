@@ -1,5 +1,6 @@
 """Reading the table: ``series`` (one place over time) and ``map`` (one hour over an area), printed,
-as CSV or JSON, or drawn to a PNG. The same functions the HTTP API answers with (``era5etl.read``)."""
+as CSV or JSON, drawn to a PNG, or (a series) written as Parquet. The same functions the HTTP API
+answers with (``era5etl.read``)."""
 
 from __future__ import annotations
 
@@ -34,7 +35,8 @@ def add_parsers(sub: Any) -> None:
     step.add_argument("--monthly", action="store_const", const="month", dest="step",
                       help="one row a month, from the monthly rollup (<table>_monthly)")
     se.set_defaults(step="hour")
-    _common(se)
+    _common(se).add_argument("--parquet", metavar="FILE",
+                             help="write the rows to FILE as Parquet (the CSV's rows and values, typed)")
     se.set_defaults(func=cmd_series)
 
     ma = sub.add_parser("map", help="one hour's field of one variable over the loaded area or a part of it")
@@ -46,12 +48,14 @@ def add_parsers(sub: Any) -> None:
     ma.set_defaults(func=cmd_map)
 
 
-def _common(p: argparse.ArgumentParser) -> None:
+def _common(p: argparse.ArgumentParser) -> Any:
+    """--table and the output choices (a mutually exclusive group, returned for a read's own)."""
     p.add_argument("--table", help="the hypertable to read (default ERA5_TABLE, else weather)")
     out = p.add_mutually_exclusive_group()
     out.add_argument("--csv", action="store_true", help="print CSV (a header line, then one line per row)")
     out.add_argument("--json", action="store_true", help="end with one JSON object: times, values, units")
     out.add_argument("--png", metavar="FILE", help="draw a chart into FILE (PNG)")
+    return out
 
 
 def _day(text: str | None, option: str) -> datetime | None:
@@ -71,10 +75,10 @@ def _hour(text: str) -> datetime:
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
-def _png(path: str) -> Path:
+def _png(path: str, option: str = "--png") -> Path:
     target = Path(path)
     if not target.parent.is_dir():
-        raise InputError(f"--png {path}: the folder {target.parent} does not exist")
+        raise InputError(f"{option} {path}: the folder {target.parent} does not exist")
     return target
 
 
@@ -98,6 +102,7 @@ def cmd_series(args: argparse.Namespace) -> int:
     variables = [v.strip() for v in args.variables.split(",")] if args.variables else None
     table = args.table or settings.load().table
     target = _png(args.png) if args.png else None
+    parquet = _png(args.parquet, "--parquet") if args.parquet else None
     with connect(database_url()) as conn:
         point = nearest_point(conn, table, args.lat, args.lon)
         s = series(conn, table, point, start, end, variables, args.step)
@@ -113,6 +118,11 @@ def cmd_series(args: argparse.Namespace) -> int:
 
         plot_series(s, target)
         print(f"wrote {target} ({target.stat().st_size:,} bytes)")
+    elif parquet is not None:
+        from era5etl.read.parquet import series_parquet
+
+        parquet.write_bytes(series_parquet(s))
+        print(f"wrote {parquet} ({parquet.stat().st_size:,} bytes)")
     else:
         data = series_json(s)
         header = ["time"] + [f"{c} ({UNITS[c]})" for c in s.columns]

@@ -4,7 +4,8 @@ safe in a web server's threads).
 A series is one panel per variable: a line for temperature, wind and cloud (min, max and mean
 together at a daily or monthly step), bars for precipitation and snowfall (an hour's, a day's or a
 month's total). A map is the field on its latitude/longitude lattice with a colour bar in the
-variable's unit.
+variable's unit. Where the series has no rows (months not loaded) the lines and bars break: a NaN
+row stands at each gap (``read.gaps``) and the missing months are named under the panels.
 """
 
 from __future__ import annotations
@@ -18,11 +19,12 @@ from matplotlib.figure import Figure
 
 from era5etl.core.grid import GLOBAL_STEP
 from era5etl.read.columns import ROLLED_UP, STEP_NAMES, UNITS
+from era5etl.read.gaps import gap_text, gaps, with_gaps
 from era5etl.read.maps import HourMap
-from era5etl.read.series import Series
+from era5etl.read.series import TOTALS, Series
 from era5etl.read.text import iso_time
 
-BARS = ("total_precipitation", "snowfall")  # totals over their step: bars, not lines
+BARS = TOTALS  # totals over their step: bars, not lines
 COLOURS = {"temperature_2m": "RdYlBu_r", "total_precipitation": "Blues", "snowfall": "PuBu",
            "total_cloud_cover": "Greys", "zonal_wind_10m": "RdBu_r", "meridional_wind_10m": "RdBu_r"}
 # Past this many bars, one filled step line draws the same picture at a fraction of the cost.
@@ -49,7 +51,10 @@ def _edges(times: np.ndarray, step: str) -> np.ndarray:
 
 
 def plot_series(series: Series, path: str | Path) -> Path:
-    """One panel per variable, the point and step in the title; written as PNG to ``path``."""
+    """One panel per variable, the point and step in the title, the steps without rows named at the
+    bottom; written as PNG to ``path``."""
+    missing = gap_text(gaps(series.time, series.step), series.step)
+    series = with_gaps(series)
     groups: dict[str, list[str]] = {}
     for column in series.columns:
         groups.setdefault(_variable(column), []).append(column)
@@ -72,6 +77,9 @@ def plot_series(series: Series, path: str | Path) -> Path:
         ax.grid(True, alpha=0.3)
         if len(columns) > 1:
             ax.legend(loc="upper right", fontsize="small")
+    if missing:
+        shown = missing if len(missing) <= 6 else [*missing[:5], f"and {len(missing) - 5} more"]
+        fig.supxlabel("no rows: " + "; ".join(shown), fontsize="small", color="#b91c1c")
     locator = mdates.AutoDateLocator()  # type: ignore[no-untyped-call]  # untyped in matplotlib
     axes[-1].xaxis.set_major_locator(locator)
     axes[-1].xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))  # type: ignore[no-untyped-call]

@@ -25,6 +25,10 @@ from era5etl.read.packed import Kind, packed, unpack
 from era5etl.read.points import Point, nearest_point, require_table, rollup_of
 from era5etl.read.text import csv_text, decimals, iso_time, iso_times
 
+# The variables whose values are totals over their time step (an hour's, a day's, a month's): drawn
+# as bars, not lines, by the PNGs (``read.plots``) and the Data view alike.
+TOTALS: tuple[str, ...] = ("total_precipitation", "snowfall")
+
 
 @dataclass
 class Series:
@@ -143,4 +147,4 @@ def series_json(s: Series) -> dict[str, Any]:
     }
 
 
-__all__ = ["Point", "ReadError", "Series", "nearest_point", "series", "series_csv", "series_json"]
+__all__ = ["TOTALS", "Point", "ReadError", "Series", "nearest_point", "series", "series_csv", "series_json"]

@@ -7,10 +7,12 @@ everything it shows is gathered by :func:`load_dashboard` from a database URL an
 One concern per module: ``model`` (the dataclasses and ``build``), ``data`` (reading them through
 ``era5etl.track``), ``docs`` (validation Data Docs paths), ``export`` (JSON), ``fmt`` (how values
 are written), ``charts`` (SVG) and ``page`` (HTML and CSS); the Data view: ``dataview`` (what is
-loaded, from the ledger), ``datapage`` (its HTML) and ``datascript`` (the script that draws the
-series and the map from ``era5etl.serve``'s JSON endpoints).
+loaded, from the ledger), ``datapage`` (its HTML) and ``assets`` (the static files:
+``static/dataview.js``, which draws the series with uPlot and the map from ``era5etl.serve``'s JSON
+endpoints, its CSS, and uPlot itself).
 """
 
+from era5etl.report.assets import static_file as static_file, static_missing as static_missing
 from era5etl.report.charts import (
     chunk_chart as chunk_chart,
     month_rate_chart as month_rate_chart,

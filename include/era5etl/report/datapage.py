@@ -1,9 +1,10 @@
 """The Data view: the loaded table read back on the page, one place over time and the area at one hour.
 
-The server writes the frame (forms filled with what the ledger says is loaded, the endpoints, the
-CSS); the charts are drawn in the browser by ``report.datascript`` from the JSON of ``/series`` and
-``/map``, the same answers a program gets. Plain HTML, inline SVG and one inline script, no asset
-from elsewhere: the API server may have no internet access. The external view's iframe allows
+The server writes the frame (forms filled with what the ledger says is loaded, the endpoints); the
+charts are drawn in the browser by ``static/dataview.js`` (uPlot for the series, SVG for the map)
+from the JSON of ``/series`` and ``/map``, the same answers a program gets. The script, its styles
+and uPlot are static files the plugin serves (``report.assets``), no asset from elsewhere: the API
+server may have no internet access. The external view's iframe allows
 scripts and same-origin requests, so the script's fetches carry the Airflow login cookie.
 """
 
@@ -14,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from era5etl.read.columns import known
-from era5etl.report.datascript import SCRIPT
+from era5etl.read.series import TOTALS
 from era5etl.report.dataview import DataView
 from era5etl.report.fmt import count, esc, when
 from era5etl.report.page import CSS, query, tabs, targets_nav
@@ -27,25 +28,6 @@ UNITS = {"temperature_2m": "°C", "zonal_wind_10m": "m/s", "meridional_wind_10m"
 # What the series charts draw: at a daily or monthly step each name stands for its rollup columns.
 SERIES_VARIABLES = "temperature_2m,total_precipitation"
 
-DATA_CSS = """
-form.pick { display: flex; flex-wrap: wrap; align-items: end; gap: 8px 12px; margin: 4px 0 8px; }
-form.pick label { display: flex; flex-direction: column; font-size: 12px; color: #475569; gap: 2px; }
-form.pick input, form.pick select { font: inherit; padding: 3px 6px; border: 1px solid #cbd5e1; border-radius: 4px; }
-form.pick input[type=number] { width: 96px; }
-form.pick button { font: inherit; padding: 4px 14px; border-radius: 4px; border: 1px solid #1d4ed8;
-                   background: #1d4ed8; color: #fff; cursor: pointer; }
-form.pick .links { font-size: 12px; align-self: center; }
-.status { margin: 2px 0 8px; color: #334155; min-height: 1.4em; }
-.status.error { color: #b91c1c; font-weight: 600; }
-svg .band { fill: #93c5fd; opacity: 0.45; stroke: none; }
-svg .line.temp { stroke: #dc2626; stroke-width: 1.5; }
-svg .bars { fill: #2563eb; }
-svg .cursor { stroke: #0f172a; stroke-width: 1; stroke-dasharray: 3 3; }
-svg .readout { font-size: 12px; fill: #0f172a; }
-svg.map .gp:hover, svg.map .gp.sel { stroke: #0f172a; stroke-width: 2; }
-svg.map { max-width: 760px; cursor: crosshair; }
-.hint { color: #64748b; font-size: 12px; margin: 4px 0 0; }
-"""
 
 
 def _iso_hour(moment: datetime | None) -> str:
@@ -65,7 +47,7 @@ def config(v: DataView, base: str) -> dict[str, Any]:
         "lat": centre[0] if centre else None, "lon": centre[1] if centre else None,
         "from": _iso_day(v.first_hour), "to": _iso_day(v.last_hour), "step": "day",
         "time": _iso_hour(v.last_hour), "variable": "temperature_2m", "units": UNITS,
-        "seriesVariables": SERIES_VARIABLES,
+        "seriesVariables": SERIES_VARIABLES, "bars": list(TOTALS),
     }
 
 
@@ -88,7 +70,8 @@ def _series_form(v: DataView) -> str:
         f'<label>From (UTC)<input type="date" name="from" value="{esc(c["from"])}"></label>'
         f'<label>To (UTC)<input type="date" name="to" value="{esc(c["to"])}"></label>'
         '<button type="submit">Show series</button>'
-        '<span class="links"><a id="series-csv" href="#">CSV</a> · <a id="series-json" href="#">JSON</a></span>'
+        '<span class="links"><a id="series-csv" href="#">CSV</a> · <a id="series-json" href="#">JSON</a> · '
+        '<a id="series-parquet" href="#">Parquet</a></span>'
         "</form>")
 
 
@@ -123,24 +106,26 @@ def render_data_page(v: DataView, base: str = "") -> str:
 <section id="series"><h2>One place over time</h2>
 {_series_form(v)}
 <p class="status" id="series-status" role="status"></p>
-<div class="charts">
-<figure><figcaption id="temp-caption">Temperature at 2 m (°C)</figcaption><div id="temp-chart"></div></figure>
-<figure><figcaption id="precip-caption">Precipitation (mm)</figcaption><div id="precip-chart"></div></figure>
-</div></section>
+<div class="charts" id="series-charts"></div>
+<p class="gaps" id="series-gaps" role="note"></p></section>
 <section id="map"><h2>The area at one hour</h2>
 {_map_form(v)}
 <p class="status" id="map-status" role="status"></p>
 <div class="charts"><figure><figcaption id="map-caption">Map</figcaption><div id="map-chart"></div>
 <p class="hint">Click a grid point to show its series above.</p></figure></div></section>
 <script type="application/json" id="era5-config">{_script_json(config(v, base))}</script>
-<script>{SCRIPT}</script>"""
+<script src="{esc(base)}static/uPlot.iife.min.js"></script>
+<script src="{esc(base)}static/dataview.js"></script>"""
     months_href = query(base, table=v.table, area=v.area)
     data_href = query(base + "data", table=v.table, area=v.area)
     footer = ([f"generated {when(v.generated_at)}"] if v.generated_at else []) + [
         f"endpoints: <code>{esc(base)}series</code>, <code>{esc(base)}map</code>"]
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>ERA5 data{" · " + esc(v.table) if v.table else ""}</title><style>{CSS}{DATA_CSS}</style></head>
+<title>ERA5 data{" · " + esc(v.table) if v.table else ""}</title><style>{CSS}</style>
+<link rel="stylesheet" href="{esc(base)}static/uPlot.min.css">
+<link rel="stylesheet" href="{esc(base)}static/dataview.css">
+</head>
 <body>
 <h1>ERA5 data</h1>
 {tabs("data", months_href, data_href)}

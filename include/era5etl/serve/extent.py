@@ -31,15 +31,33 @@ def default_table(conn: psycopg.Connection[Any]) -> str:
     return settings.load().table
 
 
+def pipeline_tables(conn: psycopg.Connection[Any]) -> list[str]:
+    """The tables the pipeline loads: those the ledger (``era5_months``) names that exist as weather
+    hypertables, most recently updated first; none when there is no ledger yet."""
+    if not ledger.exists(conn):
+        return []
+    return list(dict.fromkeys(str(r["table_name"]) for r in ledger.targets(conn)))
+
+
 def resolve_table(conn: psycopg.Connection[Any], table: str | None) -> tuple[str, str, str]:
     """(the name to read, its schema, its relation name) of ``table`` (default: :func:`default_table`);
-    NotFoundError if there is no such table."""
+    NotFoundError if there is no such table, or if it is not one of :func:`pipeline_tables`: the HTTP
+    reads answer for the pipeline's tables only, never for any relation the database user may see
+    (``table=pg_class``)."""
     name = table or default_table(conn)
     row = conn.execute(
-        "SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+        "SELECT n.nspname, c.relname, c.oid FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
         " WHERE c.oid = to_regclass(%s)", (table_ident(name).as_string(conn),)).fetchone()
     if row is None:
         raise NotFoundError(f"table {name!r} does not exist")
+    known = pipeline_tables(conn)
+    # The same relation however it is spelled (weather, public.weather): compared by oid.
+    oids = conn.execute("SELECT array_agg(to_regclass(t)::oid) FROM unnest(%s::text[]) AS t",
+                        ([table_ident(t).as_string(conn) for t in known],)).fetchone()
+    if row[2] not in ((oids[0] if oids else None) or []):
+        listed = ", ".join(known) if known else "none yet: run the era5_monthly DAG or era5etl run-month"
+        raise NotFoundError(f"table {name!r} is not one of the pipeline's tables (those in the ledger era5_months: "
+                            f"{listed})")
     return name, str(row[0]), str(row[1])
 
 

@@ -1,6 +1,7 @@
-"""The query strings of ``/series`` and ``/map`` parsed into requests, every refusal an InputError.
+"""The parameters of ``/series`` and ``/map`` parsed from text, every refusal an InputError.
 
-Each parameter arrives as text (or not at all) and is checked here, so a bad value is answered with
+Each parameter arrives as text (or not at all) and is checked here (the query models of
+``serve.queries`` call these parsers from their validators), so a bad value is answered with
 a sentence naming the parameter, the value and what it must be, the same for JSON and CSV. Times are
 UTC; a time without a zone is taken as UTC. ``from`` and ``to`` are both inclusive, at the precision
 given: ``to=2024-01-31`` is the whole of that day, ``to=2024-01`` the whole month.
@@ -10,7 +11,6 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Literal
 
@@ -21,6 +21,7 @@ from era5etl.core.months import Month
 Step = Literal["hour", "day", "month"]
 STEPS: tuple[Step, ...] = ("hour", "day", "month")
 FORMATS = ("json", "csv")
+SERIES_FORMATS = ("json", "csv", "parquet")  # a series can be exported as a Parquet file too
 DEFAULT_STEP: Step = "day"
 DEFAULT_MAP_VARIABLE = "temperature_2m"
 MAX_VARIABLES = 16
@@ -29,31 +30,6 @@ _TABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_$]{0,62}(\.[A-Za-z_][A-Za-z0-9_$]{0,6
 _TIME = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2})(?:[T ](\d{2})(?::(\d{2})(?::(\d{2}))?)?)?)?)?"
                    r"\s*(Z|[+-]\d{2}:?\d{2})?$")
 HOUR = timedelta(hours=1)
-
-
-@dataclass(frozen=True)
-class SeriesRequest:
-    """One place's series: ``start``/``end`` inclusive (None: from the first / to the last loaded hour)."""
-
-    table: str | None
-    lat: float
-    lon: float
-    start: datetime | None
-    end: datetime | None
-    variables: list[str] | None
-    step: Step
-    format: str
-
-
-@dataclass(frozen=True)
-class MapRequest:
-    """One hour's field of one variable, over ``area`` (None: everything loaded at that hour)."""
-
-    table: str | None
-    at: datetime
-    variable: str
-    area: Area | None
-    format: str
 
 
 def _blank(text: str | None) -> bool:
@@ -182,22 +158,3 @@ def parse_table(text: str | None) -> str | None:
 
 def parse_area(text: str | None) -> Area | None:
     return None if _blank(text) else Area.parse(text or "")
-
-
-def series_request(*, lat: str | None, lon: str | None, start: str | None = None, end: str | None = None,
-                   variables: str | None = None, step: str | None = None, table: str | None = None,
-                   fmt: str | None = None) -> SeriesRequest:
-    first, last = parse_range(start, end)
-    return SeriesRequest(table=parse_table(table), lat=parse_lat(lat), lon=parse_lon(lon), start=first, end=last,
-                         variables=parse_names(variables), step=parse_step(step),
-                         format=parse_choice(fmt, "format", FORMATS, "json"))
-
-
-def map_request(*, time: str | None, variable: str | None = None, area: str | None = None,
-                table: str | None = None, fmt: str | None = None) -> MapRequest:
-    names = parse_names(variable, "variable")
-    if names is not None and len(names) > 1:
-        raise InputError(f"variable {variable!r}: a map shows one variable")
-    return MapRequest(table=parse_table(table), at=parse_hour(time),
-                      variable=names[0] if names else DEFAULT_MAP_VARIABLE, area=parse_area(area),
-                      format=parse_choice(fmt, "format", FORMATS, "json"))

@@ -1,8 +1,8 @@
-"""The two HTTP reads end to end: a checked request in, the body of the answer out (JSON or CSV).
+"""The two HTTP reads end to end: a checked request in, the body of the answer out (JSON, CSV or Parquet).
 
 Each read opens one connection, resolves the table, checks the size of the answer against
 ``serve.limits`` before any weather row is read, then asks ``era5etl.read`` (the same functions the
-CLI uses) and hands back its JSON or CSV unchanged, so the HTTP answer is the CLI's answer. A read
+CLI uses) and hands back its JSON, CSV or Parquet unchanged, so the HTTP answer is the CLI's answer. A read
 also carries a statement timeout: a request whose size is allowed still cannot hold a backend for
 longer than :data:`STATEMENT_TIMEOUT_MS`.
 """
@@ -21,15 +21,17 @@ import psycopg
 
 from era5etl.db import connect
 from era5etl.read.maps import hour_map, map_csv, map_json
+from era5etl.read.parquet import series_parquet
 from era5etl.read.series import nearest_point, series, series_csv, series_json
 from era5etl.serve.errors import NotFoundError, TooSlowError
 from era5etl.serve.extent import resolve_table, time_span
 from era5etl.serve.limits import check_area, check_cells, check_series
-from era5etl.serve.params import MapRequest, SeriesRequest
+from era5etl.serve.queries import MapRequest, SeriesRequest
 
 STATEMENT_TIMEOUT_MS = 30_000
 JSON_TYPE = "application/json"
 CSV_TYPE = "text/csv; charset=utf-8"
+PARQUET_TYPE = "application/vnd.apache.parquet"
 HOUR = timedelta(hours=1)
 
 
@@ -37,7 +39,7 @@ HOUR = timedelta(hours=1)
 class Reply:
     body: bytes
     media_type: str
-    filename: str | None = None  # a CSV's name, for Content-Disposition
+    filename: str | None = None  # a CSV's or Parquet file's name, for Content-Disposition
 
 
 def plain(value: Any) -> Any:
@@ -94,21 +96,24 @@ def read_series(url: str, req: SeriesRequest) -> Reply:
         except psycopg.errors.QueryCanceled:
             raise TooSlowError(f"the series took longer than {STATEMENT_TIMEOUT_MS / 1000:g} s: narrow from= and to=,"
                                " or ask step=day") from None
+    stem = _slug("era5", table, f"{point.latitude:g}", f"{point.longitude:g}", req.step)
     if req.format == "csv":
-        return Reply(series_csv(s).encode(), CSV_TYPE,
-                     _slug("era5", table, f"{point.latitude:g}", f"{point.longitude:g}", req.step) + ".csv")
+        return Reply(series_csv(s).encode(), CSV_TYPE, stem + ".csv")
+    if req.format == "parquet":
+        return Reply(series_parquet(s), PARQUET_TYPE, stem + ".parquet")
     return Reply(encode_json(series_json(s)), JSON_TYPE)
 
 
 def read_map(url: str, req: MapRequest) -> Reply:
     """One hour's field of one variable over the area (default: every grid point loaded at that hour)."""
-    if req.area is not None:
-        check_area(req.area)
+    box = req.box
+    if box is not None:
+        check_area(box)
     with connect(url) as conn:
         _guarded(conn)
         table, _, _ = resolve_table(conn, req.table)
         try:
-            m = hour_map(conn, table, req.at, req.variable, req.area)
+            m = hour_map(conn, table, req.at, req.variable, box)
         except psycopg.errors.QueryCanceled:
             raise TooSlowError(f"the map took longer than {STATEMENT_TIMEOUT_MS / 1000:g} s: narrow area=") from None
     check_cells(len(m.values), f"the loaded area at {req.at:%Y-%m-%dT%H:00Z}")

@@ -1,5 +1,5 @@
 """``python -m era5etl series`` and ``map`` on a month loaded through the pipeline: each output (a
-table, CSV, JSON, a PNG) and each refusal (exit status 2 and the reason)."""
+table, CSV, JSON, a PNG, a series' Parquet file) and each refusal (exit status 2 and the reason)."""
 
 from __future__ import annotations
 
@@ -48,6 +48,30 @@ def test_series_as_a_table_csv_json_and_png(capsys: pytest.CaptureFixture[str], 
     code, out, _ = _run(capsys, "series", "45.5", "7.5", "--table", month_table, "--daily", "--png", str(png))
     assert code == 0 and out[-1] == f"wrote {png} ({png.stat().st_size:,} bytes)"
     assert png.read_bytes()[:8] == PNG and png.stat().st_size > 20_000
+
+
+def test_series_as_parquet_is_the_csv(capsys: pytest.CaptureFixture[str], month_table: str, tmp_path: Path) -> None:
+    """``--parquet FILE``: read back with pyarrow, the same rows and values as ``--csv`` prints."""
+    import numpy as np
+    import pyarrow.parquet as pq
+
+    for step in ([], ["--daily"]):
+        target = tmp_path / f"series{len(step)}.parquet"
+        code, out, _ = _run(capsys, "series", "45.5", "7.5", "--table", month_table, *step, "--parquet", str(target))
+        assert code == 0 and out[-1] == f"wrote {target} ({target.stat().st_size:,} bytes)"
+        code, out, _ = _run(capsys, "series", "45.5", "7.5", "--table", month_table, *step, "--csv")
+        rows = list(csv.DictReader(io.StringIO("\n".join(out[1:]))))
+        table = pq.read_table(target)
+        assert code == 0 and table.column_names == list(rows[0]) and table.num_rows == len(rows) == (
+            31 if step else 31 * 24)
+        times = [t.strftime("%Y-%m-%dT%H:%M:%SZ") for t in table.column("time").to_pylist()]
+        assert times == [r["time"] for r in rows]
+        for name in table.column_names[1:]:
+            expected = np.array([np.nan if r[name] == "" else float(r[name]) for r in rows], dtype=np.float32)
+            back = table.column(name).to_numpy(zero_copy_only=False).astype(np.float32)
+            assert np.array_equal(back, expected, equal_nan=True), name
+    code, _, err = _run(capsys, "series", "45.5", "7.5", "--table", month_table, "--parquet", "/no/such/dir/x.parquet")
+    assert code == 2 and "--parquet /no/such/dir/x.parquet: the folder /no/such/dir does not exist" in err
 
 
 def test_map_as_a_summary_csv_json_and_png(capsys: pytest.CaptureFixture[str], month_table: str,

@@ -8,7 +8,7 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 from era5etl import report
-from era5etl.report.datascript import SCRIPT
+from era5etl.report.assets import FILES, static_file
 
 AREA = "46/7/45/8"
 
@@ -41,7 +41,13 @@ def test_page_frame() -> None:
     assert config["seriesUrl"] == "/era5/series" and config["mapUrl"] == "/era5/map"
     assert (config["from"], config["to"], config["time"]) == ("2024-01-01", "2024-03-31", "2024-03-31T23:00")
     assert (config["lat"], config["lon"], config["area"], config["table"]) == (45.5, 7.5, AREA, "weather")
-    assert 'id="series-form"' in html and 'id="map-form"' in html and SCRIPT in html
+    assert 'id="series-form"' in html and 'id="map-form"' in html
+    # The script, its styles and uPlot are the plugin's static files, under the same base (and login).
+    for name in ("uPlot.iife.min.js", "dataview.js"):
+        assert f'<script src="/era5/static/{name}"></script>' in html
+    for name in ("uPlot.min.css", "dataview.css"):
+        assert f'<link rel="stylesheet" href="/era5/static/{name}">' in html
+    assert config["bars"] == ["total_precipitation", "snowfall"]
     assert 'data-tab="data" href="/era5/data?table=weather&amp;area=46%2F7%2F45%2F8"' in html
     assert 'href="/era5/data?table=other&amp;area=50%2F5%2F45%2F10"' in html  # the other targets
     assert "3 months" not in html and "2 months loaded" in html
@@ -49,7 +55,7 @@ def test_page_frame() -> None:
 
 def test_nothing_loaded_yet() -> None:
     html = report.render_data_page(report.build_data_view("weather", AREA, [row(date(2024, 1, 1), "pending", None)]))
-    assert "no month is loaded yet" in html and "<script>" not in html
+    assert "no month is loaded yet" in html and "<script" not in html
 
 
 def test_a_table_name_cannot_end_the_script() -> None:
@@ -62,3 +68,14 @@ def test_months_page_has_the_tabs() -> None:
     d = report.build(table="weather", area=AREA, month_rows=[], task_rows=[], load_rows=[])
     html = report.render_page(d, base="/era5/")
     assert 'data-tab="months"' in html and 'data-tab="data" href="/era5/data?table=weather' in html
+
+
+def test_static_files_are_the_ones_named() -> None:
+    """Every name the page asks for is served (uPlot from node_modules, put there by scripts/setup.sh);
+    nothing else is, whatever the path."""
+    for name in FILES:
+        path = static_file(name)
+        assert path is not None and path.stat().st_size > 1000, name
+    assert b"uPlot" in FILES["uPlot.iife.min.js"].read_bytes()[:5000]
+    for name in ("../datapage.py", "dataview.py", "uPlot.esm.js", "", "..%2Fdatapage.py"):
+        assert static_file(name) is None

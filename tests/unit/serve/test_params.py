@@ -8,6 +8,7 @@ import pytest
 
 from era5etl import serve
 from era5etl.core.errors import InputError
+from era5etl.serve.limits import NATIVE_GRID
 from era5etl.serve.params import parse_hour, parse_lat, parse_lon, parse_names, parse_range, parse_time
 
 
@@ -81,3 +82,20 @@ def test_map_request() -> None:
         serve.map_request(time="2024-01-15T12:00", variable="temperature_2m,snowfall")
     with pytest.raises(InputError, match="N/W/S/E"):
         serve.map_request(time="2024-01-15T12:00", area="46/7/45")
+
+
+def test_the_query_models() -> None:
+    """The models FastAPI validates the query strings with: a series can be exported as Parquet, a
+    map cannot; a repeated ``variables`` is one list; unknown parameters are ignored."""
+    assert serve.series_request(lat="1", lon="2", fmt="PARQUET").format == "parquet"
+    with pytest.raises(InputError, match="format 'parquet' is not one of json, csv"):
+        serve.map_request(time="2024-01-15T12:00", fmt="parquet")
+    r = serve.SeriesRequest.model_validate({"lat": "45.5", "lon": "7.5", "variables": ["temperature_2m", "snowfall"],
+                                            "to": "2024-02", "page": "3"})
+    assert (r.variables, r.end, r.start) == (["temperature_2m", "snowfall"], utc(2024, 2, 29, 23), None)
+    with pytest.raises(InputError, match=r"^lat is required \(degrees, -90 to 90\)$"):
+        serve.series_request(lat=None, lon="7")
+    with pytest.raises(InputError, match=r"^time is required"):
+        serve.map_request(time=None)
+    m = serve.map_request(time="2024-01-15T12Z", area="46/7/45/8")
+    assert m.box is not None and m.box.points(NATIVE_GRID) == 25
