@@ -106,9 +106,9 @@ class Settings(BaseSettings):
                             "the month's chunks) when the licence allows, else say so and go on; `off`")
 
     rollups: bool = Field(
-        True, description="refresh each validated month's daily and monthly rollups (`<table>_daily`, "
-                          "`<table>_monthly`) and check them; `false` skips the step (a global day's "
-                          "refresh took 2.7 times its load here: docs/reading.md)")
+        True, description="write the daily and monthly rollups (`<table>_daily`, `<table>_monthly`) with the "
+                          "rows, in the load's own transactions, and check them when a month is validated; "
+                          "`false` loads without them (docs/table.md, How the rollups are made)")
 
     # --- the schedule -----------------------------------------------------------------------------
     start_month: Annotated[Month, NoDecode, _parsed(Month)] = Field(
