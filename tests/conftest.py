@@ -55,7 +55,7 @@ def row_store_table(db_url: str, table: str) -> str:
     from era5etl.db import connect
 
     with connect(db_url, autocommit=True) as conn:
-        conn.execute(f"ALTER TABLE {table} SET (timescaledb.compress = false)")
+        conn.execute(f"ALTER TABLE {table} SET (timescaledb.enable_columnstore = false)")
     return table
 
 

@@ -114,20 +114,20 @@ class Window:
 
 
 def month_windows(conn: psycopg.Connection[tuple[Any, ...]], table: str, month: Month) -> list[Window]:
-    """The month cut at the hypertable's chunk boundaries, with each chunk's bytes (its heap, and in the
-    columnstore its compressed relation with TOAST: what a scan reads).
+    """The month cut at the hypertable's chunk boundaries, with each chunk's bytes (``chunks_detailed_size``
+    without indexes: its heap, and in the columnstore its compressed relation with TOAST, what a scan reads).
 
     One window per chunk means each chunk is scanned once whatever the chunk interval; a plain
     table (or a month with no chunk yet) is one window, which then holds no or all rows.
     """
     rows = conn.execute(
-        "SELECT c.range_start, c.range_end, pg_relation_size(format('%%I.%%I', c.chunk_schema, c.chunk_name))"
-        " + coalesce((SELECT pg_total_relation_size(s.compress_relid) FROM _timescaledb_catalog.compression_settings s"
-        " WHERE s.relid = format('%%I.%%I', c.chunk_schema, c.chunk_name)::regclass), 0)"
+        "SELECT c.range_start, c.range_end, coalesce(d.total_bytes - d.index_bytes, 0)"
         " FROM timescaledb_information.chunks c JOIN pg_class r ON r.relname = c.hypertable_name"
         " JOIN pg_namespace n ON n.oid = r.relnamespace AND n.nspname = c.hypertable_schema"
+        " LEFT JOIN chunks_detailed_size(%s::regclass) d"
+        " ON (d.chunk_schema, d.chunk_name) = (c.chunk_schema, c.chunk_name)"
         " WHERE r.oid = %s::regclass AND c.range_start < %s AND c.range_end > %s ORDER BY c.range_start",
-        (table_ident(table).as_string(conn), month.end, month.start),
+        (table_ident(table).as_string(conn), table_ident(table).as_string(conn), month.end, month.start),
     ).fetchall()
     if not rows:
         return [Window(month.start, month.end, 0)]
