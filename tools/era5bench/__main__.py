@@ -16,6 +16,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
         return airflow_overhead.main(argv[1:])
+    if argv[:1] == ["backfill"]:  # a backfill through the one-command stack, as a user runs it
+        from era5bench import backfill
+
+        return backfill.main(argv[1:])
     if argv[:1] == ["load-file"]:  # the product's load-file on a global day and on decades, timed
         from era5bench import loadfile
 
