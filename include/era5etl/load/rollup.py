@@ -157,9 +157,9 @@ class MonthlyRollup:
 class WindowRollup:
     """One chunk's daily rollup rows, built from its blocks as they pass (time order)."""
 
-    def __init__(self, times: list[Any], points: Points | None, data_columns: tuple[str, ...],
+    def __init__(self, times: npt.NDArray[np.int64], points: Points | None, data_columns: tuple[str, ...],
                  monthly: MonthlyRollup) -> None:
-        hours = np.array([np.datetime64(t.replace(tzinfo=None), "s") for t in times])
+        hours = np.asarray(times, dtype=np.int64).astype("datetime64[s]")  # epoch seconds
         days = np.unique(hours.astype("datetime64[D]"))
         # A whole day: its 24 hours all in this load (on the hour); the rest are SQL's (the hours the
         # load lacks are in the table). Without points (a grid off the lattice) every day is SQL's.
