@@ -29,6 +29,7 @@ from era5etl.db import connect, rollup_tables, table_ident
 from era5etl.db.rollups import months_from_daily
 from era5etl.load import encode as pgcopy
 from era5etl.load.rollup import MonthlyRollup, Partial, Points
+from era5etl.load.writer import DECOMPRESSION_LIMIT
 
 
 def _days_in(month: np.datetime64) -> int:
@@ -112,6 +113,9 @@ def write_monthly(url: str, table: str, box: Any, touched: Sequence[np.datetime6
     written = 0
     with connect(url) as conn, conn.transaction(), conn.cursor() as cur:
         cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s), 0)", (f"era5etl.monthly {name}",))
+        # A reload's DELETE decompresses the batches holding the months' rows (a global month is a
+        # million): no per-statement limit in the transaction that replaces them (load.writer).
+        cur.execute(f"SET LOCAL {DECOMPRESSION_LIMIT} = 0")
         server: dict[np.datetime64, tuple[npt.NDArray[np.int64], Points, Partial]] = {}
         if ask:
             statement, names = months_from_daily(table, data_columns)

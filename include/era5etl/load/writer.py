@@ -235,6 +235,7 @@ def write_daily(cur: psycopg.Cursor[tuple[Any, ...]], table: str, box: Box, star
     target = sql.Identifier(found[0][0], found[0][1]) if aligned else table_ident(daily)
     days = [d.astype("datetime64[s]").item().replace(tzinfo=UTC) for d in rollup.days]
     bounds = {k: v for k, v in asdict(box).items() if k != "columns"}
+    cur.execute(f"SET LOCAL {DECOMPRESSION_LIMIT} = 0")  # as for the hourly rows: the chunk's transaction may
     if aligned and empty:
         pass  # a new chunk's daily chunk, as empty as it
     elif aligned and whole:
