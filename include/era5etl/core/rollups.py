@@ -5,11 +5,15 @@ grid point and UTC day (month) with ``hours``, the hourly rows aggregated, and f
 of the table its aggregates, named ``<column>_<aggregate>``:
 
 * an accumulation (precipitation, snowfall, radiation, runoff, ...: step type ``accum``) its ``sum``;
-* the wind's components (``zonal_wind_10m``, ``meridional_wind_10m``, and the 100 m ones) their
-  ``mean`` (the vector mean wind); their extremes are those of the wind speed, derived per hour as
-  sqrt(u^2 + v^2) and kept as ``wind_speed_10m`` min, max and mean;
+* a fraction (cloud cover, sea-ice, lake and land cover: unit 0-1) its ``mean``;
+* the wind's components (10 m and 100 m) nothing of their own: the wind speed derived from them per
+  hour, sqrt(u^2 + v^2), is kept as ``wind_speed_10m`` (``wind_speed_100m``) min, max and mean;
 * every other column (instantaneous values, and the maxima and minima since the last post-processing)
   its ``min``, ``max`` and ``mean``.
+
+For the table's six that is nine values a row (what the rollups held when they were continuous
+aggregates): every aggregate costs bytes in every row of a rollup that, at global scale, holds a
+million rows a day.
 
 The rule follows the catalogue (:mod:`era5etl.core.catalogue`), so a column added to a table (any
 catalogued variable) is rolled up too. Every aggregate skips NULL hours; a mean and a sum are
@@ -27,18 +31,22 @@ from era5etl.core.catalogue import CATALOGUE
 AGGREGATES: tuple[str, ...] = ("min", "max", "mean", "sum")
 WIND_SPEED = "wind_speed_10m"
 # The components a wind speed is derived from, and the speed they make.
-WIND_COMPONENTS: dict[str, tuple[str, str]] = {WIND_SPEED: ("zonal_wind_10m", "meridional_wind_10m")}
-_MEAN_ONLY = frozenset({"zonal_wind_10m", "meridional_wind_10m", "zonal_wind_100m", "meridional_wind_100m"})
+WIND_COMPONENTS: dict[str, tuple[str, str]] = {WIND_SPEED: ("zonal_wind_10m", "meridional_wind_10m"),
+                                               "wind_speed_100m": ("zonal_wind_100m", "meridional_wind_100m")}
+_COMPONENTS = frozenset(c for pair in WIND_COMPONENTS.values() for c in pair)
 _ACCUMULATED = frozenset(v.column for v in CATALOGUE if v.step_type == "accum")
+_FRACTIONS = frozenset(v.column for v in CATALOGUE if v.table_unit == "0-1")
 # Key columns of both rollups, in their order: what every row has before its aggregates.
 KEY_COLUMNS: tuple[str, ...] = ("bucket", "location_id", "latitude", "longitude", "hours")
 
 
 def aggregates_of(column: str) -> tuple[str, ...]:
     """The aggregates a rollup keeps of ``column`` (a table's data column, or the derived wind speed)."""
+    if column in _COMPONENTS:
+        return ()
     if column in _ACCUMULATED:
         return ("sum",)
-    if column in _MEAN_ONLY:
+    if column in _FRACTIONS:
         return ("mean",)
     return ("min", "max", "mean")
 
@@ -49,7 +57,8 @@ def rolled_up(data_columns: Iterable[str]) -> dict[str, tuple[str, ...]]:
     columns = list(dict.fromkeys(data_columns))
     out: dict[str, tuple[str, ...]] = {}
     for column in columns:
-        out[column] = aggregates_of(column)
+        if aggregates_of(column):
+            out[column] = aggregates_of(column)
         for derived, (u, v) in WIND_COMPONENTS.items():
             if column == v and u in columns:
                 out[derived] = aggregates_of(derived)

@@ -55,8 +55,9 @@ def chunk_rows() -> int:
 
 
 def chunk_plan(url: str, table: str, times: np.ndarray, points: int = 1
-               ) -> list[tuple[datetime, datetime, list[datetime]]]:
-    """The chunks holding ``times``, each with its time steps: (range start, range end, times).
+               ) -> list[tuple[datetime, datetime, np.ndarray]]:
+    """The chunks holding ``times``, each with its time steps: (range start, range end, times as
+    epoch seconds, int64: a download over decades holds ~745,000 of them, no Python objects each).
 
     Where the table has a chunk (a month's daily chunks merged into one, say), that chunk is the
     unit, whatever its size. Where it has none, one is created (``_new_chunks``): a whole calendar
@@ -82,8 +83,7 @@ def chunk_plan(url: str, table: str, times: np.ndarray, points: int = 1
     plan = []
     for i, run in zip(*_runs(which, secs), strict=True):
         r0, r1 = ranges[int(i)]
-        plan.append((datetime.fromtimestamp(r0, UTC), datetime.fromtimestamp(r1, UTC),
-                     [datetime.fromtimestamp(int(t), UTC) for t in run]))
+        plan.append((datetime.fromtimestamp(r0, UTC), datetime.fromtimestamp(r1, UTC), run))
     _align_daily_rollup(url, table, [(a, b) for a, b, _ in plan], chunk_api)
     return plan
 

@@ -13,7 +13,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 import numpy as np
 import psycopg
@@ -118,8 +118,8 @@ def load(
                 break
             todo.put(w)
             # Only the time steps this load owns: a month's bounds can cut a chunk window.
-            last = w.times[-1] + timedelta(seconds=1)
-            for block in staged.blocks(start=w.times[0], end=last, hours=hours):
+            w0, w1 = (datetime.fromtimestamp(int(t), UTC) for t in (w.times[0], w.times[-1] + 1))
+            for block in staged.blocks(start=w0, end=w1, hours=hours):
                 if order is not None:
                     block = _reordered(block, order)
                 if w.rollup is not None:
@@ -130,7 +130,9 @@ def load(
                            for piece in _pieces(block, PIECE_ROWS)):
                     break
             if w.rollup is not None:
-                w.rollup.close()
+                a0 = time.perf_counter()
+                w.rollup.close()  # its last day out, encoded
+                aggregating += time.perf_counter() - a0
             _put(w.data, None, stop)
     except BaseException as exc:
         failures.append(exc)
@@ -163,7 +165,7 @@ def load(
             reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             raise LoadError(f"writing the monthly rollup of {table} failed: {reason}") from exc
         result.rollup_seconds = {
-            "aggregate": round(aggregating, 3),
+            "aggregate": round(aggregating, 3),  # folding the blocks and encoding the daily rows
             "daily_write": round(sum(w.result.rollup_seconds for w in windows if w.result), 3),
             "monthly": round(monthly_seconds, 3)}
     result.seconds = time.perf_counter() - began
@@ -171,16 +173,29 @@ def load(
 
 
 def _pieces(block: Block, rows: int) -> Iterator[Block]:
-    """The block cut by grid points into pieces of about ``rows`` rows (views, no copies)."""
+    """The block cut into pieces of about ``rows`` rows (views, no copies) that keep its rows in
+    (time, point) order, the order the columnstore is told they come in: runs of whole hours when an
+    hour is smaller than a piece, else each hour by grid points. (Cutting a block of many hours by
+    points first, as before, sent all hours of the first points, then all hours of the next: rows out
+    of time order, which a direct-to-columnstore COPY told they are sorted stores with wrong batch
+    bounds, so a read of one hour missed the second piece's points.)"""
     t, p = len(block.valid_time), len(block.latitude)
-    step = max(1, rows // max(t, 1))
-    if step >= p:
+    if t * p <= rows:
         yield block
         return
-    for a in range(0, p, step):
-        b = min(a + step, p)
-        yield Block(block.valid_time, None if block.location_id is None else block.location_id[a:b],
-                    block.latitude[a:b], block.longitude[a:b], {c: v[:, a:b] for c, v in block.values.items()})
+    if p <= rows:
+        step = rows // p
+        for a in range(0, t, step):
+            b = min(a + step, t)
+            yield Block(block.valid_time[a:b], block.location_id, block.latitude, block.longitude,
+                        {c: v[a:b] for c, v in block.values.items()})
+        return
+    for h in range(t):
+        for a in range(0, p, rows):
+            b = min(a + rows, p)
+            ids = None if block.location_id is None else block.location_id[a:b]
+            yield Block(block.valid_time[h:h + 1], ids, block.latitude[a:b], block.longitude[a:b],
+                        {c: v[h:h + 1, a:b] for c, v in block.values.items()})
 
 
 def _put(q: queue.Queue[tuple[bytes, int] | None], item: tuple[bytes, int] | None, stop: threading.Event) -> bool:

@@ -29,6 +29,7 @@ from era5etl.db import connect, rollup_tables, table_ident
 from era5etl.db.rollups import months_from_daily
 from era5etl.load import encode as pgcopy
 from era5etl.load.rollup import MonthlyRollup, Partial, Points
+from era5etl.load.writer import DECOMPRESSION_LIMIT
 
 
 def _days_in(month: np.datetime64) -> int:
@@ -73,6 +74,23 @@ def _placed(partial: Partial, at: npt.NDArray[np.intp], n: int) -> Partial:
                    {k: spread(v, 0) for k, v in partial.count.items()})
 
 
+def _stacked(partials: list[Partial]) -> Partial:
+    """Partials of shape (1, P) as one of shape (M, P)."""
+    first = partials[0]
+    return Partial(np.concatenate([p.hours for p in partials]),
+                   {k: np.concatenate([p.low[k] for p in partials]) for k in first.low},
+                   {k: np.concatenate([p.high[k] for p in partials]) for k in first.high},
+                   {k: np.concatenate([p.total[k] for p in partials]) for k in first.total},
+                   {k: np.concatenate([p.count[k] for p in partials]) for k in first.count})
+
+
+def _encoded(months: list[np.datetime64], points: Points, partial: Partial, rolled: dict[str, tuple[str, ...]],
+             columns: tuple[str, ...]) -> bytes:
+    return pgcopy.encode_grid(np.array(months).astype("datetime64[s]"), points.location_id, points.latitude,
+                              points.longitude, {"hours": partial.hours.astype(np.int32)}, partial.values(rolled),
+                              columns)
+
+
 def write_monthly(url: str, table: str, box: Any, touched: Sequence[np.datetime64], monthly: MonthlyRollup,
                   points: Points | None, data_columns: tuple[str, ...],
                   copy_settings: dict[str, str] | None) -> tuple[int, float]:
@@ -95,6 +113,9 @@ def write_monthly(url: str, table: str, box: Any, touched: Sequence[np.datetime6
     written = 0
     with connect(url) as conn, conn.transaction(), conn.cursor() as cur:
         cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s), 0)", (f"era5etl.monthly {name}",))
+        # A reload's DELETE decompresses the batches holding the months' rows (a global month is a
+        # million): no per-statement limit in the transaction that replaces them (load.writer).
+        cur.execute(f"SET LOCAL {DECOMPRESSION_LIMIT} = 0")
         server: dict[np.datetime64, tuple[npt.NDArray[np.int64], Points, Partial]] = {}
         if ask:
             statement, names = months_from_daily(table, data_columns)
@@ -114,7 +135,20 @@ def write_monthly(url: str, table: str, box: Any, touched: Sequence[np.datetime6
         with cur.copy(sql.SQL("COPY {} ({}) FROM STDIN (FORMAT BINARY)").format(
                 ident, sql.SQL(", ").join(map(sql.Identifier, (*KEY_COLUMNS, *columns))))) as cp:
             cp.write(pgcopy.HEADER)
-            for month in months:
+            # Runs of months the loader holds alone are encoded at once (a download over decades:
+            # ~1,000 months of a few points); the rest a month at a time. Rows stay in (bucket,
+            # location_id) order, as the columnstore is told they come.
+            run: list[np.datetime64] = []
+            for month in [*months, None]:
+                if month is not None and month in monthly.months and month not in server and points is not None:
+                    run.append(month)
+                    continue
+                if run and points is not None:
+                    cp.write(_encoded(run, points, _stacked([monthly.months[m] for m in run]), rolled, columns))
+                    written += len(run) * points.location_id.size
+                    run = []
+                if month is None:
+                    break
                 parts: list[tuple[npt.NDArray[np.int64], Points, Partial]] = []
                 if month in monthly.months and points is not None:
                     parts.append((points.location_id.astype(np.int64), points, monthly.months[month]))
@@ -132,9 +166,7 @@ def write_monthly(url: str, table: str, box: Any, touched: Sequence[np.datetime6
                     placed = _placed(partial, at, ids.size)
                     merged = placed if merged is None else merged.merge(placed)
                 assert merged is not None
-                cp.write(pgcopy.encode_grid(
-                    np.array([month.astype("datetime64[s]")]), ids.astype(np.int32), lat, lon,
-                    {"hours": merged.hours.astype(np.int32)}, merged.values(rolled), columns))
+                cp.write(_encoded([month], Points(ids.astype(np.int32), lat, lon), merged, rolled, columns))
                 written += ids.size
             cp.write(pgcopy.TRAILER)
     return written, time.perf_counter() - t0

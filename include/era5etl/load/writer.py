@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import numpy as np
 import psycopg
 from psycopg import sql
 
@@ -95,11 +96,15 @@ class Box:
         return cls(float(lat.min()), float(lat.max()), float(lon.min()), float(lon.max()), (*DATA_COLUMNS, *extra))
 
 
+def _utc(seconds: int) -> datetime:
+    return datetime.fromtimestamp(int(seconds), UTC)
+
+
 @dataclass
 class _Window:
     start: datetime
     end: datetime
-    times: list[datetime]
+    times: np.ndarray  # the load's time steps in the chunk, epoch seconds (int64), sorted
     # Encoded blocks and their row counts; bounded so memory follows a few blocks, not the chunk.
     data: queue.Queue[tuple[bytes, int] | None] = field(default_factory=lambda: queue.Queue(maxsize=3))
     result: ChunkResult | None = None
@@ -135,23 +140,28 @@ def _write_chunk(conn: psycopg.Connection[tuple[Any, ...]], table: str, box: Box
         if not columnstore:
             for suffix, _ in CHUNK_INDEXES:
                 cur.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier(schema, f"{name}_{suffix}")))
-        params = {"times": w.times, "t0": w.times[0], "t1": w.times[-1],
+        first, last = _utc(w.times[0]), _utc(w.times[-1])
+        # Every hour from first to last (a month, a year: what loads are): the bounds say it all. Otherwise
+        # the time steps themselves, as a list (a 3-hourly file, a download with a gap).
+        every_hour = bool(np.all(np.diff(w.times) == 3600))
+        steps = sql.SQL("TRUE") if every_hour else sql.SQL("time = ANY(%(times)s)")
+        params = {"times": [] if every_hour else [_utc(t) for t in w.times], "t0": first, "t1": last,
                   **{k: v for k, v in asdict(box).items() if k != "columns"}}
         # The whole chunk is replaced when everything it holds is at these time steps inside this box:
         # TRUNCATE then, which leaves no dead rows behind. Otherwise only those rows go.
         others = cur.execute(
-            sql.SQL("SELECT EXISTS (SELECT 1 FROM {} WHERE NOT (time = ANY(%(times)s)"
+            sql.SQL("SELECT EXISTS (SELECT 1 FROM {} WHERE NOT (time >= %(t0)s AND time <= %(t1)s AND {}"
                     " AND latitude BETWEEN %(south)s AND %(north)s AND longitude BETWEEN %(west)s AND %(east)s)"
-                    " OR latitude IS NULL OR longitude IS NULL)").format(chunk),
+                    " OR latitude IS NULL OR longitude IS NULL)").format(chunk, steps),
             params,
         ).fetchone()
         if others is not None and others[0]:
             # In the columnstore, the bounds on time are what lets TimescaleDB decompress only the
             # batches (min/max metadata) that can hold a replaced row.
             cur.execute(
-                sql.SQL("DELETE FROM {} WHERE time >= %(t0)s AND time <= %(t1)s AND time = ANY(%(times)s)"
+                sql.SQL("DELETE FROM {} WHERE time >= %(t0)s AND time <= %(t1)s AND {}"
                         " AND latitude BETWEEN %(south)s AND %(north)s AND longitude BETWEEN %(west)s"
-                        " AND %(east)s").format(chunk),
+                        " AND %(east)s").format(chunk, steps),
                 params,
             )
             deleted, replaced = max(cur.rowcount, 0), "delete"
@@ -159,13 +169,16 @@ def _write_chunk(conn: psycopg.Connection[tuple[Any, ...]], table: str, box: Box
         else:
             count = cur.execute(sql.SQL("SELECT count(*) FROM {}").format(chunk)).fetchone()
             deleted = int(count[0]) if count else 0
-            # Even an empty chunk is truncated: a table truncated in the COPY's own transaction can
-            # take FREEZE (its rows need no hint-bit writes or freezing vacuum later). TimescaleDB
-            # 2.19 passed a chunk's COPY to PostgreSQL, which honours it; 2.29 routes it through its
-            # own COPY, which does not (measured: no page frozen, against all of them on a plain
-            # table), so on the row store it now helps only older servers.
-            cur.execute(sql.SQL("TRUNCATE {}").format(chunk))
-            if columnstore:
+            # On the row store even an empty chunk is truncated: a table truncated in the COPY's own
+            # transaction can take FREEZE (its rows need no hint-bit writes or freezing vacuum later).
+            # TimescaleDB 2.19 passed a chunk's COPY to PostgreSQL, which honours it; 2.29 routes it
+            # through its own COPY, which does not (measured: no page frozen, against all of them on a
+            # plain table), so it now helps only older servers. In the columnstore an empty chunk is
+            # left as it is: a TRUNCATE makes new files for it and its compressed relation for nothing
+            # (85 new year chunks of a download over decades, each written once).
+            if deleted or not columnstore:
+                cur.execute(sql.SQL("TRUNCATE {}").format(chunk))
+            if columnstore and deleted:
                 # TimescaleDB 2.29 truncates only the compressed part of a compressed chunk: rows a
                 # partial reload decompressed into its row part survive (measured: 999 of 999), and a
                 # whole reload would add its rows beside them. They go here, in the same transaction.
@@ -193,7 +206,7 @@ def _write_chunk(conn: psycopg.Connection[tuple[Any, ...]], table: str, box: Box
         rollup_rows = 0
         if w.rollup is not None:
             rollup_rows = write_daily(cur, table, box, w.start, w.end, w.rollup, whole=replaced != "delete",
-                                      columnstore=columnstore)
+                                      empty=replaced == "new", columnstore=columnstore)
         t_rollup = time.perf_counter()
         if not columnstore:
             for suffix, definition in CHUNK_INDEXES:
@@ -211,7 +224,7 @@ def _write_chunk(conn: psycopg.Connection[tuple[Any, ...]], table: str, box: Box
 
 
 def write_daily(cur: psycopg.Cursor[tuple[Any, ...]], table: str, box: Box, start: datetime, end: datetime,
-                rollup: WindowRollup, *, whole: bool, columnstore: bool) -> int:
+                rollup: WindowRollup, *, whole: bool, empty: bool, columnstore: bool) -> int:
     """The chunk's daily rollup rows, in its transaction: the rows of its days inside the box replaced
     by the whole days the loader aggregated (one binary COPY) and the partial days SQL aggregates from
     the hourly rows just written. ``whole``: the hourly chunk held nothing but what this load
@@ -222,7 +235,10 @@ def write_daily(cur: psycopg.Cursor[tuple[Any, ...]], table: str, box: Box, star
     target = sql.Identifier(found[0][0], found[0][1]) if aligned else table_ident(daily)
     days = [d.astype("datetime64[s]").item().replace(tzinfo=UTC) for d in rollup.days]
     bounds = {k: v for k, v in asdict(box).items() if k != "columns"}
-    if aligned and whole:
+    cur.execute(f"SET LOCAL {DECOMPRESSION_LIMIT} = 0")  # as for the hourly rows: the chunk's transaction may
+    if aligned and empty:
+        pass  # a new chunk's daily chunk, as empty as it
+    elif aligned and whole:
         cur.execute(sql.SQL("TRUNCATE {}").format(target))
         if columnstore:  # TimescaleDB 2.29 truncates only a compressed chunk's compressed part (see above)
             cur.execute(sql.SQL("DELETE FROM {}").format(target))

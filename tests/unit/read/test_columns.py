@@ -20,23 +20,23 @@ from era5etl.read.errors import ReadError
 
 def test_the_rollup_contract_is_exactly_these_columns() -> None:
     # The HTTP API reads <table>_daily and <table>_monthly by these names: an instantaneous column's
-    # min, max and mean, an accumulation's sum, the wind components' means and the speed's extremes.
+    # min, max and mean, an accumulation's sum, a fraction's mean, the wind as its speed.
     assert ROLLUP_COLUMNS == (
         "bucket", "location_id", "latitude", "longitude", "hours",
         "temperature_2m_min", "temperature_2m_max", "temperature_2m_mean",
-        "zonal_wind_10m_mean", "meridional_wind_10m_mean",
         "wind_speed_10m_min", "wind_speed_10m_max", "wind_speed_10m_mean",
-        "total_cloud_cover_min", "total_cloud_cover_max", "total_cloud_cover_mean",
-        "total_precipitation_sum", "snowfall_sum")
+        "total_cloud_cover_mean", "total_precipitation_sum", "snowfall_sum")
 
 
 def test_any_catalogued_column_is_rolled_up_by_its_kind() -> None:
     from era5etl.core.rollups import rolled_up, value_columns
 
-    rolled = rolled_up((*DATA_COLUMNS, "dewpoint_2m", "surface_solar_radiation_downwards", "zonal_wind_100m"))
+    rolled = rolled_up((*DATA_COLUMNS, "dewpoint_2m", "surface_solar_radiation_downwards", "zonal_wind_100m",
+                        "meridional_wind_100m", "sea_ice_cover"))
     assert rolled["dewpoint_2m"] == ("min", "max", "mean")
     assert rolled["surface_solar_radiation_downwards"] == ("sum",)
-    assert rolled["zonal_wind_100m"] == ("mean",)
+    assert rolled["wind_speed_100m"] == ("min", "max", "mean") and "zonal_wind_100m" not in rolled
+    assert rolled["sea_ice_cover"] == ("mean",)
     # The wind speed needs both its components.
     assert "wind_speed_10m" not in rolled_up(("temperature_2m", "zonal_wind_10m"))
     assert value_columns(("snowfall",)) == ("snowfall_sum",)
@@ -63,8 +63,8 @@ def test_defaults_and_names_standing_for_their_aggregates() -> None:
 
 
 def test_refusals_name_what_is_known() -> None:
-    with pytest.raises(ReadError, match=r"'zonal_wind_10m_max' at step=day.*temperature_2m_min") as refused:
-        resolve("day", ["zonal_wind_10m_max"])
+    with pytest.raises(ReadError, match=r"'zonal_wind_10m' at step=day.*temperature_2m_min") as refused:
+        resolve("day", ["zonal_wind_10m"])
     assert isinstance(refused.value, InputError)  # exit status 2 on the CLI, a 400 on the HTTP API
     with pytest.raises(ReadError, match=r"'temperature_2m_max' at step=hour.*wind_speed_10m"):
         resolve("hour", ["temperature_2m_max"])
