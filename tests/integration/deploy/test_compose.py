@@ -459,3 +459,44 @@ def test_the_timescaledb_tag_is_written_once() -> None:
     text = (PROJECT_ROOT / "docker-compose.yaml").read_text()
     assert len(re.findall(r"timescale/timescaledb:", text)) == 1
     assert len(re.findall(re.escape(TIMESCALEDB_VERSION), text)) == 1
+
+
+def pool_lines(compose: Compose, env: dict[str, str] | None = None) -> str:
+    """airflow-init's pool lines as the container gets them, from reading the sizes to `pools set`."""
+    script = "\n".join(compose.config(env=env)["services"]["airflow-init"]["command"]).replace("$$", "$")
+    match = re.search(r"^slots=.*?era5_db [^\n]*\n", script, re.S | re.M)
+    assert match, script
+    return match.group(0)
+
+
+@pytest.mark.parametrize(("given", "refused"), [({}, None), ({"ERA5_CDS_POOL_SLOTS": "7"}, None),
+                                                ({"ERA5_DB_POOL_SLOTS": "0"}, "ERA5_DB_POOL_SLOTS='0'")])
+def test_airflow_init_sizes_the_pools_from_the_settings(compose: Compose, tmp_path: Path, given: dict[str, str],
+                                                        refused: str | None) -> None:
+    """The pool sizes go through the settings model (its defaults, a value given, a bad value refused with
+    the model's message and no pool set). Run by bash with this checkout's Python; the image's
+    `/entrypoint` wrapper is left out, and `airflow` records its arguments (setting a pool for real is
+    scripts/setup.sh's, which the e2e stack runs)."""
+    from era5etl.settings import load
+
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "python").write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')  # this venv's, not a bare symlink
+    (fake / "python").chmod(0o755)
+    calls = tmp_path / "calls"
+    (fake / "airflow").write_text(f'#!/bin/sh\necho "$@" >> {calls}\n')
+    (fake / "airflow").chmod(0o755)
+    resolved = airflow_services(compose.config(env=given))["airflow-init"]["environment"]
+    env = {k: v for k, v in resolved.items() if v is not None}
+    lines = pool_lines(compose, given).replace("/entrypoint ", "")
+    proc = subprocess.run(["bash", "-c", "set -eo pipefail\n" + lines], env={**env, "PATH": f"{fake}:/usr/bin:/bin"},
+                          capture_output=True, text=True, timeout=120)
+    if refused:
+        assert proc.returncode != 0 and refused in proc.stderr, proc.stderr
+        assert not calls.exists()
+        return
+    assert proc.returncode == 0, proc.stderr
+    expected = load(given)
+    assert [line.split()[:4] for line in calls.read_text().splitlines()] == [
+        ["pools", "set", "era5_cds", str(expected.cds_pool_slots)],
+        ["pools", "set", "era5_db", str(expected.db_pool_slots)]]
