@@ -13,10 +13,8 @@ from __future__ import annotations
 import os
 import re
 import secrets
-import signal
 import subprocess
 import sys
-import time
 import urllib.parse
 import uuid
 from collections.abc import Iterator
@@ -32,6 +30,7 @@ from era5etl.cli.database import airflow_environment
 from era5etl.core.paths import PROJECT_ROOT
 from era5etl.db import connect, with_database
 from tests.e2e.apiserver import free_port
+from tests.integration.deploy.served import served
 
 pytestmark = pytest.mark.integration
 
@@ -88,8 +87,6 @@ def fab(db_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fab]:
     }
     with connect(db_url, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{meta_db}"')
-    log = work / "api-server.log"
-    process: subprocess.Popen[bytes] | None = None
     try:
         for argv in (["db", "migrate"],
                      # The official image's entrypoint (_AIRFLOW_WWW_USER_CREATE), with its defaults.
@@ -97,35 +94,11 @@ def fab(db_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fab]:
                       "--email", "airflowadmin@example.com", "--role", "Admin", "--password", password]):
             proc = subprocess.run([AIRFLOW, *argv], env=env, capture_output=True, text=True, timeout=300)
             assert proc.returncode == 0, f"airflow {argv[0]} {argv[1]} failed:\n{(proc.stdout + proc.stderr)[-4000:]}"
-        with open(log, "wb") as out:
-            process = subprocess.Popen([AIRFLOW, "api-server", "--host", "127.0.0.1", "--port", str(port),
-                                        "--workers", "1"], env=env, stdout=out, stderr=subprocess.STDOUT,
-                                       start_new_session=True)
-        deadline = time.monotonic() + STARTUP_TIMEOUT_S
-        while True:
-            if process.poll() is not None:
-                pytest.fail(f"the API server exited ({process.returncode}):\n{log.read_text()[-4000:]}")
-            try:
-                if httpx.get(f"{url}/api/v2/monitor/health", timeout=10).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"the API server did not answer within {STARTUP_TIMEOUT_S} s:\n{log.read_text()[-4000:]}")
-            time.sleep(0.5)
-        yield Fab(url, username, password, log)
+        log = work / "api-server.log"
+        with served([AIRFLOW, "api-server", "--host", "127.0.0.1", "--port", str(port), "--workers", "1"],
+                    f"{url}/api/v2/monitor/health", log, "the API server", STARTUP_TIMEOUT_S, env):
+            yield Fab(url, username, password, log)
     finally:
-        if process is not None:
-            for sig, wait in ((signal.SIGTERM, 20), (signal.SIGKILL, 10)):
-                try:
-                    os.killpg(process.pid, sig)  # the group: the server's workers too
-                except ProcessLookupError:
-                    break
-                try:
-                    process.wait(timeout=wait)
-                    break
-                except subprocess.TimeoutExpired:
-                    continue
         with connect(db_url, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{meta_db}" WITH (FORCE)')
 

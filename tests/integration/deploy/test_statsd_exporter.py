@@ -11,7 +11,6 @@ import fcntl
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -26,6 +25,7 @@ import yaml
 from era5etl.core.paths import PROJECT_ROOT
 from era5etl.core.ports import free_port
 from era5etl.db.image import system_dir
+from tests.integration.deploy.served import served
 
 pytestmark = pytest.mark.integration
 
@@ -81,27 +81,8 @@ def exporter(exporter_binary: Path, tmp_path: Path) -> Iterator[tuple[int, str]]
     # The healthcheck's URL, on the port the test gave it.
     health = next(a for a in service["healthcheck"]["test"] if a.startswith("http://"))
     url = re.sub(r"^http://[^/]+", f"http://127.0.0.1:{web}", health)
-    log = tmp_path / "statsd_exporter.log"
-    with open(log, "wb") as out:
-        process = subprocess.Popen([str(exporter_binary), *argv], stdout=out, stderr=subprocess.STDOUT,
-                                   start_new_session=True)
-    try:
-        deadline = time.monotonic() + WAIT_S
-        while True:
-            if process.poll() is not None:
-                pytest.fail(f"statsd_exporter exited ({process.returncode}):\n{log.read_text()[-3000:]}")
-            try:
-                if httpx.get(url, timeout=5).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"statsd_exporter did not answer on {url}:\n{log.read_text()[-3000:]}")
-            time.sleep(0.2)
+    with served([str(exporter_binary), *argv], url, tmp_path / "statsd_exporter.log", "statsd_exporter", WAIT_S):
         yield udp, url
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        process.wait(timeout=20)
 
 
 def test_pipeline_figures_reach_prometheus_through_the_exporter(exporter: tuple[int, str]) -> None:
