@@ -130,7 +130,8 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path
             command = re.sub(r"(?<![\w/])/opt/", f"{root}/opt/", command)
             proc = subprocess.run(["bash", "-c", command], cwd=work, env=env, capture_output=True, text=True,
                                   timeout=INSTALL_TIMEOUT_S)
-            assert proc.returncode == 0, f"{command}\nfailed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+            assert proc.returncode == 0, (f"{command}\nfailed ({proc.returncode}):\n"
+                                          f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
             ran.append(command)
     assert len(ran) >= 2, ran  # the dependencies and the project (and the tools of the localcds target)
     yield venv, root
