@@ -1,15 +1,8 @@
 # Airflow 3.3 with this project installed: the image every Airflow service of docker-compose.yaml runs
 # (and the one to push for a KubernetesExecutor deployment: DAGs and plugins are baked in too).
 #
-#   docker compose build            # or: docker build -t era5etl-airflow:3.3.2 .
+#   docker compose build            # or: docker build -t era5etl-airflow .
 #
-# The slim base carries Airflow and no providers; we add exactly the ones the stack uses, pinned:
-#   postgres (requirements.txt)  the era5_timescale connection
-#   celery                       CeleryExecutor, for the `celery` compose profile (workers, flower)
-#   fab                          FabAuthManager: the login users airflow-init creates
-# Python 3.11 matches constraints.txt, a freeze of a fresh install of requirements.txt on 3.11.
-ARG AIRFLOW_VERSION=3.3.2
-ARG PYTHON_VERSION=3.11
 # uPlot for the Data view's series charts, from the npm registry as package-lock.json pins it (what
 # scripts/setup.sh does on a checkout); only its dist/ files go into the image, served by the plugin.
 FROM node:20-slim AS web
@@ -17,11 +10,15 @@ WORKDIR /web
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund
 
-FROM apache/airflow:slim-${AIRFLOW_VERSION}-python${PYTHON_VERSION} AS airflow
 
-ARG AIRFLOW_VERSION=3.3.2
-ARG CELERY_PROVIDER_VERSION=3.26.0
-ARG FAB_PROVIDER_VERSION=3.10.2
+# The slim base carries Airflow and no providers. Every Python package comes from requirements.txt (with
+# constraints.txt), the one place versions are pinned: apache-airflow itself, the postgres provider (the
+# era5_timescale connection), celery (the `celery` compose profile), fab (FabAuthManager: the login users
+# airflow-init creates), statsd. No ARG repeats a pin. The base tag is the one version written here too:
+# tests/integration/deploy/test_dockerfile.py checks it against requirements.txt's apache-airflow pin,
+# and Python 3.11 against the Python constraints.txt was frozen on.
+FROM apache/airflow:slim-3.3.2-python3.11 AS airflow
+
 # Extra pip requirements, e.g. "apache-airflow-providers-cncf-kubernetes==<version>" for an image
 # used with KubernetesExecutor (see docs/scaling.md).
 ARG EXTRA_PIP_REQUIREMENTS=""
@@ -34,17 +31,17 @@ RUN mkdir -p /opt/airflow/staging /opt/airflow/validation \
  && chmod -R g+rwX /opt/airflow/staging /opt/airflow/validation
 USER airflow
 
-COPY --chown=airflow:0 requirements.txt constraints.txt pyproject.toml /opt/era5etl/
+# The dependencies first, from the two files that name them and nothing else: an edit of the code
+# reuses this layer (the large install) instead of rebuilding it. apache-airflow is pinned in
+# requirements.txt, on the same command line, as Airflow's image docs advise, so pip never swaps it.
+COPY --chown=airflow:0 requirements.txt constraints.txt /opt/era5etl/
+RUN pip install --no-cache-dir -r /opt/era5etl/requirements.txt ${EXTRA_PIP_REQUIREMENTS}
+
+# Then the project, installed as a package (not editable: the image runs the installed copy), without
+# dependencies: the layer above has them all, and --no-deps keeps a code edit from resolving again.
+COPY --chown=airflow:0 pyproject.toml /opt/era5etl/
 COPY --chown=airflow:0 include /opt/era5etl/include
-COPY --chown=airflow:0 sql /opt/era5etl/sql
-# apache-airflow pinned on the same line, as Airflow's image docs advise, so pip never swaps it.
-RUN pip install --no-cache-dir \
-        "apache-airflow==${AIRFLOW_VERSION}" \
-        -r /opt/era5etl/requirements.txt \
-        "apache-airflow-providers-celery==${CELERY_PROVIDER_VERSION}" \
-        "apache-airflow-providers-fab==${FAB_PROVIDER_VERSION}" \
-        ${EXTRA_PIP_REQUIREMENTS} \
-        -e /opt/era5etl
+RUN pip install --no-cache-dir --no-deps /opt/era5etl
 
 COPY --from=web --chown=airflow:0 /web/node_modules/uplot/dist /opt/era5etl/node_modules/uplot/dist
 COPY --chown=airflow:0 dags /opt/airflow/dags

@@ -97,16 +97,21 @@ def api_server(work: Path, db_url: str) -> Iterator[ApiServer]:
     try:
         yield ApiServer(url, home, log, process)
     finally:
-        for sig, wait in ((signal.SIGTERM, 20), (signal.SIGKILL, 10)):
-            try:
-                os.killpg(process.pid, sig)  # the group: the server's workers too
-            except ProcessLookupError:
-                break  # it died on its own: its log says why, the test's failure shows it
-            try:
-                process.wait(timeout=wait)
-                break
-            except subprocess.TimeoutExpired:
-                continue
+        stop_group(process)
+
+
+def stop_group(process: subprocess.Popen[bytes]) -> None:
+    """Stop a process started in a group of its own, and the group: SIGTERM, then SIGKILL if it lingers."""
+    for sig, wait in ((signal.SIGTERM, 20), (signal.SIGKILL, 10)):
+        try:
+            os.killpg(process.pid, sig)  # the group: the server's workers too
+        except ProcessLookupError:
+            break  # it died on its own: its log says why, the test's failure shows it
+        try:
+            process.wait(timeout=wait)
+            break
+        except subprocess.TimeoutExpired:
+            continue
 
 
 def clean(db_url: str, table: str, cds_url: str | None) -> None:

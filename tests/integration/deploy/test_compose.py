@@ -8,11 +8,13 @@ model the engine would get; the tests read that model, per profile, as `docker c
 from __future__ import annotations
 
 import fcntl
+import importlib.util
 import json
 import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,7 +35,7 @@ CHROOT_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
 
 # The compose stack runs the TimescaleDB the local server is built from: the same features.
 TIMESCALE_IMAGE = f"timescale/timescaledb:{TIMESCALEDB_VERSION}-pg{POSTGRES_MAJOR}"
-CORE = {"postgres", "timescaledb", "airflow-init", "airflow-apiserver", "airflow-scheduler",
+CORE = {"postgres", "timescaledb", "statsd-exporter", "airflow-init", "airflow-apiserver", "airflow-scheduler",
         "airflow-dag-processor", "airflow-triggerer"}
 CELERY = {"redis", "airflow-worker"}
 LOCAL_CDS = {"cds"}
@@ -275,13 +277,226 @@ def test_env_example_is_a_valid_env_file(compose: Compose) -> None:
     assert model["services"]["airflow-worker"]["deploy"]["replicas"] == 2
 
 
-def test_dockerfile_installs_the_project_and_the_celery_provider() -> None:
-    text = (PROJECT_ROOT / "Dockerfile").read_text()
-    assert re.search(r"^FROM apache/airflow:(slim-)?\$\{AIRFLOW_VERSION\}", text, re.M)
-    assert re.search(r"^ARG AIRFLOW_VERSION=3\.3\.2$", text, re.M)
-    assert re.search(r"^ARG CELERY_PROVIDER_VERSION=\d+\.\d+\.\d+$", text, re.M)
-    assert '"apache-airflow-providers-celery==${CELERY_PROVIDER_VERSION}"' in text
-    assert "-r /opt/era5etl/requirements.txt" in text and "-e /opt/era5etl" in text
+def test_the_build_context_leaves_out_local_state() -> None:
+    """What the Dockerfile installs is tests/integration/deploy/test_dockerfile.py's; here, what it may see."""
     ignored = (PROJECT_ROOT / ".dockerignore").read_text().split()
     assert ".local" in ignored and ".venv" in ignored
     assert os.path.exists(PROJECT_ROOT / "dags") and os.path.exists(PROJECT_ROOT / "plugins")
+
+
+PROFILE_SETS = [(), ("celery",), ("local-cds",), ("celery", "flower"), ("celery", "local-cds", "flower")]
+
+
+@pytest.mark.parametrize("profiles", PROFILE_SETS, ids=lambda p: "+".join(p) or "default")
+def test_every_profile_validates(compose: Compose, profiles: tuple[str, ...]) -> None:
+    """`docker-compose config` (Compose's own validation) passes for every profile, without a warning."""
+    executor = "CeleryExecutor" if "celery" in profiles else "LocalExecutor"
+    model = compose.config(*profiles, env={"AIRFLOW_EXECUTOR": executor})
+    assert set(model["services"]) >= CORE
+
+
+# --- The celery profile cannot half-start -------------------------------------------------------------
+
+def executor_check(compose: Compose) -> str:
+    """The executor check of airflow-init's script, as the container gets it: `config` prints the model
+    re-escaped for compose (a literal $ as $$), and compose unescapes it when it creates the container."""
+    script = "\n".join(compose.config()["services"]["airflow-init"]["command"]).replace("$$", "$")
+    match = re.search(r"# executor-check begin\n(.*?)# executor-check end", script, re.S)
+    assert match, script
+    return match.group(1)
+
+
+@pytest.mark.parametrize(("executor", "redis", "refused"), [
+    ("LocalExecutor", False, None),
+    ("CeleryExecutor", True, None),
+    ("CeleryExecutor", False, "needs the celery profile"),
+    ("LocalExecutor", True, "the celery profile needs AIRFLOW_EXECUTOR=CeleryExecutor (it is LocalExecutor)"),
+])
+def test_airflow_init_refuses_a_mismatched_executor_and_profile(
+        compose: Compose, tmp_path: Path, executor: str, redis: bool, refused: str | None) -> None:
+    """The check run by bash as airflow-init runs it; `getent hosts redis` answers as the compose network
+    would with and without the profile's redis service."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "getent").write_text(f"#!/bin/sh\n[ \"$1 $2\" = 'hosts redis' ] && exit {0 if redis else 2}\nexit 2\n")
+    (fake / "getent").chmod(0o755)
+    proc = subprocess.run(["bash", "-c", "set -eo pipefail\n" + executor_check(compose) + "echo passed"],
+                          env={"PATH": f"{fake}:/usr/bin:/bin", "AIRFLOW__CORE__EXECUTOR": executor},
+                          capture_output=True, text=True, timeout=30)
+    if refused is None:
+        assert proc.returncode == 0 and proc.stdout.strip() == "passed", proc.stderr
+    else:
+        assert proc.returncode == 1 and "passed" not in proc.stdout
+        assert refused in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("profiles", [("celery",), ("celery", "flower")])
+def test_no_airflow_service_starts_before_the_executor_check(compose: Compose, profiles: tuple[str, ...]) -> None:
+    """Every Airflow service (the workers and flower too) waits for airflow-init to succeed, and airflow-init
+    waits for the profile's redis, so its check sees the profile."""
+    services = compose.config(*profiles, env={"AIRFLOW_EXECUTOR": "CeleryExecutor"})["services"]
+    for name in (AIRFLOW_SERVICES & set(services)) - {"airflow-init"}:
+        assert services[name]["depends_on"]["airflow-init"]["condition"] == "service_completed_successfully", name
+    redis = services["airflow-init"]["depends_on"]["redis"]
+    assert redis["condition"] == "service_healthy" and redis.get("required") is False
+    # Without the profile the dependency is optional, so the default stack starts without redis.
+    assert "redis" not in compose.config()["services"]
+
+
+# --- The pipeline's settings: compose and .env.example against the settings model -----------------------
+
+# Settings of the local server (`era5etl db up`), which the compose stack does not run.
+LOCAL_SERVER_ONLY = {"home", "timescaledb_license", "system_dir", "timescaledb_source", "debian_mirror"}
+# Settings the compose file fixes: its database service and its shared volumes.
+SET_BY_COMPOSE = {"database_url", "staging_dir", "validation_dir"}
+# ERA5_* variables of the compose file itself (connections, ports, image names): never passed on as such.
+COMPOSE_OWN = {"ERA5_DB_PASSWORD", "ERA5_DB_PORT", "ERA5_CDS_CONN", "ERA5_CDS_PORT", "ERA5_LOCALCDS_IMAGE_NAME"}
+
+
+def env_example() -> tuple[dict[str, str], set[str]]:
+    """.env.example's ERA5_* assignments, and the names it documents commented out (no default to give)."""
+    values, commented = {}, set()
+    for line in (PROJECT_ROOT / ".env.example").read_text().splitlines():
+        if match := re.fullmatch(r"(ERA5_\w+)=(.*)", line):
+            values[match.group(1)] = match.group(2)
+        elif match := re.fullmatch(r"# (ERA5_\w+)=", line):
+            commented.add(match.group(1))
+    return values, commented
+
+
+def test_compose_passes_every_setting_a_compose_user_sets(compose: Compose) -> None:
+    from era5etl.settings import Settings, env_name
+
+    wanted = {env_name(f) for f in Settings.model_fields} - {env_name(f) for f in LOCAL_SERVER_ONLY | SET_BY_COMPOSE}
+    for name, svc in airflow_services(full(compose)).items():
+        era5 = {k for k in svc["environment"] if k.startswith("ERA5_")}
+        expected = wanted | {env_name(f) for f in SET_BY_COMPOSE}
+        assert era5 == expected, (name, era5 ^ expected)
+    # Unset in the environment: left unset (null), so the model's default applies, not a second one here.
+    env = compose.config()["services"]["airflow-scheduler"]["environment"]
+    assert all(env[k] is None for k in wanted), {k: env[k] for k in wanted if env[k] is not None}
+    # Set in the environment: passed on as given.
+    given = compose.config(env={"ERA5_CDS_POOL_SLOTS": "7", "ERA5_AREA": "60/-10/50/2"})
+    env = given["services"]["airflow-scheduler"]["environment"]
+    assert (env["ERA5_CDS_POOL_SLOTS"], env["ERA5_AREA"]) == ("7", "60/-10/50/2")
+
+
+def test_env_example_is_complete_and_its_values_are_the_models_defaults(compose: Compose) -> None:
+    from era5etl import settings
+    from era5etl.settings import Settings, env_name
+
+    values, commented = env_example()
+    documented = set(values) | commented
+    wanted = {env_name(f) for f in Settings.model_fields} - {env_name(f) for f in LOCAL_SERVER_ONLY | SET_BY_COMPOSE}
+    assert {"ERA5_CDS_POOL_SLOTS", "ERA5_DB_POOL_SLOTS"} <= wanted
+    assert documented - COMPOSE_OWN == wanted, documented ^ wanted
+    for name in COMPOSE_OWN & documented:
+        assert f"${{{name}" in (PROJECT_ROOT / "docker-compose.yaml").read_text(), name
+    # Every value parses, and is the default: the example documents the model, it does not change it.
+    pipeline = {k: v for k, v in values.items() if k not in COMPOSE_OWN}
+    parsed = settings.load(pipeline)
+    defaults = settings.load({})
+    for name in pipeline:
+        field = name.removeprefix("ERA5_").lower()
+        assert getattr(parsed, field) == getattr(defaults, field), name
+    for name in commented:
+        assert getattr(defaults, name.removeprefix("ERA5_").lower()) is None, name
+    # And compose, given .env.example, hands the containers exactly those values, which parse.
+    env = compose.config("celery", env_file=".env.example")["services"]["airflow-scheduler"]["environment"]
+    era5 = {k: v for k, v in env.items() if k.startswith("ERA5_") and v is not None}
+    assert {k: era5[k] for k in pipeline} == pipeline
+    settings.load(era5)
+
+
+def test_a_bad_setting_in_compose_is_refused_by_the_model(compose: Compose) -> None:
+    from era5etl import settings
+    from era5etl.core.errors import InputError
+
+    env = compose.config(env={"ERA5_DB_POOL_SLOTS": "0"})["services"]["airflow-init"]["environment"]
+    with pytest.raises(InputError, match="ERA5_DB_POOL_SLOTS='0'"):
+        settings.load({k: v for k, v in env.items() if k.startswith("ERA5_") and v is not None})
+
+
+# --- Preload, metrics, the TimescaleDB tag --------------------------------------------------------------
+
+def test_forkserver_preload_is_on_as_measured(compose: Compose) -> None:
+    """The setting the README measured (Airflow's overhead: GX imported once per worker, not per task),
+    applied the way the scheduler applies it: a real forkserver start method and its preload list."""
+    env = airflow_services(full(compose))["airflow-scheduler"]["environment"]
+    assert env["AIRFLOW__SCHEDULER__MP_START_METHOD"] == "forkserver"
+    modules = env["AIRFLOW__CORE__MP_FORKSERVER_PRELOAD"].split(",")
+    assert modules == ["great_expectations", "era5etl.pipeline.steps"]
+    code = ("import multiprocessing, multiprocessing.forkserver as fs, json\n"
+            "from airflow.utils.process_utils import set_component_mp_start_method\n"
+            "set_component_mp_start_method('scheduler')\n"
+            "print(json.dumps([multiprocessing.get_start_method(), fs._forkserver._preload_modules]))")
+    keys = ("AIRFLOW__SCHEDULER__MP_START_METHOD", "AIRFLOW__CORE__MP_FORKSERVER_PRELOAD")
+    proc = subprocess.run([sys.executable, "-c", code], env={**os.environ, **{k: env[k] for k in keys}},
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == ["forkserver", modules]
+    for module in modules:
+        assert importlib.util.find_spec(module) is not None, module
+
+
+def test_metrics_go_to_the_statsd_exporter(compose: Compose) -> None:
+    """[metrics] on, to a prom/statsd-exporter service on the port it listens on; every Airflow service waits
+    for it (the StatsD client resolves its host when a process starts)."""
+    model = full(compose)
+    exporter = model["services"]["statsd-exporter"]
+    assert exporter["image"].startswith("prom/statsd-exporter:v")
+    assert "profiles" not in exporter
+    assert exporter["healthcheck"]["test"][0] == "CMD"
+    for name, svc in airflow_services(model).items():
+        env = svc["environment"]
+        assert env["AIRFLOW__METRICS__STATSD_ON"] == "True", name
+        assert env["AIRFLOW__METRICS__STATSD_HOST"] == "statsd-exporter", name
+        assert f"--statsd.listen-udp=:{env['AIRFLOW__METRICS__STATSD_PORT']}" in exporter["command"], name
+        assert svc["depends_on"]["statsd-exporter"]["condition"] == "service_healthy", name
+
+
+def test_the_timescaledb_tag_is_written_once() -> None:
+    text = (PROJECT_ROOT / "docker-compose.yaml").read_text()
+    assert len(re.findall(r"timescale/timescaledb:", text)) == 1
+    assert len(re.findall(re.escape(TIMESCALEDB_VERSION), text)) == 1
+
+
+def pool_lines(compose: Compose, env: dict[str, str] | None = None) -> str:
+    """airflow-init's pool lines as the container gets them, from reading the sizes to `pools set`."""
+    script = "\n".join(compose.config(env=env)["services"]["airflow-init"]["command"]).replace("$$", "$")
+    match = re.search(r"^slots=.*?era5_db [^\n]*\n", script, re.S | re.M)
+    assert match, script
+    return match.group(0)
+
+
+@pytest.mark.parametrize(("given", "refused"), [({}, None), ({"ERA5_CDS_POOL_SLOTS": "7"}, None),
+                                                ({"ERA5_DB_POOL_SLOTS": "0"}, "ERA5_DB_POOL_SLOTS='0'")])
+def test_airflow_init_sizes_the_pools_from_the_settings(compose: Compose, tmp_path: Path, given: dict[str, str],
+                                                        refused: str | None) -> None:
+    """The pool sizes go through the settings model (its defaults, a value given, a bad value refused with
+    the model's message and no pool set). Run by bash with this checkout's Python; the image's
+    `/entrypoint` wrapper is left out, and `airflow` records its arguments (setting a pool for real is
+    scripts/setup.sh's, which the e2e stack runs)."""
+    from era5etl.settings import load
+
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "python").write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')  # this venv's, not a bare symlink
+    (fake / "python").chmod(0o755)
+    calls = tmp_path / "calls"
+    (fake / "airflow").write_text(f'#!/bin/sh\necho "$@" >> {calls}\n')
+    (fake / "airflow").chmod(0o755)
+    resolved = airflow_services(compose.config(env=given))["airflow-init"]["environment"]
+    env = {k: v for k, v in resolved.items() if v is not None}
+    lines = pool_lines(compose, given).replace("/entrypoint ", "")
+    proc = subprocess.run(["bash", "-c", "set -eo pipefail\n" + lines], env={**env, "PATH": f"{fake}:/usr/bin:/bin"},
+                          capture_output=True, text=True, timeout=120)
+    if refused:
+        assert proc.returncode != 0 and refused in proc.stderr, proc.stderr
+        assert not calls.exists()
+        return
+    assert proc.returncode == 0, proc.stderr
+    expected = load(given)
+    assert [line.split()[:4] for line in calls.read_text().splitlines()] == [
+        ["pools", "set", "era5_cds", str(expected.cds_pool_slots)],
+        ["pools", "set", "era5_db", str(expected.db_pool_slots)]]
