@@ -108,7 +108,7 @@ def run(first: Month, months: int, area: str, table: str, timeout: float, keep: 
     url = database_url()
     with connect(url, autocommit=True) as conn:
         drop_table(conn, table)
-        for bookkeeping in ("era5_months", "era5_metrics", "era5_validation_days", "era5_cds_jobs"):
+        for bookkeeping in ("era5_months", "era5_metrics", "era5_validation_days"):
             conn.execute(f"DELETE FROM {bookkeeping} WHERE table_name = %s", (table,))
     home = Path(mkdtemp(prefix="era5-backfill-"))
     staging = home / "staging"
