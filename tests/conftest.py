@@ -10,8 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from era5etl.core.paths import PROJECT_ROOT
-
 # Validation results and Data Docs of test runs go to a folder of the run, not the checkout's .local/;
 # set before any test starts a subprocess, so the CLI and Airflow tasks inherit it.
 os.environ.setdefault("ERA5_VALIDATION_DIR", tempfile.mkdtemp(prefix="era5-validation-"))
