@@ -27,17 +27,16 @@ RUN mkdir -p /opt/airflow/staging /opt/airflow/validation \
  && chmod -R g+rwX /opt/airflow/staging /opt/airflow/validation
 USER airflow
 
-COPY --chown=airflow:0 requirements.txt constraints.txt pyproject.toml /opt/era5etl/
+COPY --chown=airflow:0 constraints.txt pyproject.toml /opt/era5etl/
 COPY --chown=airflow:0 include /opt/era5etl/include
-COPY --chown=airflow:0 sql /opt/era5etl/sql
-# apache-airflow pinned on the same line, as Airflow's image docs advise, so pip never swaps it.
-RUN pip install --no-cache-dir \
+# apache-airflow pinned on the same line, as Airflow's image docs advise, so pip never swaps it. The
+# pipeline is installed as a package (built into a wheel, not editable: docs/install.md), its schema SQL
+# inside it; the celery extra is the CeleryExecutor's provider, every version from constraints.txt.
+RUN pip install --no-cache-dir -c /opt/era5etl/constraints.txt \
         "apache-airflow==${AIRFLOW_VERSION}" \
-        -r /opt/era5etl/requirements.txt \
-        "apache-airflow-providers-celery==${CELERY_PROVIDER_VERSION}" \
+        "/opt/era5etl[celery,statsd]" \
         "apache-airflow-providers-fab==${FAB_PROVIDER_VERSION}" \
-        ${EXTRA_PIP_REQUIREMENTS} \
-        -e /opt/era5etl
+        ${EXTRA_PIP_REQUIREMENTS}
 
 COPY --chown=airflow:0 dags /opt/airflow/dags
 COPY --chown=airflow:0 plugins /opt/airflow/plugins
@@ -51,4 +50,4 @@ ENV ERA5_STAGING_DIR=/opt/airflow/staging \
 # the tools. localcds needs nothing beyond the pipeline's requirements (numpy, netCDF4).
 FROM airflow AS localcds
 COPY --chown=airflow:0 tools /opt/era5etl/tools
-RUN pip install --no-cache-dir --no-deps -e /opt/era5etl/tools
+RUN pip install --no-cache-dir --no-deps /opt/era5etl/tools

@@ -280,8 +280,10 @@ def test_dockerfile_installs_the_project_and_the_celery_provider() -> None:
     assert re.search(r"^FROM apache/airflow:(slim-)?\$\{AIRFLOW_VERSION\}", text, re.M)
     assert re.search(r"^ARG AIRFLOW_VERSION=3\.3\.2$", text, re.M)
     assert re.search(r"^ARG CELERY_PROVIDER_VERSION=\d+\.\d+\.\d+$", text, re.M)
-    assert '"apache-airflow-providers-celery==${CELERY_PROVIDER_VERSION}"' in text
-    assert "-r /opt/era5etl/requirements.txt" in text and "-e /opt/era5etl" in text
+    # The package itself, not editable, with the CeleryExecutor's provider as its extra; versions from
+    # the constraints (one place for each).
+    assert "-c /opt/era5etl/constraints.txt" in text and '"/opt/era5etl[celery,statsd]"' in text
+    assert "-e /opt/era5etl" not in text
     ignored = (PROJECT_ROOT / ".dockerignore").read_text().split()
     assert ".local" in ignored and ".venv" in ignored
     assert os.path.exists(PROJECT_ROOT / "dags") and os.path.exists(PROJECT_ROOT / "plugins")
