@@ -75,11 +75,13 @@ def installed(db_url: str) -> Iterator[Installed]:
         assert len(wheels) == 1, wheels
         built = time.monotonic()
         # A fresh environment from the base interpreter (no --system-site-packages), the wheel installed
-        # as a deployment does: with the repository's constraints, dependencies resolved by pip.
+        # as the Dockerfile installs the package: with its extras and the repository's constraints,
+        # dependencies resolved by pip.
         base = getattr(sys, "_base_executable", sys.executable)
         _run([base, "-m", "venv", str(root / "venv")], cwd=root)
         _run([str(root / "venv" / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-              "-c", str(PROJECT_ROOT / "constraints.txt"), str(wheels[0])], cwd=root)
+              "-c", str(PROJECT_ROOT / "constraints.txt"), f"era5etl[celery,statsd] @ {wheels[0].as_uri()}"],
+             cwd=root)
         done = time.monotonic()
         # Reported, not asserted: what this costs on the machine at hand.
         print(f"\nwheel built in {built - started:.1f} s, fresh venv + install with constraints.txt in "
@@ -103,8 +105,8 @@ def installed(db_url: str) -> Iterator[Installed]:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def test_the_installed_package_is_the_wheel_and_carries_its_sql(installed: Installed) -> None:
-    code = ("import json, era5etl, era5etl.db as db; "
+def test_the_installed_package_is_the_wheel_with_its_sql_and_extras(installed: Installed) -> None:
+    code = ("import json, era5etl, era5etl.db as db, statsd, airflow.providers.celery; "
             "print(json.dumps({'file': era5etl.__file__, 'sql': sorted(p.name for p in db.SQL_DIR.iterdir())}))")
     proc = installed.run(installed.bin("python"), "-c", code)
     assert proc.returncode == 0, proc.stderr
