@@ -31,15 +31,16 @@ RUN mkdir -p /opt/airflow/staging /opt/airflow/validation \
  && chmod -R g+rwX /opt/airflow/staging /opt/airflow/validation
 USER airflow
 
-# The dependencies first, from the two files that name them and nothing else: an edit of the code
-# reuses this layer (the large install) instead of rebuilding it. apache-airflow is pinned in
-# requirements.txt, on the same command line, as Airflow's image docs advise, so pip never swaps it.
-COPY --chown=airflow:0 requirements.txt constraints.txt /opt/era5etl/
-RUN pip install --no-cache-dir -r /opt/era5etl/requirements.txt ${EXTRA_PIP_REQUIREMENTS}
+# The dependencies first, from the files that name and pin them and nothing else: an edit of the code
+# reuses this layer (the large install) instead of rebuilding it. pyproject.toml names them (with the
+# extras the stack uses: celery for the `celery` profile, statsd for the metrics, fab for the login
+# users), constraints.txt pins them, apache-airflow with them so pip never swaps the base image's.
+COPY --chown=airflow:0 constraints.txt pyproject.toml scripts/dependencies.py /opt/era5etl/
+RUN python /opt/era5etl/dependencies.py celery statsd fab > /tmp/era5etl-dependencies.txt \
+ && pip install --no-cache-dir -c /opt/era5etl/constraints.txt -r /tmp/era5etl-dependencies.txt ${EXTRA_PIP_REQUIREMENTS}
 
 # Then the project, installed as a package (not editable: the image runs the installed copy), without
 # dependencies: the layer above has them all, and --no-deps keeps a code edit from resolving again.
-COPY --chown=airflow:0 pyproject.toml /opt/era5etl/
 COPY --chown=airflow:0 include /opt/era5etl/include
 RUN pip install --no-cache-dir --no-deps /opt/era5etl
 
@@ -56,4 +57,4 @@ ENV ERA5_STAGING_DIR=/opt/airflow/staging \
 # the tools. localcds needs nothing beyond the pipeline's requirements (numpy, netCDF4).
 FROM airflow AS localcds
 COPY --chown=airflow:0 tools /opt/era5etl/tools
-RUN pip install --no-cache-dir --no-deps -e /opt/era5etl/tools
+RUN pip install --no-cache-dir --no-deps /opt/era5etl/tools

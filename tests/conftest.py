@@ -10,19 +10,20 @@ from pathlib import Path
 
 import pytest
 
-from era5etl.core.paths import PROJECT_ROOT
-
 # Validation results and Data Docs of test runs go to a folder of the run, not the checkout's .local/;
 # set before any test starts a subprocess, so the CLI and Airflow tasks inherit it.
 os.environ.setdefault("ERA5_VALIDATION_DIR", tempfile.mkdtemp(prefix="era5-validation-"))
 
-SAMPLES = Path(os.environ.get("ERA5_SAMPLES", PROJECT_ROOT.parent / "shared" / "era5-samples"))
+# The real CDS downloads (their README says where each came from), kept in the repository so that a
+# clone tests against them; every test reads them through this constant or the fixture below.
+SAMPLES = Path(__file__).resolve().parent / "data" / "era5-samples"
 
 
 @pytest.fixture(scope="session")
 def samples() -> Path:
+    """The samples' folder; a test that needs it fails (never skips) when it is missing."""
     if not SAMPLES.is_dir():
-        pytest.fail(f"the real CDS samples are missing: {SAMPLES} (set ERA5_SAMPLES)")
+        pytest.fail(f"the real CDS samples are missing: {SAMPLES}")
     return SAMPLES
 
 

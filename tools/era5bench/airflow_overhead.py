@@ -8,7 +8,7 @@ for each ``--area`` runs ``airflow backfill create`` over ``--months`` months an
   the months, i.e. what a month costs in a backfill at that concurrency, and each run's own mean
   duration (started to finished);
 * **work**: the seconds the tasks themselves recorded in ``era5_metrics`` (fetch, stage, load,
-  validate, rollup, compress), summed per run, and which task took what;
+  validate, compress), summed per run, and which task took what;
 * the overhead (wall minus work), how many fetch tasks deferred, and what share of the validate
   task's log lines Great Expectations' "Skipping registering function" noise is.
 

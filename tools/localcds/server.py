@@ -19,7 +19,7 @@ and from error bodies users have posted:
 * The asset itself is served like the CDS's object store: no key, ``Accept-Ranges: bytes``,
   ``Content-Length``, and 206 partial content for a ``Range`` (the client resumes with one).
 
-Only the standard library serves HTTP, so nothing joins requirements.txt. Data come from
+Only the standard library serves HTTP, so nothing joins the pipeline's dependencies. Data come from
 :mod:`localcds.synth`. Switches on the server object inject faults for tests: the old global
 ones (``fail_months``, ``queue_seconds``, ``truncate_downloads``, ``accepted_licences``) and
 :meth:`LocalCDS.inject`, which aims a fault at one endpoint and, through ``match``, at the requests

@@ -1,4 +1,4 @@
-"""Database access: where the database is, connections, the schema from sql/.
+"""Database access: where the database is, connections, the schema from the package's sql/.
 
 When ``ERA5_DATABASE_URL`` is set that server is used and nothing is provisioned. Otherwise the
 checkout runs its own PostgreSQL 17 + TimescaleDB Community server (``db.local``), a copy of the
@@ -10,7 +10,8 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Iterator
-from pathlib import Path
+from importlib import resources
+from importlib.resources.abc import Traversable
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -18,13 +19,13 @@ import psycopg
 from psycopg import sql
 
 from era5etl.core.errors import InputError
-from era5etl.core.paths import PROJECT_ROOT
 from era5etl.db.errors import DatabaseError
 from era5etl.db.local import LocalTimescale
 
 log = logging.getLogger(__name__)
 
-SQL_DIR = PROJECT_ROOT / "sql"
+# The schema's files are package data (era5etl/sql/), so an installed wheel finds them as a checkout does.
+SQL_DIR: Traversable = resources.files("era5etl") / "sql"
 
 
 def redact(url: str) -> str:
@@ -66,10 +67,10 @@ def split_table(table: str) -> tuple[str | None, str]:
     return (parts[0], parts[1]) if len(parts) == 2 else (None, parts[0])
 
 
-def _render(path: Path, **idents: sql.Composable) -> sql.SQL | sql.Composed:
+def _render(path: Traversable, **idents: sql.Composable) -> sql.SQL | sql.Composed:
     # A schema file that takes identifiers uses {name} placeholders for them (values are never
     # formatted in); one that takes none is run as written, so its braces (JSON defaults) stay literal.
-    text = sql.SQL(path.read_text())  # a file of ours, never user input
+    text = sql.SQL(path.read_text(encoding="utf-8"))  # a file of ours, never user input
     return text.format(**idents) if idents else text
 
 

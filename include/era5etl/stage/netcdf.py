@@ -1,7 +1,7 @@
 """One NetCDF file of a download opened and checked: truncation, chunk caches, its variables,
 dimensions and coordinates, and reading a variable's time steps in table units.
 
-Layouts read (the real ones are in shared/era5-samples):
+Layouts read (the real ones are in the repository's tests/data/era5-samples):
 
 * new CDS (2024+), NetCDF4/HDF5: dims ``valid_time`` (int64 s since 1970), ``latitude``
   (decreasing), ``longitude``; scalar coord ``number``; string coord ``expver`` along valid_time;

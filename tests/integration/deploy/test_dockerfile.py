@@ -56,8 +56,9 @@ def steps(text: str) -> list[Step]:
 
 
 def requirement_pins() -> dict[str, str]:
+    """constraints.txt's pins: the one place versions are written."""
     pins = {}
-    for line in (PROJECT_ROOT / "requirements.txt").read_text().splitlines():
+    for line in (PROJECT_ROOT / "constraints.txt").read_text().splitlines():
         match = re.match(r"^([A-Za-z0-9_.\-\[\]]+)==([^\s;#]+)", line)
         if match:
             pins[match.group(1).lower()] = match.group(2)
@@ -65,7 +66,7 @@ def requirement_pins() -> dict[str, str]:
 
 
 def test_versions_are_pinned_once() -> None:
-    """No ARG or pip argument repeats a pin of requirements.txt; the base image's tag agrees with it."""
+    """No ARG or pip argument repeats a pin of constraints.txt; the base image's tag agrees with it."""
     text = DOCKERFILE.read_text()
     all_steps = steps(text)
     pins = requirement_pins()
@@ -81,14 +82,16 @@ def test_versions_are_pinned_once() -> None:
 
 
 def test_dependencies_are_installed_before_the_code_is_copied() -> None:
-    """A code edit must not invalidate the dependency layer: the install of requirements.txt sees only
-    requirements.txt and constraints.txt, and the project itself is installed non-editably after it."""
+    """A code edit must not invalidate the dependency layer: the install of the dependencies sees only
+    constraints.txt, pyproject.toml and the script that lists pyproject's dependencies, and the project
+    itself is installed non-editably after it."""
     all_steps = steps(DOCKERFILE.read_text())
-    copies = [i for i, s in enumerate(all_steps) if s.kind == "COPY"]
+    copies = [i for i, s in enumerate(all_steps) if s.kind == "COPY" and "--from=" not in s.args]
     installs = [i for i, s in enumerate(all_steps) if s.kind == "RUN" and "pip install" in s.args]
-    deps = next(i for i in installs if "-r /opt/era5etl/requirements.txt" in all_steps[i].args)
+    deps = next(i for i in installs if "dependencies.py" in all_steps[i].args)
     before = [all_steps[i].args.split()[1:-1] for i in copies if i < deps]
-    assert [src for srcs in before for src in srcs] == ["requirements.txt", "constraints.txt"], before
+    assert [src for srcs in before for src in srcs] == ["constraints.txt", "pyproject.toml",
+                                                       "scripts/dependencies.py"], before
     project = next(i for i in installs if all_steps[i].args.rstrip().endswith(" /opt/era5etl"))
     assert project > deps
     assert "--no-deps" in all_steps[project].args and " -e " not in all_steps[project].args

@@ -1,4 +1,4 @@
-"""`era5etl load-file` on every real CDS download in shared/era5-samples, into the real TimescaleDB."""
+"""`era5etl load-file` on every real CDS download in tests/data/era5-samples, into the real TimescaleDB."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Reads of real CDS downloads (``../shared/era5-samples``: 2025-05-01..12 hourly, 5x5 points, ERA5T;
+"""Reads of real CDS downloads (``tests/data/era5-samples``: 2025-05-01..12 hourly, 5x5 points, ERA5T;
 the instant and the accumulated file loaded as one download): series and maps equal what xarray
 decodes from the files, and the rollups what pandas computes from them, no database in between."""
 

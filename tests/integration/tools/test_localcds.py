@@ -21,10 +21,10 @@ import requests
 import xarray as xr
 
 from localcds.server import ERA5_LICENCE, LocalCDS
+from tests.conftest import SAMPLES
 
 pytestmark = pytest.mark.integration
 
-SAMPLES = Path("/work/shared/era5-samples")
 SAMPLE_INSTANT = SAMPLES / "newcds_instant_t2m_u10_v10_d2m_sp_2025-05_hourly_expver0005.nc"
 SAMPLE_ACCUM = SAMPLES / "newcds_accum_tp_2025-05_hourly_expver0005.nc"
 SAMPLE_ZIP = SAMPLES / "newcds_zip_instant_accum_2023-09_hourly.nc"

@@ -21,8 +21,6 @@ from era5etl.fetch.manifest import _sniff
 from era5etl.fetch.request import DATA_FORMATS, FILE_KINDS, parse_data_format
 from era5etl.pipeline.job import MonthJob
 
-SAMPLES = Path("/work/shared/era5-samples")
-
 
 def request(data_format: Any = "netcdf", area: str = "50/5/45/10", revision: str = "") -> MonthRequest:
     return MonthRequest(Month(2024, 1), Area.parse(area), Grid(), VARIABLES, revision=revision,
@@ -131,11 +129,10 @@ def test_run_month_takes_data_format_and_refuses_another_with_exit_2() -> None:
     assert "--data-format" in bad.stderr and "grib" in bad.stderr
 
 
-@pytest.mark.skipif(not SAMPLES.is_dir(), reason="the real CDS samples are not on this machine")
-def test_a_staged_part_is_named_by_what_the_cds_sent() -> None:
-    grib = SAMPLES / "grib1_2t_10u_10v_2d_tp_plus_wave_point_2015-08_2days_hourly.grib"
-    nc = SAMPLES / "newcds_accum_tp_2025-05_hourly_expver0005.nc"
-    zipped = SAMPLES / "newcds_zip_instant_accum_2023-09_hourly.nc"
+def test_a_staged_part_is_named_by_what_the_cds_sent(samples: Path) -> None:
+    grib = samples / "grib1_2t_10u_10v_2d_tp_plus_wave_point_2015-08_2days_hourly.grib"
+    nc = samples / "newcds_accum_tp_2025-05_hourly_expver0005.nc"
+    zipped = samples / "newcds_zip_instant_accum_2023-09_hourly.nc"
     assert (_sniff(grib), _sniff(nc), _sniff(zipped)) == ("grib", "nc", "zip")
     from era5etl.core.files import file_kind
 

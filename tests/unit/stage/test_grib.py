@@ -1,4 +1,4 @@
-"""The GRIB stager against the real GRIB1 files the CDS delivered (shared/era5-samples, README there)
+"""The GRIB stager against the real GRIB1 files the CDS delivered (tests/data/era5-samples, README there)
 and against files built from them: rows and values equal to ecCodes' own decoding after the unit
 change, ERA5T beside final ERA5, duplicates, other streams named, files cut short or with junk refused.
 

@@ -1,4 +1,4 @@
-"""The stager against the real CDS downloads in shared/era5-samples (and files derived from them).
+"""The stager against the real CDS downloads in tests/data/era5-samples (and files derived from them).
 
 Every value is compared bit for bit with xarray's own decoding of the file followed by the unit change
 ``(decoded as float64) * scale + offset`` cast to float32, which is what the table must hold.

@@ -1,6 +1,6 @@
 """Deterministic, ERA5-shaped data written the way the new (2024+) CDS delivers it.
 
-The layout copies the real downloads in /work/shared/era5-samples byte for byte where it matters to
+The layout copies the real downloads in tests/data/era5-samples byte for byte where it matters to
 a reader: dimensions ``valid_time`` (int64 seconds since 1970), ``latitude`` (float64, north first)
 and ``longitude`` (float64); a scalar ``number`` coordinate; a string ``expver`` coordinate along
 ``valid_time``; float32 data with a NaN ``_FillValue``, zlib level 1 with shuffle; the cfgrib

@@ -1,6 +1,6 @@
 """GRIB writing: one CDS GRIB download, as the CDS delivers ERA5 single levels, encoded by ecCodes.
 
-What the real files in /work/shared/era5-samples hold, and so what is written here:
+What the real files in tests/data/era5-samples hold, and so what is written here:
 
 * GRIB edition 1, centre ecmf, class ``ea``, stream ``oper``, local definition 1, simple packing at
   16 bits without a bitmap; one message per (variable, valid time), in valid-time order;

@@ -23,7 +23,7 @@ def grib_packed(short_name: str, field: F64, bits: int = 16) -> npt.NDArray[np.f
 
     The CDS makes its NetCDF from GRIB, where a field is stored as ``reference + X * 2**E`` with X an
     unsigned integer of ``bits`` bits (16 for ERA5 single levels): the real files' values sit on
-    such a lattice (shared/era5-samples: t2m in steps of 2**-9 K). Data off it would be far less
+    such a lattice (tests/data/era5-samples: t2m in steps of 2**-9 K). Data off it would be far less
     compressible than real ERA5, in the NetCDF and in the database. The real service chooses the
     reference and E per field from its range; here they come from the variable's global range, so
     that two requests overlapping in space agree on the points they share.

@@ -1,0 +1,62 @@
+"""# ERA5 monthly
+
+ERA5 hourly single levels from the Copernicus CDS into a TimescaleDB hypertable, **one calendar
+month per run**: wait for publication, fetch, stage, load (the hourly rows with their daily and
+monthly rollups), validate (then the month is compressed and its figures logged).
+
+- **Runs are named by the month they load**: `backfill__2022-01-01T00:00:00+00:00` is January 2022
+  (its data interval is the whole month; `wait_for_era5` holds it until the month is published).
+- **Backfill** a range of months from *Trigger -> Backfill* (or `airflow backfill create`); each
+  month whose 1st falls in the range is one run, independent; a rerun replaces exactly its rows.
+  Catch-up is off unless `ERA5_CATCHUP=true`, so unpausing the DAG for a backfill loads nothing else.
+- **One month by hand**: trigger with the *Month* param (YYYY-MM); area, grid, variables and table
+  can be changed in the form.
+- **Where it stands**: *Browse -> ERA5 months* shows every month's state, rows and rates.
+
+Connections: `era5_timescale` (Postgres) for the database, `era5_cds` (host: API URL, password:
+key) for the CDS; without them the environment's `ERA5_DATABASE_URL` and `CDSAPI_URL`/`CDSAPI_KEY`.
+
+Wiring only: every task calls one step of the era5etl core through `era5etl.airflow.tasks`.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from airflow.sdk import DAG, task
+
+from era5etl import settings
+from era5etl.airflow import tasks as steps
+from era5etl.airflow.operators import CDS_POOL, DB_POOL, CdsFetchOperator, WaitForPublication
+from era5etl.airflow.timetable import MonthTimetable
+from era5etl.pipeline import schedule
+
+configured = settings.load()  # once per parse: a bad ERA5_* value fails the parse with its message
+
+with DAG(
+    dag_id="era5_monthly",
+    description="ERA5 hourly single levels from the CDS into a TimescaleDB hypertable, one month per run",
+    # Each run's data interval is the whole month it loads (plain "@monthly" in Airflow 3 gives a
+    # zero-length interval) and the run is named by the month's start, not its end.
+    schedule=MonthTimetable(),
+    start_date=configured.start_month.start,  # ERA5_START_MONTH: the first month the schedule loads
+    catchup=configured.catchup,  # ERA5_CATCHUP: off, unpausing (e.g. for a backfill) loads no other month
+    max_active_runs=configured.max_active_runs,
+    params=steps.default_params(configured),
+    user_defined_macros={"era5_publication_target": schedule.publication_target_iso},
+    default_args={"retries": configured.retries, "retry_delay": timedelta(seconds=configured.retry_delay_s)},
+    tags=["era5", "timescaledb"],
+    doc_md=__doc__,
+) as dag:
+    # A run is created when its month begins and waits here, deferred, until the month is published:
+    # ERA5T lags by ~5 days (ERA5_PUBLICATION_DELAY, default 6).
+    wait = WaitForPublication(
+        task_id="wait_for_era5", retries=0,
+        target_time="{{ era5_publication_target(params.month, data_interval_start) }}",
+        doc_md=WaitForPublication.__doc__,
+    )
+    fetch = CdsFetchOperator(task_id="fetch", pool=CDS_POOL, doc_md=CdsFetchOperator.__doc__)
+    stage = task(task_id="stage", doc_md=steps.stage.__doc__)(steps.stage)()
+    load = task(task_id="load", pool=DB_POOL, doc_md=steps.load.__doc__)(steps.load)()
+    validate = task(task_id="validate", pool=DB_POOL, doc_md=steps.validate.__doc__)(steps.validate)()
+    wait >> fetch >> stage >> load >> validate
