@@ -13,8 +13,9 @@ if ! "$python" -c 'import sys; sys.exit(sys.version_info[:2] < (3, 11))'; then
 fi
 [ -x .venv/bin/python ] || "$python" -m venv .venv
 
-# The pipeline's dependencies are in pyproject.toml (the extras: the CeleryExecutor and StatsD); every
-# version comes from constraints.txt. --dev adds the test tools (requirements-dev.txt).
+# The pipeline's dependencies are in pyproject.toml (the extras: the CeleryExecutor, StatsD and the FAB
+# auth manager the compose stack logs in with); every version comes from constraints.txt. --dev adds
+# the test tools (requirements-dev.txt).
 reqs=()
 [ $dev = 1 ] && reqs=(-r requirements-dev.txt)
 stamp=.venv/.installed-$(cat requirements-dev.txt constraints.txt pyproject.toml \
@@ -26,7 +27,7 @@ if [ ! -e "$stamp-$dev" ] && [ ! -e "$stamp-1" ]; then
   # and beside it the tools the demo and the README's commands use (tools/: the local CDS emulator and
   # the benchmark, with their own requirements; the Airflow image has neither).
   .venv/bin/pip install -q --disable-pip-version-check -c constraints.txt "${reqs[@]}" -r tools/requirements.txt \
-    -e ".[celery,statsd]" -e tools
+    -e ".[celery,statsd,fab]" -e tools
   touch "$stamp-$dev"
 fi
 
