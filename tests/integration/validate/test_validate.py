@@ -84,6 +84,8 @@ def copy_of(db_url: str, loaded: MonthJob) -> Iterator[Callable[..., MonthJob]]:
 def results_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder = tmp_path / "validation"
     monkeypatch.setenv("ERA5_VALIDATION_DIR", str(folder))
+    # Every test validates a copy of the one month staged once (``loaded``): its download must outlive them all.
+    monkeypatch.setenv("ERA5_KEEP_DOWNLOADS", "all")
     return folder
 
 
