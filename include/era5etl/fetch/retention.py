@@ -136,7 +136,7 @@ class StagingUsage:
             held += f" ({', '.join(self.months[:6])}{', ...' if len(self.months) > 6 else ''})"
         return (f"staging {self.root}: {self.bytes / 1e6:,.1f} MB in {self.files} download file"
                 f"{'' if self.files == 1 else 's'}, {held} held; {self.released} removed download"
-                f"{'' if self.released == 1 else 's'} with their manifest kept")
+                f"{' with its' if self.released == 1 else 's with their'} manifest kept")
 
 
 def _size(path: Path) -> int:
