@@ -33,6 +33,8 @@ DEFAULT_CHUNK_ROWS = 25_000_000
 CompressionMode = Literal["auto", "off"]
 # What the CDS is asked to deliver (fetch.request: the request's data_format, its hash, its cost limit).
 DataFormat = Literal["netcdf", "grib"]
+# Which staged downloads outlive their month's validation (fetch.retention).
+KeepDownloads = Literal["none", "failed", "all"]
 
 
 def _parsed(kind: Any) -> BeforeValidator:
@@ -42,6 +44,10 @@ def _parsed(kind: Any) -> BeforeValidator:
 
 def _names(v: Any) -> Any:
     return tuple(x.strip() for x in v.split(",") if x.strip()) if isinstance(v, str) else v
+
+
+def _lowercase(v: Any) -> Any:
+    return v.strip().lower() if isinstance(v, str) else v
 
 
 def _shown(text: str) -> dict[str, Any]:
@@ -93,6 +99,11 @@ class Settings(BaseSettings):
     staging_dir: Path = Field(
         PROJECT_ROOT / ".local" / "staging", json_schema_extra=_shown(".local/staging"),
         description="where downloads are kept, by month and request hash")
+    keep_downloads: Annotated[KeepDownloads, BeforeValidator(_lowercase)] = Field(
+        "none", description="which downloads stay in staging once their month is validated: `none` (each is "
+                            "removed after its month's validation, passed or failed), `failed` (kept when the "
+                            "validation fails, removed once the month validates), `all` (never removed); the "
+                            "manifest, checksums and CDS request stay either way (docs/staging.md)")
     validation_dir: Path = Field(
         PROJECT_ROOT / ".local" / "validation", json_schema_extra=_shown(".local/validation"),
         description="where each month's Great Expectations result and Data Docs are kept")

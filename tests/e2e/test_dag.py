@@ -14,7 +14,10 @@ import pytest
 from era5etl.core.grid import Area, Grid, expected_rows
 from era5etl.core.months import Month
 from era5etl.core.paths import PROJECT_ROOT
+from era5etl.core.variables import DEFAULT_VARIABLES, parse_list
 from era5etl.db import connect
+from era5etl.fetch import MonthRequest, staged_download
+from era5etl.fetch.manifest import removal
 
 DAG_FILE = PROJECT_ROOT / "dags" / "era5_monthly.py"
 
@@ -61,3 +64,9 @@ def test_full_dag_run_loads_and_validates_a_month(db_url: str, cds: Any, table: 
         assert packed["state"] == "unavailable" and "'apache'" in packed["reason"]
     else:
         assert packed["state"] == "compressed" and packed["ratio"] > 1
+    # The validate task released the month's download (ERA5_KEEP_DOWNLOADS=none): the manifest stays, noting it.
+    request = MonthRequest(month, area, Grid(), tuple(parse_list(list(DEFAULT_VARIABLES))))
+    folder = request.folder(Path(env["ERA5_STAGING_DIR"]))
+    removed = removal(folder)
+    assert staged_download(folder) is None and removed is not None and removed.after == "validated"
+    assert removed.files == len(recorded[0][1]["files"]) and removed.bytes > 0

@@ -53,6 +53,7 @@ def test_values_come_from_the_environment_typed(monkeypatch: pytest.MonkeyPatch)
     ("ERA5_CHUNK_ROWS", "-1", "greater than or equal to 0"),
     ("ERA5_CHUNK_ROWS", "many", "valid integer"),
     ("ERA5_COMPRESSION", "gzip", "'auto' or 'off'"),
+    ("ERA5_KEEP_DOWNLOADS", "some", "'none', 'failed' or 'all'"),
     ("ERA5_TIMESCALEDB_LICENSE", "gpl", "'timescale' or 'apache'"),
     ("ERA5_START_MONTH", "1939-12", "ERA5 starts in January 1940"),
     ("ERA5_PUBLICATION_DELAY", "soon", "valid number"),

@@ -111,7 +111,8 @@ class CdsFetchOperator(BaseOperator):
             raise
         self.log.info("%s staged: %d part(s), %s bytes, queued %.1f s, downloaded in %.1f s%s", job.month,
                       download.parts, f"{download.bytes:,}", download.queue_seconds, download.download_seconds,
-                      " (reused)" if download.reused else "")
+                      " (reused)" if download.reused else
+                      f" ({download.removed.message(job.month)})" if download.removed else "")
         return {"month": str(job.month), "files": [str(p) for p in download.paths], "bytes": download.bytes,
                 "reused": download.reused, "request_hash": download.request_hash, "parts": download.parts,
                 "submissions": download.submissions, "queue_seconds": round(download.queue_seconds, 3),

@@ -44,7 +44,7 @@ def add_parsers(sub: Any) -> None:
     va.add_argument("--json", action="store_true", help="end with one JSON object of the verdict")
     va.set_defaults(func=cmd_validate)
 
-    st = sub.add_parser("status", help="the month ledger")
+    st = sub.add_parser("status", help="the month ledger, and what staging holds")
     st.add_argument("--table", help="only this table's months")
     st.add_argument("--json", action="store_true", help="print the ledger as one JSON object")
     st.set_defaults(func=cmd_status)
@@ -94,6 +94,8 @@ def cmd_run_month(args: argparse.Namespace) -> int:
     if not args.json:
         print(f"{job.month} {job.area} -> {job.table}: {summary['rows']:,} rows "
               f"(expected {summary['expected_rows']:,}), expver {','.join(summary['expver']) or '-'}")
+        if summary["steps"][0].get("note"):  # the fetch's: validation had removed the download
+            print(f"  {summary['steps'][0]['note']}")
         if summary["added_columns"]:
             print(f"  table {job.table}: added column(s) {', '.join(summary['added_columns'])}")
         for said in (*summary["notes"], *(f"not loaded: {what}" for what in summary["ignored"])):
@@ -149,9 +151,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
+    from era5etl.fetch import retention
     from era5etl.track import ledger
 
     rows = ledger.months(database_url(), args.table)
+    staging = retention.usage(config.load().staging_dir)  # all tables': staging is by request, not table
     if not args.json:
         if not rows:
             print("no months in the ledger" + (f" for table {args.table}" if args.table else ""))
@@ -164,7 +168,8 @@ def cmd_status(args: argparse.Namespace) -> int:
                 print(f"    error: {r['error']}")
             if r["validation_path"]:
                 print(f"    validation: {r['validation_path']}")
-    emit({"months": rows}, args.json)
+        print(staging.text())
+    emit({"months": rows, "staging": staging.as_dict()}, args.json)
     return 0
 
 

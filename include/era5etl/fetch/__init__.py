@@ -5,8 +5,9 @@ One concern per module: :mod:`~era5etl.fetch.errors` (the exceptions), :mod:`~er
 estimate), :mod:`~era5etl.fetch.options` (``ERA5_CDS_*``), :mod:`~era5etl.fetch.manifest` (the staged
 download), :mod:`~era5etl.fetch.jobs` (the job table), :mod:`~era5etl.fetch.api` (the client and its
 errors), :mod:`~era5etl.fetch.session` (retries and redaction), :mod:`~era5etl.fetch.download` (a part's
-download), :mod:`~era5etl.fetch.fetcher` (the fetch itself) and :mod:`~era5etl.fetch.watcher` (the
-trigger's look at queued jobs).
+download), :mod:`~era5etl.fetch.fetcher` (the fetch itself), :mod:`~era5etl.fetch.watcher` (the
+trigger's look at queued jobs) and :mod:`~era5etl.fetch.retention` (removing a validated month's
+download, and what staging holds).
 """
 
 from era5etl.fetch.credentials import Credentials as Credentials
@@ -25,6 +26,7 @@ from era5etl.fetch.fetcher import fetch as fetch
 from era5etl.fetch.manifest import (
     MANIFEST as MANIFEST,
     Download as Download,
+    Removal as Removal,
     file_md5 as file_md5,
     staged_download as staged_download,
 )

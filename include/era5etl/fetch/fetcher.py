@@ -8,7 +8,9 @@ CDS job of its own, fetched side by side up to ``max_parallel`` jobs per credent
 downloaded under a hidden name, checked (size against ``file:size``, MD5 against ``file:checksum``,
 the magic bytes of NetCDF or ZIP) and only then renamed to ``part-NN.nc|zip`` with a small
 ``part-NN.json`` beside it; ``manifest.json``, written last, lists every part and marks the month
-usable. A partial or unverified file is therefore never what a later step reads.
+usable. A partial or unverified file is therefore never what a later step reads. Once the month is
+validated its part files are removed (:mod:`~era5etl.fetch.retention`, ``ERA5_KEEP_DOWNLOADS``); a
+later fetch of it finds the manifest's note of that, says so and downloads the month again.
 
 Every job id is written to a :class:`~era5etl.fetch.jobs.JobStore` the moment the CDS hands it out,
 so a retried or restarted fetch re-attaches to its job instead of queueing the same request again;
@@ -57,7 +59,7 @@ from era5etl.fetch.errors import (
     _ResultsExpired,
 )
 from era5etl.fetch.jobs import JobRecord, JobStore
-from era5etl.fetch.manifest import MANIFEST, Download, _PartFile, staged_download
+from era5etl.fetch.manifest import MANIFEST, Download, _PartFile, removal, staged_download
 from era5etl.fetch.options import FetchOptions
 from era5etl.fetch.request import DATASET, MonthRequest, RequestPart, _canonical
 
@@ -79,6 +81,8 @@ class Fetcher(_Downloads):
     :class:`~era5etl.fetch.download._Downloads`'.
     """
 
+    _told_removed = False
+
     # -- one pass ---------------------------------------------------------------------------------
 
     def step(self) -> Download:
@@ -92,6 +96,10 @@ class Fetcher(_Downloads):
         if existing is not None:
             log.info("reusing the complete download of %s in %s", self.request.month, self.folder)
             return existing
+        removed = removal(self.folder)
+        if removed is not None and not self._told_removed:
+            log.info("%s (%s)", removed.message(self.request.month), self.folder)
+            self._told_removed = True  # once a fetch, not on every pass over the queue
         done = {p.index: f for p in self.parts if (f := self._staged_part(p)) is not None}
         waiting: list[str] = []
         ready: list[tuple[RequestPart, JobRecord]] = []
@@ -298,6 +306,7 @@ class Fetcher(_Downloads):
 
     def _finish(self, done: dict[int, _PartFile], began: float) -> Download:
         files = [done[p.index] for p in self.parts]
+        removed = removal(self.folder)  # the note goes with the manifest this download replaces
         write_json(self.folder / MANIFEST, {
             "request_hash": self.request.hash,
             "request": self.request.cds_request(),
@@ -312,7 +321,7 @@ class Fetcher(_Downloads):
             request_hash=self.request.hash, reused=False, parts=len(files),
             submissions=sum(r.submissions for r in records),
             queue_seconds=max((r.queue_seconds or 0.0 for r in records), default=0.0),
-            download_seconds=sum(r.download_seconds or 0.0 for r in records),
+            download_seconds=sum(r.download_seconds or 0.0 for r in records), removed=removed,
         )
 
 

@@ -20,7 +20,8 @@ import numpy as np
 
 from era5etl.core.variables import load_variables
 from era5etl.db import ensure_schema
-from era5etl.fetch import Credentials, Download, fetch, staged_download
+from era5etl.fetch import Credentials, Download, fetch, retention, staged_download
+from era5etl.fetch.manifest import removal as fetch_removal
 from era5etl.load import ChunkResult, LoadResult, columnstore, load
 from era5etl.pipeline.job import MonthJob
 from era5etl.settings import CompressionMode
@@ -99,14 +100,20 @@ def fetch_step(url: str, job: MonthJob, credentials: Credentials, *, wait: bool 
                       "submissions": download.submissions, "fetch_seconds": round(download.seconds, 3),
                       "queue_seconds": round(download.queue_seconds, 3),
                       "download_seconds": round(download.download_seconds, 3)}
+        if download.removed is not None:  # a rerun after validation removed the month's download
+            fig.detail.update(removed_at=download.removed.at.isoformat(), note=download.removed.message(job.month))
     return download
 
 
 def _download_paths(job: MonthJob) -> list[Path]:
-    found = staged_download(job.request.folder(job.staging_dir))
+    folder = job.request.folder(job.staging_dir)
+    found = staged_download(folder)
     if found is None:
+        removed = fetch_removal(folder)
+        gone = (f"the download of {job.month} was removed after validation on {removed.at:%Y-%m-%d} "
+                "(ERA5_KEEP_DOWNLOADS); " if removed is not None else "")
         raise PipelineError(
-            f"no complete download for {job.month} (request {job.request.hash}) in {job.staging_dir}; "
+            f"{gone}no complete download for {job.month} (request {job.request.hash}) in {job.staging_dir}; "
             "run the fetch step first"
         )
     return found.paths
@@ -196,6 +203,7 @@ def validate_step(url: str, job: MonthJob) -> Validation:
             fig.seconds = validation.seconds
             metrics.record(url, run_id=job.run_id, month=job.month, table=job.table, area=str(job.area),
                            figures=fig)
+            retention.release(job, "failed")  # the verdict is final (no retry reads it): ERA5_KEEP_DOWNLOADS
             raise ValidationFailed(validation)
         if _rollups_on():
             checked = rollup_check.check(url, job.table, job.month, job.area, job.grid)
@@ -206,6 +214,7 @@ def validate_step(url: str, job: MonthJob) -> Validation:
                      job.table, f"{checked.daily_rows:,}", f"{checked.monthly_rows:,}", f"{checked.hourly_rows:,}")
     ledger.set_state(url, table=job.table, month=job.month, area=str(job.area), grid=str(job.grid),
                      state="validated", run_id=job.run_id, rows=validation.observed_rows)
+    retention.release(job, "validated")  # staging stays bounded: the download goes once the ledger says so
     return validation
 
 
@@ -258,7 +267,8 @@ def run_month(url: str, job: MonthJob, credentials: Credentials, *,
         return out
 
     download: Download = timed("fetch", lambda: fetch_step(url, job, credentials))
-    steps[-1].update(bytes=download.bytes, reused=download.reused)
+    steps[-1].update(bytes=download.bytes, reused=download.reused,
+                     note=download.removed.message(job.month) if download.removed else None)
     report: dict[str, Any] = timed("stage", lambda: stage_step(url, job))
     steps[-1].update(rows=report["rows"], rows_per_s=round(report["rows"] / max(steps[-1]["seconds"], 1e-9)))
     loaded: LoadResult = timed("load", lambda: load_step(url, job, on_chunk=on_chunk))

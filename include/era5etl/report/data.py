@@ -1,4 +1,5 @@
-"""What the dashboard reads from the database: the ledger and the metrics, through ``era5etl.track``.
+"""What the dashboard reads from the database: the ledger and the metrics, through ``era5etl.track``;
+and from the disk: what staging holds, through ``era5etl.fetch.retention``.
 
 The SQL on the pipeline's own tables lives in ``track.ledger`` and ``track.metrics``; this module
 only opens the connection, asks them in order and hands the rows to :func:`report.model.build`.
@@ -9,9 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 from datetime import UTC, date, datetime
+from pathlib import Path
 from typing import Any
 
+from era5etl import settings
 from era5etl.db import connect
+from era5etl.fetch import retention
 from era5etl.report.dataview import DataView, build_data_view
 from era5etl.report.model import Chunk, Dashboard, Target, build
 from era5etl.track import ledger, metrics
@@ -28,20 +32,22 @@ def _targets(conn: Any, table: str | None, area: str | None) -> tuple[list[Targe
 
 
 def load_dashboard(url: str, table: str | None = None, area: str | None = None,
-                   month: date | None = None) -> Dashboard:
-    """Read the dashboard for ``table`` and ``area`` (default: the pair updated most recently)."""
+                   month: date | None = None, staging_dir: Path | None = None) -> Dashboard:
+    """Read the dashboard for ``table`` and ``area`` (default: the pair updated most recently), with
+    what staging holds (``staging_dir``, default ``ERA5_STAGING_DIR``)."""
     now = datetime.now(UTC)
+    staging = retention.usage(staging_dir if staging_dir is not None else settings.load().staging_dir)
     with connect(url) as conn:
         if not ledger.exists(conn):
-            return Dashboard(table=table, area=area, generated_at=now)
+            return Dashboard(table=table, area=area, generated_at=now, staging=staging)
         targets, table, area = _targets(conn, table, area)
         if table is None or area is None:
-            return Dashboard(table=table, area=area, targets=targets, generated_at=now)
+            return Dashboard(table=table, area=area, targets=targets, generated_at=now, staging=staging)
 
         dashboard = build(table=table, area=area, month_rows=ledger.month_rows(conn, table, area),
                           task_rows=metrics.latest_figures(conn, table, area),
                           load_rows=metrics.load_runs(conn, table, area), selected=month, targets=targets,
-                          generated_at=now)
+                          generated_at=now, staging=staging)
         if dashboard.selected is None:
             return dashboard
         # The load's chunk list is the one large detail; it is read for the selected month only.

@@ -40,4 +40,5 @@ def to_json(d: Dashboard, base: str = "") -> dict[str, Any]:
                     "copy_seconds": c.copy_seconds, "index_seconds": c.index_seconds} for c in d.chunks],
         "load_runs": [{"month": month_text(r.month), "rows": r.rows, "seconds": r.seconds, "rows_per_s": r.rows_per_s,
                        "recorded_at": _iso(r.recorded_at), "run_id": r.run_id} for r in d.load_runs],
+        "staging": d.staging.as_dict() if d.staging is not None else None,
     }

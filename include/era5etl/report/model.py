@@ -13,6 +13,7 @@ from typing import Any
 
 from era5etl.core.errors import InputError
 from era5etl.core.months import Month
+from era5etl.fetch.retention import StagingUsage
 
 
 class ReportError(ValueError):
@@ -211,6 +212,7 @@ class Dashboard:
     load_runs: Sequence[LoadRun] = ()
     targets: Sequence[Target] = ()
     generated_at: datetime | None = None
+    staging: StagingUsage | None = None  # what staging holds now, for every table (staging is by request)
 
     def month(self, month: date | None) -> MonthView | None:
         return next((m for m in self.months if m.month == month), None)
@@ -220,7 +222,7 @@ def build(
     *, table: str | None, area: str | None, month_rows: Iterable[Mapping[str, Any]],
     task_rows: Iterable[Mapping[str, Any]] = (), load_rows: Iterable[Mapping[str, Any]] = (),
     chunk_details: Iterable[Mapping[str, Any]] = (), selected: date | None = None,
-    targets: Sequence[Target] = (), generated_at: datetime | None = None,
+    targets: Sequence[Target] = (), generated_at: datetime | None = None, staging: StagingUsage | None = None,
 ) -> Dashboard:
     """The dashboard from rows shaped like the queries' (``load_dashboard`` calls this; so do the unit tests).
 
@@ -243,4 +245,4 @@ def build(
         selected = max(loaded) if loaded else (months[-1].month if months else None)
     return Dashboard(table=table, area=area, months=months, selected=selected,
                      chunks=[Chunk.from_detail(c) for c in chunk_details], load_runs=runs,
-                     targets=targets, generated_at=generated_at)
+                     targets=targets, generated_at=generated_at, staging=staging)

@@ -230,6 +230,19 @@ def months_table(d: Dashboard, base: str) -> str:
             f'<tbody>{"".join(body)}</tbody></table></div>')
 
 
+def staging_line(d: Dashboard) -> str:
+    """What staging holds (every table's downloads: staging is by request), so a backfill's disk shows."""
+    s = d.staging
+    if s is None:
+        return ""
+    held = ", ".join(s.months[:12]) + (", …" if len(s.months) > 12 else "")
+    tip = f"{s.root}: {count(s.bytes)} bytes; {s.released} removed download(s) with their manifest kept"
+    return (f'<p class="sub" id="staging" data-bytes="{s.bytes}" data-files="{s.files}" title="{esc(tip)}">'
+            f"staging holds <b>{esc(short(s.bytes))}B</b> in {s.files} download file{'' if s.files == 1 else 's'}"
+            f" · {len(s.months)} month{'' if len(s.months) == 1 else 's'} held"
+            + (f" ({esc(held)})" if s.months else "") + "</p>")
+
+
 def render_page(d: Dashboard, base: str = "", json_href: str | None = None) -> str:
     """The whole page. ``base`` is the URL the page is served at (links are built on it)."""
     title = "ERA5 months"
@@ -254,6 +267,7 @@ def render_page(d: Dashboard, base: str = "", json_href: str | None = None) -> s
 <h1>{esc(title)}</h1>
 {tabs("months", query(base, table=d.table, area=d.area), query(base + "data", table=d.table, area=d.area))}
 <p class="sub">{sub}</p>
+{staging_line(d)}
 {targets_nav(d.targets, d.table, d.area, base)}
 <section id="calendar"><h2>Months by ledger state</h2>{_legend(d) if d.months else ""}{calendar(d, base)}</section>
 <section id="charts"><h2>Load rate</h2><div class="charts">

@@ -64,7 +64,8 @@ def test_run_month_loads_validates_records_and_reruns_idempotently(
     before = _counts(db_url, table)
     submitted = len(cds.requests)
 
-    # Again: the download is reused, the month replaced, nothing doubled, neighbours untouched.
+    # Again: validation removed the download, so it is fetched again from the same CDS job (no new
+    # request); the month replaced, nothing doubled, neighbours untouched.
     code, out, err, again = cli("run-month", "2024-01", "--area", AREA, "--table", table, "--json", env=env)
     assert code == 0, out + err
     assert again is not None and again["rows"] == expected and again["success"] is True
