@@ -11,7 +11,7 @@ from era5etl.core.errors import InputError
 
 def add_parsers(sub: Any) -> None:
     p = sub.add_parser("table", help="the pipeline's tables: list them, or drop one with its rollups and records")
-    actions = p.add_subparsers(dest="action", required=True)
+    actions = p.add_subparsers(dest="action", required=True, help="list: the tables; drop: one of them, with --yes")
     ls = actions.add_parser("list", help="the tables the ledger (era5_months) names: months, rows, size")
     ls.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
     ls.set_defaults(func=cmd_list)
