@@ -27,6 +27,7 @@ from airflow.sdk import DAG, task
 
 from era5etl import settings
 from era5etl.airflow import tasks as steps
+from era5etl.airflow.assets import VALIDATED
 from era5etl.airflow.operators import CDS_POOL, DB_POOL, CdsFetchOperator, WaitForPublication
 from era5etl.airflow.timetable import MonthTimetable
 from era5etl.pipeline import schedule
@@ -58,7 +59,8 @@ with DAG(
     fetch = CdsFetchOperator(task_id="fetch", pool=CDS_POOL, doc_md=CdsFetchOperator.__doc__)
     stage = task(task_id="stage", doc_md=steps.stage.__doc__)(steps.stage)()
     load = task(task_id="load", pool=DB_POOL, doc_md=steps.load.__doc__)(steps.load)()
-    validate = task(task_id="validate", pool=DB_POOL, doc_md=steps.validate.__doc__)(steps.validate)()
+    validate = task(task_id="validate", pool=DB_POOL, outlets=[VALIDATED],  # era5://<table>, per run
+                    doc_md=steps.validate.__doc__)(steps.validate)()
     rollup = task(task_id="rollup", pool=DB_POOL, doc_md=steps.rollup.__doc__)(steps.rollup)()
     compress = task(task_id="compress", pool=DB_POOL, doc_md=steps.compress.__doc__)(steps.compress)()
     report = task(task_id="report", doc_md=steps.report.__doc__)(steps.report)()

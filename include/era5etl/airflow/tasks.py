@@ -11,7 +11,7 @@ import logging
 from typing import TYPE_CHECKING, Any, get_args
 
 from era5etl import settings
-from era5etl.airflow import stats
+from era5etl.airflow import assets, stats
 from era5etl.airflow.hooks import database_url
 
 if TYPE_CHECKING:
@@ -99,7 +99,8 @@ def load(**context: Any) -> dict[str, Any]:
 def validate(**context: Any) -> dict[str, Any]:
     """**validate**: Great Expectations over the per-day profile the database computes: row counts,
     one row per place and hour, values inside physical bounds. A failed verdict is the data's and
-    fails the task at once; a lost worker or database is retried like any other step."""
+    fails the task at once; a lost worker or database is retried like any other step. A validated
+    month updates the table's Asset `era5://<table>` (month, area, rows in the event's extra)."""
     from airflow.sdk.exceptions import AirflowFailException
 
     from era5etl.pipeline.steps import ValidationFailed, validate_step
@@ -110,6 +111,8 @@ def validate(**context: Any) -> dict[str, Any]:
         v = validate_step(database_url(), j)
     except ValidationFailed as exc:
         raise AirflowFailException(str(exc)) from None
+    assets.record_validated(context, j.table, {"month": str(j.month), "area": str(j.area), "grid": str(j.grid),
+                                               "rows": v.observed_rows, "run_id": j.run_id})
     return {"month": str(j.month), "success": v.success, "rows": v.observed_rows,
             "expected_rows": v.expected_rows}
 
