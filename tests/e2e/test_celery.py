@@ -76,14 +76,6 @@ def _copying(stack: AirflowStack) -> list[tuple[str, int, str, str]]:
             for name, pid, query in seen if pid in loads]
 
 
-def _early_copy(stack: AirflowStack) -> tuple[str, int, str, str] | None:
-    """A COPY under a worker into a month that holds under half its rows: its load has time left."""
-    for worker, pid, month, query in _copying(stack):
-        if stack.rows(month)[0] < stack.expected(month, AREA) // 2:
-            return worker, pid, month, query
-    return None
-
-
 def _signal_worker(stack: AirflowStack, name: str, sig: int) -> None:
     """``sig`` to the worker's process group and to the groups of every process under it, until no new
     process appears under it (a process forked while the first groups were stopped is stopped too)."""
@@ -101,17 +93,20 @@ def _signal_worker(stack: AirflowStack, name: str, sig: int) -> None:
         done |= groups
 
 
-def _frozen_mid_load(stack: AirflowStack) -> tuple[str, int, str, str] | None:
+def _frozen_mid_load(stack: AirflowStack, tries: list[str]) -> tuple[str, int, str, str] | None:
     """A worker frozen (SIGSTOP) while one of its loads holds a chunk's COPY transaction open: killed,
-    that load is certainly cut short. None (the worker thawed) when the COPY seen had committed."""
-    found = _early_copy(stack)
-    if found is None:
+    that load is certainly cut short. None (the worker thawed) when the COPY seen had committed.
+    The worker is frozen as soon as a COPY is seen (the table is not read first: a read can wait on
+    the chunk's lock until that COPY commits); ``tries`` collects each attempt's outcome."""
+    copies = _copying(stack)
+    if not copies:
         return None
-    worker = found[0]
+    worker, pid, month, query = copies[0]
     _signal_worker(stack, worker, signal.SIGSTOP)
-    if stack.frozen_in_copy(stack.descendants(worker)):
-        return found
+    if stack.frozen_in_copy({pid}):
+        return worker, pid, month, query
     _signal_worker(stack, worker, signal.SIGCONT)
+    tries.append(f"{month} on {worker} (pid {pid}): its COPY had committed; thawed")
     return None
 
 
@@ -119,8 +114,10 @@ def test_backfill_over_two_workers_one_killed_mid_load(stack: AirflowStack) -> N
     stack.unpause()
     backfill = stack.backfill("--from-date", "2020-01-01", "--to-date", "2020-03-01", "--max-active-runs", "3",
                               "--dag-run-conf", json.dumps({"area": AREA}))
-    victim, pid, month, query = stack.wait_for("a Celery worker frozen early in a month's load",
-                                               lambda: _frozen_mid_load(stack), timeout=400, interval=0.05)
+    tries: list[str] = []
+    victim, pid, month, query = stack.wait_for("a Celery worker frozen in a month's load",
+                                               lambda: _frozen_mid_load(stack, tries), timeout=400, interval=0.02)
+    print(f"\n{len(tries)} earlier freeze(s) found the COPY committed: {tries}")
     killed = kill_worker(stack, victim)  # frozen, it committed nothing since the check
     killed_at = datetime.now(UTC)
     survivor = next(w for w in WORKERS if w != victim)
