@@ -160,3 +160,18 @@ def test_the_trigger_form_titles_and_checks_each_param(dagbag: Any) -> None:
     assert valid("grid", "0.5") and not valid("grid", "half")
     assert valid("variables", ["2m_temperature"]) and not valid("variables", ["sea_ice"])
     assert valid("table", "weather") and not valid("table", "weather; drop table x")
+
+
+def test_validate_updates_the_tables_asset_and_the_example_schedules_on_it(dagbag: Any) -> None:
+    from airflow.sdk import Asset, AssetAlias
+
+    from era5etl.airflow.assets import VALIDATED, table_asset
+
+    validate = dagbag.dags["era5_monthly"].get_task("validate")
+    # The outlet is the alias: the run's table (a param) names the Asset only at run time.
+    assert validate.outlets == [VALIDATED] and isinstance(VALIDATED, AssetAlias)
+    assert [t.task_id for t in dagbag.dags["era5_monthly"].tasks if t.outlets] == ["validate"]
+    assert table_asset("weather") == Asset("era5://weather")
+    downstream = dagbag.dags["era5_downstream_example"]
+    assert downstream.timetable.asset_condition.objects == (table_asset(settings.load().table),)
+    assert [t.task_id for t in downstream.tasks] == ["landed_months"]

@@ -107,7 +107,9 @@ def kill_worker(stack: AirflowStack, name: str) -> set[int]:
 
 
 @contextlib.contextmanager
-def celery_stack(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[AirflowStack]:
+def celery_stack(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+                 **extra: str) -> Iterator[AirflowStack]:
+    """The Celery stack; ``extra`` settings are added to its environment (e.g. ``ERA5_CHUNK_ROWS``)."""
     with redis_server(tmp_path_factory.mktemp("redis")) as broker:
         def derived(stack: AirflowStack) -> dict[str, str]:
             return {"AIRFLOW__CELERY__RESULT_BACKEND": "db+" + stack.meta_url}
@@ -118,7 +120,7 @@ def celery_stack(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
                     "AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT": HEARTBEAT_TIMEOUT_S,
                     # One CDS job at a time: the local CDS writes each job's NetCDF4 in a thread of its
                     # own, and two large ones written at once failed here with "NetCDF: HDF error".
-                    "ERA5_CDS_MAX_PARALLEL": "1"}
+                    "ERA5_CDS_MAX_PARALLEL": "1", **extra}
         with running_stack(request, tmp_path_factory, derived=derived, **settings) as stack:
             start_workers(stack)
             yield stack

@@ -221,6 +221,31 @@ class AirflowStack:
         except psutil.NoSuchProcess:
             return set()
 
+    def frozen_in_copy(self, pids: set[int], timeout: float = 15.0) -> bool:
+        """Whether processes a test froze with SIGSTOP (``pids``) hold a chunk's transaction open with a
+        COPY in it: killed, they lose that chunk's rows for certain, however far its COPY had got.
+
+        First the server is let finish what it was doing for them: every session of theirs ends up
+        waiting on the client (none can commit any more). False when that does not happen within
+        ``timeout`` (a session waiting on a lock), or no COPY's transaction is open. The table itself
+        is not read here: the frozen transaction may hold its chunk's ACCESS EXCLUSIVE lock (TRUNCATE)."""
+        import psutil
+
+        ports = [c.laddr.port for c in psutil.net_connections(kind="tcp") if c.pid in pids and c.laddr]
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with connect(self.db_url) as conn:
+                row = conn.execute(
+                    "SELECT count(*) FILTER (WHERE state <> 'idle' AND wait_event_type IS DISTINCT FROM 'Client'),"
+                    " count(*) FILTER (WHERE xact_start IS NOT NULL AND query ILIKE 'COPY %%'"
+                    "                  AND state IN ('active', 'idle in transaction'))"
+                    " FROM pg_stat_activity WHERE client_port = ANY(%s)", (ports,)).fetchone()
+            assert row is not None
+            if row[0] == 0:
+                return bool(row[1])
+            time.sleep(0.05)
+        return False
+
     def close(self) -> None:
         # SIGTERM to every component at once (each shuts down in parallel), then stop() each: what
         # has not exited after its grace period is SIGKILLed with its whole process group.

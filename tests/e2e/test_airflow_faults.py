@@ -10,15 +10,18 @@ rows, no (time, location) twice, validated.
   all three; the load counts in ``era5_metrics`` show which months were loaded again.
 * A backfill of a paused DAG is created but does not start: its runs wait, queued, until the DAG
   is unpaused (Airflow 3.3 starts no run of a paused DAG, backfill runs included).
-* The task process SIGKILLed in the middle of a COPY (seen in pg_stat_activity, and killed by the
-  pid that holds that connection): the chunks it had committed stay, the one in flight is rolled
-  back, and the retry Airflow makes leaves the month exact.
+* The task process SIGKILLed in the middle of a COPY (seen in pg_stat_activity, frozen with SIGSTOP
+  by the pid that holds that connection, and killed once a chunk's COPY transaction is seen open
+  in it: a COPY that committed before the freeze is let go and the next one taken, so the kill
+  always lands mid-load): the chunks it had committed stay, the one in flight is rolled back, and
+  the retry Airflow makes leaves the month exact.
 * The scheduler killed with SIGKILL mid-backfill, with its executor's workers and their tasks (a
   crashed scheduler container), then started again: the backfill finishes and every month is exact.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -35,7 +38,10 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.e2e
 pytest_plugins = ["tests.e2e.stack"]  # the running Airflow, shared by the e2e modules that use it
 
-BIG_AREA = "50/0/40/10"  # 1,681 grid points: ~1.2M rows a month, a load of a few seconds in ~30 chunks
+BIG_AREA = "50/0/40/10"  # 1,681 grid points: ~1.2M rows a month, a load of a few seconds
+# The killed load's month: a year no other test loads, so its chunks are made for it; with a chunk
+# a day (ERA5_CHUNK_ROWS=0 in the scheduler the test restarts) the load is ~30 transactions.
+KILLED_MONTH = "2017-10"
 
 
 def _states(stack: AirflowStack, months: list[str]) -> dict[str, str]:
@@ -128,6 +134,24 @@ def _copying(stack: AirflowStack) -> tuple[int, set[int], str] | None:
     return None
 
 
+def _frozen_mid_copy(stack: AirflowStack) -> tuple[int, set[int], str] | None:
+    """A task process running a COPY, frozen (SIGSTOP) while a chunk's COPY transaction is open: killed,
+    it certainly leaves the month short. None (the process thawed) when the COPY seen had committed."""
+    found = _copying(stack)
+    if found is None:
+        return None
+    pid = found[0]
+    try:
+        os.kill(pid, signal.SIGSTOP)
+    except ProcessLookupError:
+        return None
+    if stack.frozen_in_copy({pid}):
+        return found
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGCONT)
+    return None
+
+
 def _alive(stack: AirflowStack, backends: set[int]) -> bool:
     with connect(stack.db_url) as conn:
         row = conn.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = ANY(%s)", (list(backends),)).fetchone()
@@ -136,15 +160,27 @@ def _alive(stack: AirflowStack, backends: set[int]) -> bool:
 
 def test_task_killed_mid_copy_then_retried(airflow_stack: AirflowStack) -> None:
     stack = airflow_stack
-    month = "2021-10"
+    month = KILLED_MONTH
     want = stack.expected(month, BIG_AREA)
+    # A chunk a day for this test's loads (the scheduler's LocalExecutor forks the task processes):
+    # with the default the month is one chunk and one COPY, which the kill could find committed.
+    stack.stop("scheduler")
+    stack.start("scheduler", env={"ERA5_CHUNK_ROWS": "0"})
+    try:
+        _kill_mid_copy_then_retried(stack, month, want)
+    finally:
+        stack.stop("scheduler")
+        stack.start("scheduler")
+
+
+def _kill_mid_copy_then_retried(stack: AirflowStack, month: str, want: int) -> None:
     stack.unpause()
-    backfill = stack.backfill("--from-date", "2021-10-01", "--to-date", "2021-10-01",
+    backfill = stack.backfill("--from-date", f"{month}-01", "--to-date", f"{month}-01",
                               "--dag-run-conf", json.dumps({"area": BIG_AREA}))
     # pg_stat_activity's active query is read while it runs (application_name "era5etl" is the
     # core's), and the client port of its connection leads to the task process that holds it.
-    pid, backends, query = stack.wait_for("a COPY into the month's chunks", lambda: _copying(stack), timeout=300,
-                                          interval=0.02)
+    pid, backends, query = stack.wait_for("a task frozen in a COPY into the month's chunks",
+                                          lambda: _frozen_mid_copy(stack), timeout=300, interval=0.02)
     os.kill(pid, signal.SIGKILL)
     stack.wait_for("the killed task's database sessions to end", lambda: not _alive(stack, backends), timeout=60)
     # The transactions in flight died with the process: only chunks committed before the kill remain.

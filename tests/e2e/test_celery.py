@@ -5,16 +5,25 @@ the stack's metadata database, api-server, scheduler, dag-processor and triggere
 ``airflow celery worker`` processes (``worker-a``, ``worker-b``) sharing one staging folder.
 
 A backfill of three months of a 1,681-point area (~1.2M rows a month, a load of a few seconds in a
-chunk a day) runs over both workers. While a ``COPY`` of one month runs (seen in
-``pg_stat_activity``, its client port leading to a task process under one worker), that worker is
-killed with SIGKILL, whole: its process group and the task processes' own groups, as when its host
-dies. The killed load's task is failed by its missing heartbeat, retried, and runs on the other
-worker; every month ends exact (rows = points x hours, no (time, location) twice, validated).
+chunk a day: ``ERA5_CHUNK_ROWS=0``; with the default the month is one chunk and one COPY) runs over
+both workers. While a ``COPY`` of one month runs (seen in ``pg_stat_activity``, its client port
+leading to a task process under one worker), that worker is frozen whole with SIGSTOP and the
+server left to finish what it was doing for it; if a chunk's transaction with its COPY is then
+still open (it cannot commit: every process that could send or commit a row is stopped), the
+worker is killed with SIGKILL, whole: its process group and the task processes' own groups, as
+when its host dies. Otherwise (the COPY seen had committed) it is thawed and the next COPY is
+taken, so the kill always lands mid-load (a kill that raced the COPY it aimed at is what this test
+once did: the month's one COPY committed between the test seeing it and the SIGKILL). The killed
+load's task is failed by its missing heartbeat, retried, and runs on the other worker; every month
+ends exact (rows = points x hours, no (time, location) twice, validated).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
@@ -33,7 +42,7 @@ MONTHS = ["2020-01", "2020-02", "2020-03"]
 
 @pytest.fixture(scope="module")
 def stack(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[AirflowStack]:
-    with celery_stack(request, tmp_path_factory) as s:
+    with celery_stack(request, tmp_path_factory, ERA5_CHUNK_ROWS="0") as s:
         yield s
 
 
@@ -67,11 +76,37 @@ def _copying(stack: AirflowStack) -> list[tuple[str, int, str, str]]:
             for name, pid, query in seen if pid in loads]
 
 
-def _early_copy(stack: AirflowStack) -> tuple[str, int, str, str] | None:
-    """A COPY under a worker into a month that holds under half its rows: its load has time left."""
-    for worker, pid, month, query in _copying(stack):
-        if stack.rows(month)[0] < stack.expected(month, AREA) // 2:
-            return worker, pid, month, query
+def _signal_worker(stack: AirflowStack, name: str, sig: int) -> None:
+    """``sig`` to the worker's process group and to the groups of every process under it, until no new
+    process appears under it (a process forked while the first groups were stopped is stopped too)."""
+    done: set[int] = set()
+    while True:
+        groups = {stack.procs[name].pid}
+        for pid in stack.descendants(name):
+            with contextlib.suppress(ProcessLookupError):
+                groups.add(os.getpgid(pid))
+        if groups <= done:
+            return
+        for group in groups - done:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(group, sig)
+        done |= groups
+
+
+def _frozen_mid_load(stack: AirflowStack, tries: list[str]) -> tuple[str, int, str, str] | None:
+    """A worker frozen (SIGSTOP) while one of its loads holds a chunk's COPY transaction open: killed,
+    that load is certainly cut short. None (the worker thawed) when the COPY seen had committed.
+    The worker is frozen as soon as a COPY is seen (the table is not read first: a read can wait on
+    the chunk's lock until that COPY commits); ``tries`` collects each attempt's outcome."""
+    copies = _copying(stack)
+    if not copies:
+        return None
+    worker, pid, month, query = copies[0]
+    _signal_worker(stack, worker, signal.SIGSTOP)
+    if stack.frozen_in_copy({pid}):
+        return worker, pid, month, query
+    _signal_worker(stack, worker, signal.SIGCONT)
+    tries.append(f"{month} on {worker} (pid {pid}): its COPY had committed; thawed")
     return None
 
 
@@ -79,9 +114,11 @@ def test_backfill_over_two_workers_one_killed_mid_load(stack: AirflowStack) -> N
     stack.unpause()
     backfill = stack.backfill("--from-date", "2020-01-01", "--to-date", "2020-03-01", "--max-active-runs", "3",
                               "--dag-run-conf", json.dumps({"area": AREA}))
-    victim, pid, month, query = stack.wait_for("a COPY under a Celery worker early in a month's load",
-                                        lambda: _early_copy(stack), timeout=400, interval=0.05)
-    killed = kill_worker(stack, victim)  # at once: the load goes on while we look
+    tries: list[str] = []
+    victim, pid, month, query = stack.wait_for("a Celery worker frozen in a month's load",
+                                               lambda: _frozen_mid_load(stack, tries), timeout=400, interval=0.02)
+    print(f"\n{len(tries)} earlier freeze(s) found the COPY committed: {tries}")
+    killed = kill_worker(stack, victim)  # frozen, it committed nothing since the check
     killed_at = datetime.now(UTC)
     survivor = next(w for w in WORKERS if w != victim)
     print(f"\nkilled {victim} (pids {sorted(killed)}, the COPY's {pid}) while it ran {query!r} for {month}; "

@@ -4,6 +4,7 @@ The command runs as a user runs it (a process group of its own, in the foregroun
 AIRFLOW_HOME, its own metadata database and ports so it disturbs no other Airflow here. The user:
 
 * reads the URL and the login from what it prints, and signs in to the REST API and the UI with them;
+* gets LocalExecutor's workers forked from a forkserver that preloaded Great Expectations;
 * has ``ERA5_START_MONTH`` years back and catch-up at its default (off), backfills two months with
   ``airflow backfill create`` and unpauses the DAG, and triggers one more month by hand over REST;
 * sees exactly those three months loaded and nothing else: no catch-up from the start month (the
@@ -146,6 +147,20 @@ def _wait(what: str, check: Any, stack: Launched, timeout: float = 300) -> Any:
     raise AssertionError(f"timed out waiting for {what}\n{stack.logs()}")
 
 
+def _forkservers(stack: Launched) -> list[int]:
+    """Pids of the forkserver processes of this installation that preload great_expectations."""
+    found = []
+    for proc in psutil.process_iter():
+        try:
+            line = " ".join(proc.cmdline())
+            if "forkserver" in line and "great_expectations" in line and \
+                    proc.environ().get("AIRFLOW_HOME") == str(stack.home):
+                found.append(proc.pid)
+        except psutil.Error:
+            continue
+    return found
+
+
 def test_one_command_starts_airflow_loads_only_what_was_asked_and_stops(launched: Launched) -> None:
     stack = launched
     # The printed login works.
@@ -171,6 +186,9 @@ def test_one_command_starts_airflow_loads_only_what_was_asked_and_stops(launched
     runs = _wait("the three runs done", lambda: (r := stack.runs()) and all(
         r.get(i, {}).get("state") in ("success", "failed") for i in named) and r, stack, timeout=420)
     assert {i: runs[i]["state"] for i in named} == {i: "success" for i in named}, runs
+    # LocalExecutor's workers start from a forkserver that imported Great Expectations (the default
+    # --preload): the validate task does not import it again every month.
+    assert _forkservers(stack), "no forkserver preloading great_expectations under airflow up"
     # Each backfill run is named by, and its data interval is, the month it loaded.
     for m in BACKFILL:
         run = runs[f"backfill__{Month.parse(m).start.isoformat()}"]

@@ -11,7 +11,7 @@ import logging
 from typing import TYPE_CHECKING, Any, get_args
 
 from era5etl import settings
-from era5etl.airflow import stats
+from era5etl.airflow import assets, stats
 from era5etl.airflow.hooks import database_url
 
 if TYPE_CHECKING:
@@ -101,8 +101,9 @@ def validate(**context: Any) -> dict[str, Any]:
     one row per place and hour, values inside physical bounds) and the rollups the load wrote checked
     against the hourly rows; then the month finished in the columnstore (compressed, its daily chunks
     merged: the `compress` figures) and the month's figures logged (rows, bytes, seconds and rows/s
-    of every step, also on Browse -> ERA5 months). A failed verdict is the data's and fails the task
-    at once; a lost worker or database is retried like any other step."""
+    of every step, also on Browse -> ERA5 months). A validated month updates the table's Asset
+    `era5://<table>` (month, area, grid, rows and run id in the event's extra). A failed verdict is the
+    data's and fails the task at once; a lost worker or database is retried like any other step."""
     from airflow.sdk.exceptions import AirflowFailException
 
     from era5etl.pipeline.steps import RollupMismatch, ValidationFailed, compress_step, validate_step
@@ -115,6 +116,8 @@ def validate(**context: Any) -> dict[str, Any]:
         v = validate_step(url, j)
     except (ValidationFailed, RollupMismatch) as exc:
         raise AirflowFailException(str(exc)) from None
+    assets.record_validated(context, j.table, {"month": str(j.month), "area": str(j.area), "grid": str(j.grid),
+                                               "rows": v.observed_rows, "run_id": j.run_id})
     packed = compress_step(url, j)
     figures = run_figures(url, j.run_id, j.month, j.table)
     for f in figures:

@@ -1,6 +1,6 @@
 """``python -m era5etl``: the same core the DAG runs, without a scheduler.
 
-One module per group of commands (``database``, ``months``, ``files``, ``reads``, ``config``); this
+One module per group of commands (``database``, ``months``, ``files``, ``reads``, ``config``, ``tables``); this
 one builds the parser, sets up logging and turns the core's errors into exit codes.
 """
 
@@ -33,7 +33,7 @@ ERA5_LOG_LEVEL; every ERA5_* setting with its value: `python -m era5etl settings
 def build_parser() -> argparse.ArgumentParser:
     from importlib.metadata import version
 
-    from era5etl.cli import config, database, files, months, read, reads, rollups, stack, variables
+    from era5etl.cli import config, database, files, months, read, reads, rollups, stack, tables, variables
     from era5etl.db.image import TIMESCALEDB_VERSION
 
     p = argparse.ArgumentParser(prog="era5etl", description=__doc__.split("\n\n")[0], epilog=EPILOG,
@@ -43,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-v", "--verbose", action="count", default=0,
                    help="log what each step does (-v: info, -vv: debug; default from ERA5_LOG_LEVEL, else warnings)")
     sub = p.add_subparsers(dest="command", required=True)
-    for module in (database, months, files, rollups, read, reads, config, stack, variables):
+    for module in (database, months, files, rollups, read, reads, config, stack, tables, variables):
         module.add_parsers(sub)
     return p
 

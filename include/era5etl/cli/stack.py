@@ -9,7 +9,10 @@ and how to stop, and stays in the foreground: Ctrl-C (or ``down`` from another s
 process group it started. The state (process groups, URL, home) is a JSON file in the Airflow home.
 
 Settings fit for this machine: LocalExecutor with ``2 x cores`` worker slots (``airflow standalone``
-keeps Airflow's default of 32), one api-server worker, the DAG file re-parsed every two minutes.
+keeps Airflow's default of 32), one api-server worker, the DAG file re-parsed every two minutes, and
+the executor's workers started from a forkserver that imported Great Expectations and the pipeline's
+steps once (``--preload``, default :data:`PRELOAD`; ``--no-preload`` turns it off): each task process
+is forked from a worker, so the validate task no longer pays GX's import (~4 s here) every month.
 Any ``AIRFLOW__*``/``ERA5_*`` variable already in the environment wins over these, except what the
 options decide (home, ports, ``--metadata-db``); with the local CDS, ``CDSAPI_URL``/``CDSAPI_KEY`` are its.
 
@@ -42,6 +45,10 @@ STATE_FILE = "era5-stack.json"
 PASSWORDS_FILE = "simple_auth_manager_passwords.json.generated"
 USER = "admin"
 BIN = Path(sys.executable).parent
+# What LocalExecutor's workers import once, in a forkserver, for every task process forked from them:
+# Great Expectations (~4 s to import, paid by every validate task otherwise) and the steps that use it.
+# Airflow 3.3's own settings; README, "Airflow's overhead", has the measurement.
+PRELOAD = "great_expectations,era5etl.pipeline.steps"
 
 
 class LaunchError(Exception):
@@ -61,6 +68,11 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--real-cds", action="store_true",
                    help="start no local CDS: the fetch uses the era5_cds connection, CDSAPI_URL/KEY or ~/.cdsapirc")
     p.add_argument("--timeout", type=float, default=240.0, help="seconds to wait for a healthy Airflow")
+    p.add_argument("--preload", default=PRELOAD,
+                   help=f"modules the executor's workers import once in a forkserver, so tasks start with them "
+                        f"(default {PRELOAD})")
+    p.add_argument("--no-preload", dest="preload", action="store_const", const="",
+                   help="no forkserver: every task process imports what it needs itself")
     p.set_defaults(func=cmd_airflow)
 
 
@@ -92,8 +104,9 @@ def cmd_airflow(args: argparse.Namespace) -> int:
 
 
 def environment(home: Path, port: int, meta_url: str, cds: tuple[str, str] | None,
-                explicit_meta: bool = False) -> dict[str, str]:
-    """The components' environment: this checkout's Airflow settings, sized for this machine."""
+                explicit_meta: bool = False, preload: str = PRELOAD) -> dict[str, str]:
+    """The components' environment: this checkout's Airflow settings, sized for this machine;
+    ``preload``: the modules of the workers' forkserver ("" for none)."""
     from era5etl.cli.database import airflow_environment
 
     secrets_file = home / "era5-secrets.json"
@@ -116,12 +129,17 @@ def environment(home: Path, port: int, meta_url: str, cds: tuple[str, str] | Non
         "AIRFLOW__LOGGING__TRIGGER_LOG_SERVER_PORT": str(free_port()),
         "AIRFLOW__DAG_PROCESSOR__MIN_FILE_PROCESS_INTERVAL": "120",
         **({"CDSAPI_URL": cds[0], "CDSAPI_KEY": cds[1]} if cds else {}),
+        **({"AIRFLOW__SCHEDULER__MP_START_METHOD": "forkserver", "AIRFLOW__CORE__MP_FORKSERVER_PRELOAD": preload}
+           if preload else {}),
     }
     # What the user set wins (e.g. `airflow-env`'s exports, or ERA5_* settings), but:
     env = {**ours, **os.environ}
     # What the command's options decide wins over the environment: the home, the port the other
     # components reach the api-server on, and the metadata database (given, or another home's).
     forced = ["AIRFLOW_HOME", "AIRFLOW__CORE__EXECUTION_API_SERVER_URL", "AIRFLOW__API__BASE_URL"]
+    if not preload:  # --no-preload: none, whatever the environment says
+        for key in ("AIRFLOW__SCHEDULER__MP_START_METHOD", "AIRFLOW__CORE__MP_FORKSERVER_PRELOAD"):
+            env.pop(key, None)
     if explicit_meta or (os.environ.get("AIRFLOW_HOME") and Path(os.environ["AIRFLOW_HOME"]).resolve() != home):
         forced.append("AIRFLOW__DATABASE__SQL_ALCHEMY_CONN")
     env.update({key: ours[key] for key in forced})
@@ -152,7 +170,8 @@ def up(home: Path, args: argparse.Namespace) -> int:
             from psycopg import sql
 
             conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(meta_name)))
-    env = environment(home, args.port, with_database(db_url, meta_name), None, explicit_meta=bool(args.metadata_db))
+    env = environment(home, args.port, with_database(db_url, meta_name), None, explicit_meta=bool(args.metadata_db),
+                      preload=args.preload)
     _run(env, logs / "setup.log", "db", "migrate")
     for pool, field in POOLS.items():
         _run(env, logs / "setup.log", "pools", "set", pool, str(getattr(s, field)), f"ERA5: {pool}")

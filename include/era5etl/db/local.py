@@ -6,6 +6,13 @@ own data directory, started with chroot on 127.0.0.1 on a port derived from the 
 two checkouts never share a server by accident. Copying the image by hard links takes seconds and
 no space; nothing in it is written in place (the server writes only its data directory and log).
 
+Connections: the pipeline's URL is TCP on 127.0.0.1 with the superuser's SCRAM password (kept in
+``<ERA5_HOME>/server.json``, mode 0600). The Unix socket, which the cluster trusts (initdb's
+``--auth-local``: ``trust`` on clusters made before, SCRAM since), is in a directory only the server's
+OS user may enter (``/var/lib/era5/socket`` in the root, mode 0700, the socket itself 0700): in the
+shared ``/tmp`` it let any user of the machine connect as the superuser. A server still listening
+in the old place is restarted once by ``up``.
+
 The licence is TimescaleDB's ``timescaledb.license``: ``timescale`` (Community: the columnstore,
 continuous aggregates) by default, ``apache`` with ``ERA5_TIMESCALEDB_LICENSE=apache`` to run the
 Apache-licensed feature set on the same binaries. TimescaleDB reads it only from the server's
@@ -43,12 +50,15 @@ log = logging.getLogger(__name__)
 PG_BIN = f"/usr/lib/postgresql/{POSTGRES_MAJOR}/bin"
 DATA_DIR_IN_ROOT = "/var/lib/era5/pgdata"
 LOG_IN_ROOT = "/var/lib/era5/postgresql.log"
+# The Unix socket's directory: the server's OS user's alone (0700), never a shared /tmp.
+SOCKET_DIR_IN_ROOT = "/var/lib/era5/socket"
+SOCKET_SETTINGS: dict[str, str] = {"unix_socket_directories": SOCKET_DIR_IN_ROOT, "unix_socket_permissions": "0700"}
 
 # Bulk-load settings: durability stays on (fsync, full_page_writes, synchronous_commit); what
 # changes is how often checkpoints force full-page images and how much memory index builds get.
 SERVER_SETTINGS: dict[str, str] = {
     "listen_addresses": "'127.0.0.1'",
-    "unix_socket_directories": "'/tmp'",
+    **{k: f"'{v}'" for k, v in SOCKET_SETTINGS.items()},
     "shared_preload_libraries": "'timescaledb'",
     "timescaledb.telemetry_level": "off",
     # /dev/shm inside the root is a plain directory, not a tmpfs; mmap keeps DSM in the data dir.
@@ -122,6 +132,9 @@ class LocalTimescale:
             if self.running(state) and self.server_licence(state) != self.licence:
                 log.info("restarting the local server with timescaledb.license=%s", self.licence)
                 self.down()
+            if self.running(state) and self.socket_directory(state) != SOCKET_DIR_IN_ROOT:
+                log.info("restarting the local server: its socket moves to %s (mode 0700)", SOCKET_DIR_IN_ROOT)
+                self.down()
             if not self.running(state):
                 self._start(state)
             self._create_databases(state)
@@ -159,6 +172,23 @@ class LocalTimescale:
         except psycopg.OperationalError:
             return None
         return str(row[0]) if row and row[0] else None
+
+    def socket_directory(self, state: LocalState | None = None) -> str | None:
+        """Where the running server's Unix socket is (inside the root), or None when it is not running."""
+        state = state or self.state()
+        if state is None:
+            return None
+        try:
+            with psycopg.connect(state.url("postgres"), connect_timeout=5) as conn:
+                row = conn.execute("SELECT current_setting('unix_socket_directories')").fetchone()
+        except psycopg.OperationalError:
+            return None
+        return str(row[0]) if row else None
+
+    @property
+    def socket_path(self) -> Path:
+        """The directory of the server's Unix socket as the host sees it (``.s.PGSQL.<port>`` in it)."""
+        return self._host(SOCKET_DIR_IN_ROOT)
 
     def describe(self) -> dict[str, object]:
         """What ``db status`` says: versions, licence, where it lives."""
@@ -223,7 +253,7 @@ class LocalTimescale:
         try:
             self._pg(
                 [
-                    "initdb", "-D", DATA_DIR_IN_ROOT, "-U", "postgres", "--auth-local=trust",
+                    "initdb", "-D", DATA_DIR_IN_ROOT, "-U", "postgres", "--auth-local=scram-sha-256",
                     "--auth-host=scram-sha-256", "--pwfile=/var/lib/era5/pwfile", "-E", "UTF8",
                     "--locale=C.UTF-8",
                 ]
@@ -244,9 +274,18 @@ class LocalTimescale:
                 f"stop it, or edit the port in {self.state_file} and "
                 f"{self._host(DATA_DIR_IN_ROOT)}/postgresql.auto.conf"
             )
+        # The socket's directory, made (or put right) at every start: the server's user's alone.
+        uid, gid = self._ids()
+        self.socket_path.mkdir(parents=True, exist_ok=True)
+        os.chown(self.socket_path, uid, gid)
+        self.socket_path.chmod(0o700)
+        # On the command line as well as in postgresql.auto.conf: a cluster made with the socket in
+        # /tmp keeps that in its file, and the command line wins.
+        options = " ".join([f"-c timescaledb.license={self.licence}",
+                            *(f"-c {k}={v}" for k, v in SOCKET_SETTINGS.items())])
         result = self._pg(
-            ["pg_ctl", "-D", DATA_DIR_IN_ROOT, "-l", LOG_IN_ROOT, "-w", "-t", "120",
-             "-o", f"-c timescaledb.license={self.licence}", "start"], check=False
+            ["pg_ctl", "-D", DATA_DIR_IN_ROOT, "-l", LOG_IN_ROOT, "-w", "-t", "120", "-o", options, "start"],
+            check=False
         )
         if result.returncode != 0:
             tail = "\n".join(self._host(LOG_IN_ROOT).read_text(errors="replace").splitlines()[-15:])

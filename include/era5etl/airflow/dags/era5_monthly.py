@@ -27,6 +27,7 @@ from airflow.sdk import DAG, task
 
 from era5etl import settings
 from era5etl.airflow import tasks as steps
+from era5etl.airflow.assets import VALIDATED
 from era5etl.airflow.operators import CDS_POOL, DB_POOL, CdsFetchOperator, WaitForPublication
 from era5etl.airflow.timetable import MonthTimetable
 from era5etl.pipeline import schedule
@@ -58,5 +59,6 @@ with DAG(
     fetch = CdsFetchOperator(task_id="fetch", pool=CDS_POOL, doc_md=CdsFetchOperator.__doc__)
     stage = task(task_id="stage", doc_md=steps.stage.__doc__)(steps.stage)()
     load = task(task_id="load", pool=DB_POOL, doc_md=steps.load.__doc__)(steps.load)()
-    validate = task(task_id="validate", pool=DB_POOL, doc_md=steps.validate.__doc__)(steps.validate)()
+    validate = task(task_id="validate", pool=DB_POOL, outlets=[VALIDATED],  # era5://<table>, per run
+                    doc_md=steps.validate.__doc__)(steps.validate)()
     wait >> fetch >> stage >> load >> validate

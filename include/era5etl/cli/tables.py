@@ -1,0 +1,71 @@
+"""``table list|drop``: the pipeline's tables (those its ledger names), and dropping one with its records."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from era5etl.cli.common import emit
+from era5etl.core.errors import InputError
+
+
+def add_parsers(sub: Any) -> None:
+    p = sub.add_parser("table", help="the pipeline's tables: list them, or drop one with its rollups and records")
+    actions = p.add_subparsers(dest="action", required=True, help="list: the tables; drop: one of them, with --yes")
+    ls = actions.add_parser("list", help="the tables the ledger (era5_months) names: months, rows, size")
+    ls.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
+    ls.set_defaults(func=cmd_list)
+    dr = actions.add_parser("drop", help="drop a pipeline table, its rollups, and its ledger, metrics and "
+                                         "validation rows (only tables the ledger names)")
+    dr.add_argument("name", help="the table, as the ledger names it (see `table list`)")
+    dr.add_argument("--yes", action="store_true", help="really drop it: without this nothing is removed")
+    dr.add_argument("--json", action="store_true", help="end with one JSON object of what was removed")
+    dr.set_defaults(func=cmd_drop)
+
+
+def _size(n: int | None) -> str:
+    if n is None:
+        return "-"
+    size, unit = float(n), "B"
+    for bigger in ("KiB", "MiB", "GiB"):
+        if size < 1024:
+            break
+        size, unit = size / 1024, bigger
+    return f"{n} B" if unit == "B" else f"{size:.1f} {unit}"
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from era5etl.db import database_url
+    from era5etl.track.tables import pipeline_tables
+
+    tables = pipeline_tables(database_url())
+    if args.json:
+        emit({"tables": [t.as_dict() for t in tables]}, True)
+        return 0
+    if not tables:
+        print("no pipeline tables (the ledger era5_months names none)")
+        return 0
+    print(f"{'table':<32} {'months':>6} {'validated':>9} {'areas':>5} {'rows (ledger)':>15}  {'span':<17} size")
+    for t in tables:
+        size = _size(t.bytes) if t.exists else "(table missing)"
+        print(f"{t.name:<32} {t.months:>6} {t.validated:>9} {t.areas:>5} {t.rows:>15,}  "
+              f"{t.first_month + '..' + t.last_month:<17} {size}")
+    return 0
+
+
+def cmd_drop(args: argparse.Namespace) -> int:
+    from era5etl.db import database_url
+    from era5etl.track.tables import drop, find
+
+    url = database_url()
+    table = find(url, args.name)  # a table the ledger does not name is refused, --yes or not
+    if not args.yes:
+        raise InputError(f"not dropping {args.name!r} ({table.months} month(s), {table.rows:,} rows) without --yes: "
+                         f"`python -m era5etl table drop {args.name} --yes` removes the table, its rollups and its "
+                         "ledger, metrics and validation rows, for good")
+    done = drop(url, args.name)
+    if not args.json:
+        print(f"dropped {', '.join(done['dropped']) or '(no table left to drop)'}; deleted "
+              + ", ".join(f"{n} row(s) of {r}" for r, n in done["deleted"].items()))
+    emit(done, args.json)
+    return 0

@@ -1,0 +1,109 @@
+"""The pipeline's tables: the ones its ledger names, what each holds, and dropping one with its records.
+
+A weather table is the pipeline's when ``era5_months`` has rows for it: that is the only list kept of
+what it made, so it is what ``table list`` shows and what ``table drop`` may remove. Any other table
+of the database (Airflow's, a user's) is never one of them, whatever its name, and is refused.
+
+Dropping goes through ``db.drop_table`` (which knows how the table's rollups are made and removed),
+in one transaction with the table's ledger, metrics and validation rows: either all of it is gone or
+nothing is (a failure halfway leaves no ledger claiming months of a table that no longer exists).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import psycopg
+from psycopg import sql
+
+from era5etl.core.errors import InputError
+from era5etl.db import connect, drop_table, rollup_tables, table_ident
+
+log = logging.getLogger(__name__)
+
+# The pipeline's own records of a table, each keyed by ``table_name`` (sql/002, sql/004).
+RECORDS = ("era5_months", "era5_metrics", "era5_validation_days")
+
+
+@dataclass(frozen=True)
+class PipelineTable:
+    """One table of the ledger: its months and rows as the ledger has them (no scan of the table),
+    whether it exists, and its size on disk when it does."""
+
+    name: str
+    months: int
+    areas: int
+    rows: int
+    validated: int
+    first_month: str
+    last_month: str
+    exists: bool
+    bytes: int | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def pipeline_tables(url: str) -> list[PipelineTable]:
+    """Every table named in the ledger, by name; [] when the pipeline never ran on this database."""
+    with connect(url, autocommit=True) as conn:
+        if conn.execute("SELECT to_regclass('era5_months') IS NULL").fetchone() == (True,):
+            return []
+        rows = conn.execute(
+            "SELECT table_name, count(DISTINCT month), count(DISTINCT area), coalesce(sum(rows), 0),"
+            " count(*) FILTER (WHERE state = 'validated'), to_char(min(month), 'YYYY-MM'),"
+            " to_char(max(month), 'YYYY-MM') FROM era5_months GROUP BY table_name ORDER BY table_name").fetchall()
+        # A load holds its chunk's ACCESS EXCLUSIVE lock (TRUNCATE) while it writes it; a size is not
+        # worth waiting for, so a table busy that way is listed without one.
+        conn.execute("SET lock_timeout = '2s'")
+        out = []
+        for name, months, areas, total, validated, first, last in rows:
+            rel = table_ident(name).as_string(conn)
+            found = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (rel,)).fetchone()
+            exists = found == (True,)
+            size = None
+            if exists:
+                try:
+                    # hypertable_size: the chunks and their columnstore parts; NULL for a plain table.
+                    got = conn.execute("SELECT coalesce(hypertable_size(%s::regclass),"
+                                       " pg_total_relation_size(%s::regclass))", (rel, rel)).fetchone()
+                    size = int(got[0]) if got and got[0] is not None else None
+                except psycopg.errors.LockNotAvailable:
+                    log.info("%s is busy (a load holds a chunk's lock): listed without its size", name)
+            out.append(PipelineTable(str(name), int(months), int(areas), int(total), int(validated), str(first),
+                                     str(last), exists, size))
+    return out
+
+
+def find(url: str, name: str) -> PipelineTable:
+    """The pipeline's table ``name``; InputError naming the ones there are when the ledger has no such table."""
+    known = {t.name: t for t in pipeline_tables(url)}
+    if name not in known:
+        listed = ", ".join(sorted(known)) or "none"
+        raise InputError(f"{name!r} is not one of the pipeline's tables (those its ledger era5_months names: "
+                         f"{listed}); no other table is dropped")
+    return known[name]
+
+
+def drop(url: str, name: str) -> dict[str, Any]:
+    """Drop the pipeline's table ``name`` with its rollups, and delete its ledger, metrics and validation
+    rows, in one transaction. InputError, touching nothing, when the ledger does not name ``name``."""
+    table = find(url, name)
+    try:
+        rollups = list(rollup_tables(name).values())
+    except InputError:  # a name too long to have rollups
+        rollups = []
+    deleted: dict[str, int] = {}
+    with connect(url) as conn, conn.transaction():
+        present = [t for t in (name, *rollups)
+                   if conn.execute("SELECT to_regclass(%s) IS NOT NULL", (table_ident(t).as_string(conn),)
+                                   ).fetchone() == (True,)]
+        drop_table(conn, name)
+        for record in RECORDS:
+            if conn.execute("SELECT to_regclass(%s) IS NOT NULL", (record,)).fetchone() != (True,):
+                continue
+            cur = conn.execute(sql.SQL("DELETE FROM {} WHERE table_name = %s").format(sql.Identifier(record)), (name,))
+            deleted[record] = max(cur.rowcount, 0)
+    return {"table": name, "dropped": present, "deleted": deleted, "months": table.months, "rows": table.rows}
