@@ -1,6 +1,6 @@
 """Report: what the ledger and the metrics say about each month, as data, JSON and an HTML page.
 
-Free of Airflow: the Airflow plugin (``plugins/era5_dashboard.py``) only authenticates and routes;
+Free of Airflow: the Airflow plugin (``era5etl.airflow.plugins.era5_dashboard``) only authenticates and routes;
 everything it shows is gathered by :func:`load_dashboard` from a database URL and drawn by
 :func:`render_page`, which is pure (rows in, HTML out) so it is tested without a server.
 

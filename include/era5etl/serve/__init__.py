@@ -1,6 +1,6 @@
 """Serve: the table read over HTTP, one place's series and one hour's map, with limits on each answer.
 
-Free of Airflow: the plugin (``plugins/era5_dashboard.py``) authenticates and routes; the query
+Free of Airflow: the plugin (``era5etl.airflow.plugins.era5_dashboard``) authenticates and routes; the query
 strings are FastAPI query models (``queries``) whose validators call the parsers (``params``), the
 size of each answer is checked before reading (``limits``), the table (one of the pipeline's, in the
 ledger) and its span come from catalogs (``extent``), and the reads themselves are ``era5etl.read``'s
