@@ -228,14 +228,17 @@ def write_daily(cur: psycopg.Cursor[tuple[Any, ...]], table: str, box: Box, star
     """The chunk's daily rollup rows, in its transaction: the rows of its days inside the box replaced
     by the whole days the loader aggregated (one binary COPY) and the partial days SQL aggregates from
     the hourly rows just written. ``whole``: the hourly chunk held nothing but what this load
-    replaced, so the daily chunk made with it (same range) is emptied instead. Returns rows written."""
+    replaced, so the daily chunk made with it (same range) is emptied instead; ``empty``: it held
+    nothing at all, so neither does its daily chunk (daily rows are only written with hourly ones).
+    Returns the rows written."""
     daily = rollup_tables(table)["day"]
     found = chunks_between(cur, daily, start, end)
     aligned = len(found) == 1 and found[0][2] == start and found[0][3] == end
     target = sql.Identifier(found[0][0], found[0][1]) if aligned else table_ident(daily)
     days = [d.astype("datetime64[s]").item().replace(tzinfo=UTC) for d in rollup.days]
     bounds = {k: v for k, v in asdict(box).items() if k != "columns"}
-    cur.execute(f"SET LOCAL {DECOMPRESSION_LIMIT} = 0")  # as for the hourly rows: the chunk's transaction may
+    # As for the hourly rows: the chunk's transaction may decompress whatever it replaces.
+    cur.execute(f"SET LOCAL {DECOMPRESSION_LIMIT} = 0")
     if aligned and empty:
         pass  # a new chunk's daily chunk, as empty as it
     elif aligned and whole:
