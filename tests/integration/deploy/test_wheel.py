@@ -112,7 +112,7 @@ def test_the_installed_package_is_the_wheel_with_its_sql_and_extras(installed: I
     assert proc.returncode == 0, proc.stderr
     found = json.loads(proc.stdout)
     assert Path(found["file"]).is_relative_to(installed.venv / "lib")  # site-packages, not include/
-    assert {"001_extension.sql", "010_weather_hypertable.sql", "rollup_select.sql"} <= set(found["sql"])
+    assert {"001_extension.sql", "010_weather_hypertable.sql", "030_rollups.sql"} <= set(found["sql"])
 
 
 def test_era5etl_version(installed: Installed) -> None:
