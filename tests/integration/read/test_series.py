@@ -181,5 +181,5 @@ def test_what_a_series_refuses(db_url: str, month_table: str) -> None:
         with pytest.raises(ReadError, match="step 'week'"):
             series(conn, month_table, point, None, None, None, "week")  # type: ignore[arg-type]
         elsewhere = Point(1, -90.0, -179.75, 0.0)
-        with pytest.raises(ReadError, match=r"no rows in .*_daily at point 1 .*rollups are filled month by month"):
+        with pytest.raises(ReadError, match=r"no rows in .*_daily at point 1 .*rollups are written by the load with"):
             series(conn, month_table, elsewhere, None, None, None, "day")

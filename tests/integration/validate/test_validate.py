@@ -210,21 +210,28 @@ def test_the_airflow_task_fails_a_failed_verdict_at_once_and_passes_a_good_month
     """The DAG's validate task retries (a lost worker or database is not the data's fault), so a
     failed verdict must fail the task without using those retries: AirflowFailException."""
     from airflow.sdk.exceptions import AirflowFailException
+    from airflow.sdk.execution_time.context import OutletEventAccessors
 
-    from era5etl.airflow import tasks
+    from era5etl.airflow import assets, tasks
 
     job = copy_of()
     monkeypatch.setenv("AIRFLOW_CONN_ERA5_TIMESCALE", db_url)  # the task reads the hook's connection
     context = {"params": {"month": str(MONTH), "area": str(AREA), "grid": str(GRID), "variables": None,
                           "table": job.table, "revision": "", "data_format": None},
-               "run_id": "test-airflow-validate"}
+               "run_id": "test-airflow-validate", "outlet_events": OutletEventAccessors()}
     verdict = tasks.validate(**context)  # with the compression and the run's figures, which validate now reports
     assert {k: verdict[k] for k in ("month", "success", "rows", "expected_rows")} == {
         "month": str(MONTH), "success": True, "rows": EXPECTED, "expected_rows": EXPECTED}
+    # A validated month's event for the table's Asset, through the task's alias (Airflow's own accessor).
+    [event] = context["outlet_events"][assets.VALIDATED].asset_alias_events
+    assert (event.dest_asset_key.uri, event.extra["month"], event.extra["rows"]) == (
+        f"era5://{job.table}/", str(MONTH), EXPECTED)
     _sql(db_url, f"DELETE FROM {job.table} WHERE {ROW}", {"at": AT, "id": MIDDLE})
+    context["outlet_events"] = OutletEventAccessors()
     with pytest.raises(AirflowFailException, match="row_count_month, row_count_day:2024-02-10"):
         tasks.validate(**context)
     assert _ledger(db_url, job.table)["state"] == "failed"
+    assert context["outlet_events"][assets.VALIDATED].asset_alias_events == []  # a failed month updates nothing
 
 
 def test_failure_marks_the_month_failed_and_a_rerun_makes_it_validated(
