@@ -74,16 +74,6 @@ def _placed(partial: Partial, at: npt.NDArray[np.intp], n: int) -> Partial:
                    {k: spread(v, 0) for k, v in partial.count.items()})
 
 
-def _stacked(partials: list[Partial]) -> Partial:
-    """Partials of shape (1, P) as one of shape (M, P)."""
-    first = partials[0]
-    return Partial(np.concatenate([p.hours for p in partials]),
-                   {k: np.concatenate([p.low[k] for p in partials]) for k in first.low},
-                   {k: np.concatenate([p.high[k] for p in partials]) for k in first.high},
-                   {k: np.concatenate([p.total[k] for p in partials]) for k in first.total},
-                   {k: np.concatenate([p.count[k] for p in partials]) for k in first.count})
-
-
 def _encoded(months: list[np.datetime64], points: Points, partial: Partial, rolled: dict[str, tuple[str, ...]],
              columns: tuple[str, ...]) -> bytes:
     return pgcopy.encode_grid(np.array(months).astype("datetime64[s]"), points.location_id, points.latitude,
@@ -144,7 +134,7 @@ def write_monthly(url: str, table: str, box: Any, touched: Sequence[np.datetime6
                     run.append(month)
                     continue
                 if run and points is not None:
-                    cp.write(_encoded(run, points, _stacked([monthly.months[m] for m in run]), rolled, columns))
+                    cp.write(_encoded(run, points, Partial.stacked([monthly.months[m] for m in run]), rolled, columns))
                     written += len(run) * points.location_id.size
                     run = []
                 if month is None:

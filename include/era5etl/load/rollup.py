@@ -36,7 +36,6 @@ from era5etl.core.rollups import KEY_COLUMNS, rolled_up, sources
 from era5etl.load import encode as pgcopy
 
 F64 = npt.NDArray[np.float64]
-DAY = np.timedelta64(1, "D")
 
 
 @dataclass
@@ -63,6 +62,16 @@ class Partial:
         return Partial(self.hours + other.hours, both(self.low, other.low, np.fmin),
                        both(self.high, other.high, np.fmax), both(self.total, other.total, np.add),
                        both(self.count, other.count, np.add))
+
+    @staticmethod
+    def stacked(partials: list[Partial]) -> Partial:
+        """Partials of the same variables one after another along axis 0 (days, or months)."""
+        first = partials[0]
+        return Partial(np.concatenate([p.hours for p in partials]),
+                       {k: np.concatenate([p.low[k] for p in partials]) for k in first.low},
+                       {k: np.concatenate([p.high[k] for p in partials]) for k in first.high},
+                       {k: np.concatenate([p.total[k] for p in partials]) for k in first.total},
+                       {k: np.concatenate([p.count[k] for p in partials]) for k in first.count})
 
     def reduce(self, starts: npt.NDArray[np.intp]) -> Partial:
         """Rows aggregated over the runs beginning at ``starts`` (axis 0)."""
@@ -281,11 +290,5 @@ class WindowRollup:
 def _first_merged(open_: Partial, partial: Partial) -> Partial:
     """``partial`` with its first row merged with ``open_`` (the same day, begun in an earlier block)."""
     first = open_.merge(partial.take(slice(0, 1)))
-    if partial.hours.shape[0] == 1:
-        return first
-    rest = partial.take(slice(1, partial.hours.shape[0]))
-    return Partial(np.concatenate([first.hours, rest.hours]),
-                   {k: np.concatenate([first.low[k], rest.low[k]]) for k in first.low},
-                   {k: np.concatenate([first.high[k], rest.high[k]]) for k in first.high},
-                   {k: np.concatenate([first.total[k], rest.total[k]]) for k in first.total},
-                   {k: np.concatenate([first.count[k], rest.count[k]]) for k in first.count})
+    n = partial.hours.shape[0]
+    return first if n == 1 else Partial.stacked([first, partial.take(slice(1, n))])
