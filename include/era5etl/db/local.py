@@ -161,29 +161,26 @@ class LocalTimescale:
         result = self._pg(["pg_isready", "-h", "127.0.0.1", "-p", str(state.port), "-q"], check=False)
         return result.returncode == 0 and self._owns_port(state)
 
-    def server_licence(self, state: LocalState | None = None) -> str | None:
-        """The licence the running server was started with, or None when it is not running."""
+    def _server_setting(self, name: str, state: LocalState | None) -> str | None:
+        """A setting of the running server (``current_setting``, NULL when it has none), or None when
+        the server is not running."""
         state = state or self.state()
         if state is None:
             return None
         try:
             with psycopg.connect(state.url("postgres"), connect_timeout=5) as conn:
-                row = conn.execute("SELECT current_setting('timescaledb.license', true)").fetchone()
+                row = conn.execute("SELECT current_setting(%s, true)", (name,)).fetchone()
         except psycopg.OperationalError:
             return None
         return str(row[0]) if row and row[0] else None
 
+    def server_licence(self, state: LocalState | None = None) -> str | None:
+        """The licence the running server was started with, or None when it is not running."""
+        return self._server_setting("timescaledb.license", state)
+
     def socket_directory(self, state: LocalState | None = None) -> str | None:
         """Where the running server's Unix socket is (inside the root), or None when it is not running."""
-        state = state or self.state()
-        if state is None:
-            return None
-        try:
-            with psycopg.connect(state.url("postgres"), connect_timeout=5) as conn:
-                row = conn.execute("SELECT current_setting('unix_socket_directories')").fetchone()
-        except psycopg.OperationalError:
-            return None
-        return str(row[0]) if row else None
+        return self._server_setting("unix_socket_directories", state)
 
     @property
     def socket_path(self) -> Path:
