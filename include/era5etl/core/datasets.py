@@ -1,0 +1,110 @@
+"""The ERA5 family as data: what differs between the CDS collections this project loads.
+
+A dataset is not a copy of the pipeline. It is a record of the facts that differ between ERA5 single
+levels, ERA5-Land and ERA5 on pressure levels, and every step (fetch, stage, load, validate, read)
+asks it rather than knowing the collection:
+
+* ``collection`` and ``request_keys``: the CDS collection and the fixed keys of its request (ERA5
+  single levels and pressure levels ask for ``product_type: reanalysis``; ERA5-Land has no product
+  type);
+* ``grid``: the global lattice its points lie on, which numbers them (``location_id``);
+* ``catalogue``: the variables it offers, each with its CDS, NetCDF and GRIB names, units and bounds;
+* ``levels``: the pressure levels (hPa) it offers, or none when its rows have no level;
+* ``accumulation``: how its accumulated variables are delivered: ``hourly`` (ERA5: each value is
+  the hour ending at the valid time) or ``since_00utc`` (ERA5-Land: a running total from 00 UTC, the
+  00 UTC value being the previous day's whole total). Tables always store hourly amounts;
+* ``land_only``: whether sea points are missing (NaN, or absent from a GRIB bitmap) and are not rows.
+
+Single levels are the default and unchanged: its grid numbers points as the project always has.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from era5etl.core.catalogue import CATALOGUE, Variable
+from era5etl.core.errors import InputError
+
+Accumulation = Literal["hourly", "since_00utc"]
+
+
+@dataclass(frozen=True)
+class LatLonGrid:
+    """A regular global latitude-longitude lattice and its point ids.
+
+    ``location_id = lat_index * lon_count + lon_index + 1`` with lat_index counted from -90 and
+    lon_index from ``lon_first`` (the westernmost point east of -180), longitudes in (-180, 180].
+    """
+
+    step: float
+    lat_count: int
+    lon_count: int
+    lon_first: float
+
+    @property
+    def points(self) -> int:
+        return self.lat_count * self.lon_count
+
+    def location_ids(self, lat: npt.ArrayLike, lon: npt.ArrayLike) -> npt.NDArray[np.int32]:
+        """Ids of points (broadcast); a point off this lattice is an error."""
+        from era5etl.core.grid import normalize_longitude
+
+        lat_a = np.asarray(lat, dtype=np.float64)
+        lon_a = normalize_longitude(lon)
+        lat_f = (lat_a + 90.0) / self.step
+        lon_f = (lon_a - self.lon_first) / self.step
+        lat_i, lon_i = np.rint(lat_f), np.rint(lon_f)
+        if np.any(np.abs(lat_f - lat_i) > 1e-3) or np.any(np.abs(lon_f - lon_i) > 1e-3):
+            raise InputError(f"grid points are not on the global {self.step:g} degree grid; location_id needs a "
+                             f"grid whose step is a multiple of {self.step:g} and whose points are on that lattice")
+        if np.any((lat_i < 0) | (lat_i >= self.lat_count)):
+            raise InputError("latitude outside -90..90")
+        return (lat_i * self.lon_count + lon_i + 1).astype(np.int32)
+
+    def coordinates(self, ids: npt.ArrayLike) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """(latitude, longitude) of point ids: the inverse of :meth:`location_ids`."""
+        index = np.asarray(ids, dtype=np.int64) - 1
+        return (index // self.lon_count) * self.step - 90.0, (index % self.lon_count) * self.step + self.lon_first
+
+
+ERA5_GRID = LatLonGrid(step=0.25, lat_count=721, lon_count=1440, lon_first=-179.75)
+LAND_GRID = LatLonGrid(step=0.1, lat_count=1801, lon_count=3600, lon_first=-179.9)
+
+
+@dataclass(frozen=True)
+class Dataset:
+    name: str  # what --dataset, the settings and the DAG id say
+    collection: str  # the CDS collection
+    title: str
+    grid: LatLonGrid
+    catalogue: tuple[Variable, ...]
+    default_variables: tuple[str, ...]  # CDS names asked for when a user names none
+    first_month: str  # YYYY-MM: the first month the collection holds
+    request_keys: dict[str, list[str]] = field(default_factory=dict)
+    levels: tuple[int, ...] = ()  # hPa; empty: rows have no level
+    accumulation: Accumulation = "hourly"
+    land_only: bool = False
+
+    @property
+    def has_levels(self) -> bool:
+        return bool(self.levels)
+
+
+SINGLE_LEVELS = Dataset(
+    name="single-levels", collection="reanalysis-era5-single-levels", title="ERA5 hourly on single levels",
+    grid=ERA5_GRID, catalogue=CATALOGUE, default_variables=tuple(v.cds_name for v in CATALOGUE[:6]),
+    first_month="1940-01", request_keys={"product_type": ["reanalysis"]})
+
+DATASETS: dict[str, Dataset] = {SINGLE_LEVELS.name: SINGLE_LEVELS}
+DEFAULT = SINGLE_LEVELS
+
+
+def by_name(name: str) -> Dataset:
+    try:
+        return DATASETS[name.strip().lower()]
+    except KeyError:
+        raise InputError(f"unknown dataset {name!r}: expected one of {', '.join(DATASETS)}") from None
