@@ -50,8 +50,9 @@ def decades_download(cache_dir: Path = CACHE_DIR) -> Path:
     return path
 
 
-def run(path: Path, table: str) -> dict[str, Any]:
-    """``python -m era5etl load-file PATH --table TABLE --json`` in a process of its own, timed."""
+def run(path: Path, table: str, with_rollups: bool = True) -> dict[str, Any]:
+    """``python -m era5etl load-file PATH --table TABLE --json`` in a process of its own, timed
+    (``with_rollups``: ERA5_ROLLUPS for that process)."""
     from era5etl.db import connect, database_url, drop_table
 
     url = database_url()
@@ -60,7 +61,8 @@ def run(path: Path, table: str) -> dict[str, Any]:
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         began = time.perf_counter()
         child = subprocess.Popen([sys.executable, "-m", "era5etl", "load-file", str(path), "--table", table,
-                                  "--json"], stdout=out, stderr=err, text=True)
+                                  "--json"], stdout=out, stderr=err, text=True,
+                                 env={**os.environ, "ERA5_ROLLUPS": "true" if with_rollups else "false"})
         # wait4: this child's own resource usage (its peak RSS), not the largest of all children's.
         _, status, usage = os.wait4(child.pid, 0)
         wall = time.perf_counter() - began
@@ -91,6 +93,10 @@ def main(argv: list[str]) -> int:
                                 description="load-file on a global day and on 4 points over 1940-2024, timed")
     p.add_argument("--shapes", default="global-day,decades", help="comma-separated: global-day, decades")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--compare", action="store_true",
+                   help="also load each shape with ERA5_ROLLUPS=false, alternating, and print what the rollups "
+                        "cost in wall time (the difference of the medians)")
+    p.add_argument("--repeat", type=int, default=1, help="runs of each (with --compare: of each pair)")
     args = p.parse_args(argv)
     shapes = [s.strip() for s in args.shapes.split(",") if s.strip()]
     bad = [s for s in shapes if s not in ("global-day", "decades")]
@@ -99,7 +105,21 @@ def main(argv: list[str]) -> int:
     out: dict[str, Any] = {}
     for shape in shapes:
         path = cached_download(day_request([date(2020, 1, 1)])) if shape == "global-day" else decades_download()
-        out[shape] = run(path, f"bench_{shape.replace('-', '_')}")
+        table = f"bench_{shape.replace('-', '_')}"
+        runs, bare = [], []
+        for _ in range(max(1, args.repeat)):
+            runs.append(run(path, table))
+            if args.compare:
+                bare.append(run(path, table, with_rollups=False))
+        out[shape] = sorted(runs, key=lambda r: r["wall_s"])[len(runs) // 2]
+        if args.compare:
+            with_s = sorted(r["load_s"] for r in runs)[len(runs) // 2]
+            without_s = sorted(r["load_s"] for r in bare)[len(bare) // 2]
+            out[shape]["without_rollups"] = {"load_s": [r["load_s"] for r in bare],
+                                             "wall_s": [r["wall_s"] for r in bare]}
+            out[shape]["with_rollups_load_s"] = [r["load_s"] for r in runs]
+            out[shape]["rollup_wall_cost_s"] = round(with_s - without_s, 2)
+            out[shape]["rollup_wall_share"] = round((with_s - without_s) / max(without_s, 1e-9), 3)
         if not args.json:
             r = out[shape]
             print(f"{shape}: {r['rows']:,} rows in {r['wall_s']:.1f} s, {r['rows_per_s_process']:,} rows/s for the "
@@ -107,6 +127,11 @@ def main(argv: list[str]) -> int:
                   f"the load; finish {r['finish_s']} s); hourly {r['hourly_bytes'] / 1e6:,.1f} MB, rollups "
                   f"{(r['rollup_bytes'] or 0) / 1e6:,.1f} MB ({r['rollup_bytes_share']:.1%}); peak RSS "
                   f"{r['peak_rss_mb']} MB")
+            if args.compare:
+                print(f"  load step with rollups {r['with_rollups_load_s']} s, "
+                      f"without {r['without_rollups']['load_s']} s: "
+                      f"the rollups cost {r['rollup_wall_cost_s']} s ({r['rollup_wall_share']:.1%} of the load "
+                      f"without them), medians of {len(r['with_rollups_load_s'])}")
     if args.json:
         print(json.dumps(out))
     return 0

@@ -131,6 +131,10 @@ class SuiteRun:
     docs_path: Path | None
 
 
+def _view(name: str) -> dict[str, str]:
+    return {"module_name": "era5etl.validate.docs_views", "class_name": name}
+
+
 def run_suite(url: str, validation_id: str, table: str, month: Month, area: Area, grid: Grid, *,
               run_name: str, docs_dir: Path, bounds: tuple[Bounds, ...] = BOUNDS) -> SuiteRun:
     """Validate the stored profile with GX; Data Docs are built into ``docs_dir`` (a fresh folder)."""
@@ -146,7 +150,11 @@ def run_suite(url: str, validation_id: str, table: str, month: Month, area: Area
     context.add_data_docs_site("era5", {
         "class_name": "SiteBuilder",
         "store_backend": {"class_name": "TupleFilesystemStoreBackend", "base_directory": str(docs_dir)},
-        "site_index_builder": {"class_name": "DefaultSiteIndexBuilder"},
+        # GX's own pages, through views that keep Jinja's compiled templates (validate.docs_views).
+        "site_index_builder": {"class_name": "DefaultSiteIndexBuilder", "view": _view("CachedIndexPageView")},
+        # SiteBuilder takes this key (its docstring's example); GX's TypedDict of a site does not list it.
+        "site_section_builders": {  # type: ignore[typeddict-unknown-key]
+            section: {"view": _view("CachedPageView")} for section in ("expectations", "validations", "profiling")},
     })
     source = context.data_sources.add_postgres(
         "era5", connection_string=url.replace("postgresql://", "postgresql+psycopg://", 1))
