@@ -92,6 +92,22 @@ def load(
         for w in windows:
             w.rollup = WindowRollup(w.times, points, box.columns, monthly)
     aggregating = 0.0
+    # The monthly rows need no chunk of this load committed unless a day of it is partial (its daily
+    # row is SQL's, computed in its chunk's transaction, and the month reads it back): then they are
+    # written while the last chunks are still being copied, on a connection of their own, instead of
+    # after them. A chunk that fails after that leaves the months' monthly rows ahead of their hourly
+    # rows, as a loader killed between the two would leave them behind: the load fails, the ledger says
+    # so, and validation compares the monthly rows with the daily ones (read.rollup_check).
+    touched = list(np.unique(times.astype("datetime64[M]")))
+    early = rollups and not any(w.rollup is not None and w.rollup.partial_days for w in windows)
+    monthly_out: tuple[int, float] | None = None
+
+    def months() -> tuple[int, float]:
+        try:
+            return write_monthly(url, table, box, touched, monthly, points, box.columns, settings)
+        except psycopg.Error as exc:
+            reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise LoadError(f"writing the monthly rollup of {table} failed: {reason}") from exc
 
     todo: queue.Queue[_Window | None] = queue.Queue()
     failures: list[BaseException] = []
@@ -134,6 +150,8 @@ def load(
                 w.rollup.close()  # its last day out, encoded
                 aggregating += time.perf_counter() - a0
             _put(w.data, None, stop)
+        if early and not stop.is_set():
+            monthly_out = months()
     except BaseException as exc:
         failures.append(exc)
         stop.set()
@@ -157,13 +175,7 @@ def load(
         result.bytes += w.result.bytes
         result.daily_rows += w.result.rollup_rows
     if rollups:
-        touched = np.unique(times.astype("datetime64[M]"))
-        try:
-            result.monthly_rows, monthly_seconds = write_monthly(url, table, box, list(touched), monthly, points,
-                                                                 box.columns, settings)
-        except psycopg.Error as exc:
-            reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-            raise LoadError(f"writing the monthly rollup of {table} failed: {reason}") from exc
+        result.monthly_rows, monthly_seconds = monthly_out if monthly_out is not None else months()
         result.rollup_seconds = {
             "aggregate": round(aggregating, 3),  # folding the blocks and encoding the daily rows
             "daily_write": round(sum(w.result.rollup_seconds for w in windows if w.result), 3),
