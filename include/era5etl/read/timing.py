@@ -112,7 +112,7 @@ def measure(url: str, table: str, runs: int = 20, seed: int = 1) -> list[ReadFig
 # its grid point (read.points.nearest_point), a map its PNG.
 API_TARGETS_MS = {"series, one year (hourly)": 100.0, "series, all years (hourly)": 1000.0,
                   "series, all years (daily)": 200.0, "map, one hour (PNG)": 1000.0,
-                  "area series, all years (daily)": 1000.0}
+                  "area, all years (daily)": 1000.0}
 # The area an area's series is timed over (``series --area 50/5/45/10 --daily``): 441 grid points,
 # 5 x 5 degrees; a table that does not hold all of it is not timed (the reason is printed).
 AREA = "50/5/45/10"
@@ -159,7 +159,7 @@ def measure_api(url: str, table: str, runs: int = 20, seed: int = 1) -> tuple[li
             ("series, all years (hourly)", place(None, None, "hour"), "nearest_point + series, hypertable"),
             ("series, all years (daily)", place(None, None, "day"), "nearest_point + series, daily rollup"),
             ("map, one hour (PNG)", hour_png, "hour_map + plot_map"),
-            ("area series, all years (daily)", area_days, f"area_series {AREA}, daily rollup"),
+            ("area, all years (daily)", area_days, f"area_series {AREA}, daily rollup"),
         ):
             try:
                 rows = read()  # warm-up

@@ -6,7 +6,7 @@ and for every year of ERA5 daily (1940 onwards, ~31,000 days). A map answers one
 of one hour: at most :data:`MAX_MAP_CELLS`, a quarter of the globe at 0.25° (Europe is ~145,000).
 An area's series reads one row per grid point and time step (and answers one per step): at most
 :data:`MAX_AREA_POINT_STEPS` of them, the 441 points of a 5 x 5 degree box over 25 years of days
-(4,026,771) with room to spare, or a year of them hourly.
+(4,027,212) with room to spare, or a year of them hourly.
 The limit is on the range and area asked for, not on what happens to be loaded inside them, so the
 answer to a request does not change as the table fills.
 """
@@ -95,5 +95,5 @@ def check_area_series(area: Area, start: datetime, end: datetime, step: str,
     raise LimitError(
         f"the area {area} over {start:%Y-%m-%dT%H:%MZ} to {end:%Y-%m-%dT%H:%MZ} is {points:,} grid points x "
         f"{steps:,} {_UNITS[step]} = {cost:,} rows to read, more than the limit of {limit:,} an area's series may "
-        f"read (for example 441 points, a 5 x 5 degree box, over 25 years of days: 4,026,771): narrow area=, or "
+        f"read (for example 441 points, a 5 x 5 degree box, over 25 years of days: 4,027,212): narrow area=, or "
         f"from= and to={coarser}", limit=limit, requested=cost)
