@@ -492,6 +492,7 @@
     const NS = "http://www.w3.org/2000/svg";
     svg.addEventListener("mousedown", (ev) => {
       const at = svgXY(ev);
+      dragged = false;
       if (!at || ev.button !== 0) return;
       ev.preventDefault();
       const rect = document.createElementNS(NS, "rect");
