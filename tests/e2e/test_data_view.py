@@ -499,12 +499,15 @@ def test_data_view_in_the_airflow_ui(stack: Stack, db_url: str) -> None:
 
             # A box dragged from the north-west cell to the middle one: the area of those 9 grid points,
             # its hourly series the hourly rows' cos(latitude)-weighted mean, min and max.
-            first = chart.locator('rect.gp[data-lat="46"][data-lon="7"]').bounding_box()
-            last = chart.locator('rect.gp[data-lat="45.5"][data-lon="7.5"]').bounding_box()
-            assert first is not None and last is not None
-            page.mouse.move(first["x"] + 2, first["y"] + 2)
+            # (The whole map in view first: the page scrolled to the series after the click. hover:
+            # Playwright waits until the cell stands still.)
+            chart.scroll_into_view_if_needed()
+            chart.locator('rect.gp[data-lat="46"][data-lon="7"]').hover(position={"x": 2, "y": 2})
             page.mouse.down()
-            page.mouse.move(last["x"] + last["width"] - 2, last["y"] + last["height"] - 2, steps=8)
+            last = chart.locator('rect.gp[data-lat="45.5"][data-lon="7.5"]').bounding_box()
+            assert last is not None
+            # Past the middle cell's centre, short of the next cells' centres.
+            page.mouse.move(last["x"] + last["width"] * 0.75, last["y"] + last["height"] * 0.75, steps=8)
             page.mouse.up()
             expect(frame.locator('#series-form input[name="box"]')).to_have_value(BOX)
             expect(chart.locator("rect.gp.sel")).to_have_count(9)

@@ -499,6 +499,8 @@
       rect.setAttribute("class", "boxsel");
       svg.appendChild(rect);
       drag = {from: at, rect: rect};
+      // The button may be let go outside the map: the drag ends wherever it is.
+      window.addEventListener("mouseup", endDrag, {once: true});
     });
     function dragBox(at) {
       const x = Math.min(drag.from.x, at.x);
@@ -533,7 +535,7 @@
       loadSeries();
       document.getElementById("series").scrollIntoView({behavior: "smooth"});
     }
-    svg.addEventListener("mouseup", (ev) => {
+    function endDrag(ev) {
       if (!drag) return;
       const at = svgXY(ev) || drag.from;
       const from = drag.from;
@@ -541,7 +543,7 @@
       drag = null;
       dragged = Math.abs(at.x - from.x) + Math.abs(at.y - from.y) > 6;
       if (dragged) pickArea(from, at);
-    });
+    }
     svg.addEventListener("mousemove", (ev) => {
       if (drag) {
         const at = svgXY(ev);
