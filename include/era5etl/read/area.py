@@ -33,7 +33,7 @@ from era5etl.core.grid import Area, Grid
 from era5etl.core.rollups import sources, split_value_column
 from era5etl.db import table_ident
 from era5etl.db.rollups import data_columns
-from era5etl.read.columns import STEP_NAMES, UNITS, Step, check_step, resolve
+from era5etl.read.columns import STEP_NAMES, UNITS, Step, check_step, known, resolve
 from era5etl.read.errors import ReadError
 from era5etl.read.gaps import gap_text, gaps
 from era5etl.read.packed import packed, unpack
@@ -85,6 +85,19 @@ def _widened(area: Area) -> str:
             for v, r in ((area.north, "ROUND_CEILING"), (area.west, "ROUND_FLOOR"), (area.south, "ROUND_FLOOR"),
                          (area.east, "ROUND_CEILING"))]
     return "/".join(f"{v.normalize():f}" for v in snap)
+
+
+def area_columns(variables: list[str] | None, data: list[str]) -> list[str]:
+    """The rollup columns an area's series answers with, at any step, in the order asked (a variable
+    stands for its aggregates; None: all); ReadError for a name the table's rollups do not know."""
+    accepted = [n for n in known("day", data) if n != "hours"]
+    names = None if variables is None else [v.strip() for v in variables if v.strip()]
+    unknown = [n for n in names or [] if n not in accepted]
+    if names is not None and (unknown or not names):
+        what = f"unknown variable(s) {', '.join(map(repr, unknown))}" if unknown else "no variable named"
+        raise ReadError(f"{what} for an area's series; the known ones are {', '.join(accepted)} (points and hours "
+                        "come at every step)")
+    return resolve("day", names, data)
 
 
 def _value(step: Step, column: str) -> sql.Composable:
@@ -170,9 +183,7 @@ def area_series(conn: Any, table: str, area: Area, start: datetime | None, end: 
     step = check_step(step)
     require_table(conn, table)
     check_inside(table, area, loaded_bounds(conn, table))
-    columns = [c for c in resolve("day", variables, data_columns(conn, table)) if c != "hours"]
-    if not columns:
-        raise ReadError("an area series has points and hours at every step; name a variable to average")
+    columns = area_columns(variables, data_columns(conn, table))
     start, end = _utc(start), _utc(end)
     relation, time_column = _source(conn, table, step)
     params = _params(area, start, end)
@@ -237,4 +248,5 @@ def area_json(s: AreaSeries) -> dict[str, Any]:
     }
 
 
-__all__ = ["AreaSeries", "ReadError", "area_csv", "area_json", "area_series", "check_inside", "lattice_points"]
+__all__ = ["AreaSeries", "ReadError", "area_columns", "area_csv", "area_json", "area_series", "check_inside",
+           "lattice_points"]

@@ -67,3 +67,19 @@ def test_csv_and_json_carry_points_hours_units_and_gaps() -> None:
     assert data["points"] == [25, 25, 24] and data["hours"] == [600, 600, 570]
     assert data["values"]["temperature_2m_mean"] == [1.25, None, -3.5]
     assert data["gaps"] == ["2024-03-03 to 2024-03-04"]
+
+
+def test_the_columns_asked_for_at_any_step() -> None:
+    from era5etl.read.area import area_columns
+
+    data = ["temperature_2m", "total_precipitation", "dewpoint_2m"]
+    assert area_columns(None, data) == ["temperature_2m_min", "temperature_2m_max", "temperature_2m_mean",
+                                        "total_precipitation_sum", "dewpoint_2m_min", "dewpoint_2m_max",
+                                        "dewpoint_2m_mean"]
+    assert area_columns(["total_precipitation", "dewpoint_2m_max"], data) == ["total_precipitation_sum",
+                                                                             "dewpoint_2m_max"]
+    with pytest.raises(ReadError, match=r"^unknown variable\(s\) 'rain', 'hours' for an area's series; the known "
+                                        r"ones are temperature_2m_min, "):
+        area_columns(["rain", "hours"], data)
+    with pytest.raises(ReadError, match="no variable named for an area's series"):
+        area_columns([" "], data)
