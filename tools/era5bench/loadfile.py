@@ -1,6 +1,9 @@
 """``python -m era5bench load-file``: the product's own ``load-file`` on the two shapes that decide its
 design, timed as a user would run it, one process each: a global day (24,917,760 rows of the six
-variables) and a few points over decades (4 points, every hour of 1940-2024: 2,980,608 rows).
+variables) and a few points over decades (4 points, every hour of 1940-2024: 2,980,608 rows); and,
+asked for by name, an area over 25 years (``--shapes area``: the 441 points of 50/5/45/10, every hour
+of 2000-2024, 2 m temperature and precipitation: 96,653,088 rows), the table ``reads`` times an
+area's series on.
 
 For each it prints the whole process's wall time and rows/s, peak RSS (the child's ``ru_maxrss``),
 the load, the rollups' share (aggregation in the client, the daily rows' COPY, the monthly rows) and
@@ -17,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -26,26 +29,33 @@ from era5bench.downloads import CACHE_DIR, SYNTH_NOW, cached_download, day_reque
 
 DECADES_AREA = (50.0, 5.0, 49.75, 5.25)  # 4 grid points
 DECADES_YEARS = (1940, 2024)
+AREA_AREA = (50.0, 5.0, 45.0, 10.0)  # 21 x 21 = 441 grid points: reads' default area
+AREA_YEARS = (2000, 2024)
+# The area's file is published to the end of 2024 (SYNTH_NOW, 2025-01-01, holds back its last days).
+AREA_NOW = datetime(2025, 2, 1, tzinfo=UTC)
+SHAPES = ("global-day", "decades", "area")
 
 
-def decades_download(cache_dir: Path = CACHE_DIR) -> Path:
-    """The 4-point file of every hour of 1940-2024, 2 m temperature and precipitation (synthetic)."""
+def decades_download(cache_dir: Path = CACHE_DIR, *, area: tuple[float, ...] = DECADES_AREA,
+                     years: tuple[int, int] = DECADES_YEARS, name: str = "decades", now: datetime = SYNTH_NOW) -> Path:
+    """The 4-point file of every hour of 1940-2024, 2 m temperature and precipitation (synthetic); or
+    of another area and span of years (the ``area`` shape's 441 points over 2000-2024)."""
     from localcds.synth import write_download
 
-    path = cache_dir / f"decades-{DECADES_YEARS[0]}-{DECADES_YEARS[1]}.nc"
+    path = cache_dir / f"{name}-{years[0]}-{years[1]}.nc"
     if path.exists():
         return path
     cache_dir.mkdir(parents=True, exist_ok=True)
     request = {
         "product_type": ["reanalysis"], "variable": ["2m_temperature", "total_precipitation"],
-        "year": [str(y) for y in range(DECADES_YEARS[0], DECADES_YEARS[1] + 1)],
+        "year": [str(y) for y in range(years[0], years[1] + 1)],
         "month": [f"{m:02d}" for m in range(1, 13)], "day": [f"{d:02d}" for d in range(1, 32)],
         "time": [f"{h:02d}:00" for h in range(24)], "data_format": "netcdf", "download_format": "unarchived",
-        "area": [f"{a:g}" for a in DECADES_AREA],
+        "area": [f"{a:g}" for a in area],
     }
     began = time.perf_counter()
     log(f"bench: generating {path.name} ...")
-    write_download(request, path, seed=0, now=SYNTH_NOW)
+    write_download(request, path, seed=0, now=now)
     log(f"bench: generated {path.name}: {path.stat().st_size / 2**20:,.0f} MiB in {time.perf_counter() - began:.1f} s")
     return path
 
@@ -91,7 +101,8 @@ def run(path: Path, table: str, with_rollups: bool = True) -> dict[str, Any]:
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="python -m era5bench load-file",
                                 description="load-file on a global day and on 4 points over 1940-2024, timed")
-    p.add_argument("--shapes", default="global-day,decades", help="comma-separated: global-day, decades")
+    p.add_argument("--shapes", default="global-day,decades",
+                   help=f"comma-separated: {', '.join(SHAPES)} (default global-day,decades)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--compare", action="store_true",
                    help="also load each shape with ERA5_ROLLUPS=false, alternating, and print what the rollups "
@@ -99,12 +110,17 @@ def main(argv: list[str]) -> int:
     p.add_argument("--repeat", type=int, default=1, help="runs of each (with --compare: of each pair)")
     args = p.parse_args(argv)
     shapes = [s.strip() for s in args.shapes.split(",") if s.strip()]
-    bad = [s for s in shapes if s not in ("global-day", "decades")]
+    bad = [s for s in shapes if s not in SHAPES]
     if bad:
         p.error(f"unknown shape(s) {', '.join(bad)}")
     out: dict[str, Any] = {}
     for shape in shapes:
-        path = cached_download(day_request([date(2020, 1, 1)])) if shape == "global-day" else decades_download()
+        if shape == "global-day":
+            path = cached_download(day_request([date(2020, 1, 1)]))
+        elif shape == "area":
+            path = decades_download(area=AREA_AREA, years=AREA_YEARS, name="area", now=AREA_NOW)
+        else:
+            path = decades_download()
         table = f"bench_{shape.replace('-', '_')}"
         runs, bare = [], []
         for _ in range(max(1, args.repeat)):

@@ -20,9 +20,14 @@ from era5etl.read.columns import STEP_NAMES, UNITS, known
 
 
 def add_parsers(sub: Any) -> None:
-    se = sub.add_parser("series", help="one place's series: the nearest grid point's rows, hourly, daily or monthly")
-    se.add_argument("lat", type=float, help="latitude of the place, degrees north (-90..90)")
-    se.add_argument("lon", type=float, help="longitude of the place, degrees east (-180..360)")
+    se = sub.add_parser("series", help="one place's series (the nearest grid point's rows) or an area's (the "
+                                       "points' cos(latitude)-weighted mean, min and max), hourly, daily or monthly")
+    se.add_argument("lat", type=float, nargs="?", help="latitude of the place, degrees north (-90..90)")
+    se.add_argument("lon", type=float, nargs="?", help="longitude of the place, degrees east (-180..360)")
+    se.add_argument("--area", metavar="N/W/S/E",
+                    help="instead of a place, an area: per step the mean of its grid points weighted by "
+                         "cos(latitude), their min and max, an accumulation's mean total, and the points and hours "
+                         "read (for example 50/5/45/10)")
     se.add_argument("--from", dest="start", metavar="YYYY-MM-DD", help="first day (UTC; default: the first loaded)")
     se.add_argument("--to", dest="end", metavar="YYYY-MM-DD",
                     help="last day, included (UTC; default: the last loaded)")
@@ -101,6 +106,12 @@ def cmd_series(args: argparse.Namespace) -> int:
         raise InputError(f"--to {args.end} is before --from {args.start}")
     variables = [v.strip() for v in args.variables.split(",")] if args.variables else None
     table = args.table or settings.load().table
+    if args.area is not None:
+        if args.lat is not None or args.lon is not None:
+            raise InputError("give a place (lat lon) or --area N/W/S/E, not both")
+        return _area_series(args, table, start, end, variables)
+    if args.lat is None or args.lon is None:
+        raise InputError("give a place (lat lon, for example 45.5 7.5) or --area N/W/S/E (for example 50/5/45/10)")
     target = _png(args.png) if args.png else None
     parquet = _png(args.parquet, "--parquet") if args.parquet else None
     with connect(database_url()) as conn:
@@ -128,6 +139,40 @@ def cmd_series(args: argparse.Namespace) -> int:
         header = ["time"] + [f"{c} ({UNITS[c]})" for c in s.columns]
         print(_table(header, [[t, *(data["values"][c][i] for c in s.columns)] for i, t in enumerate(data["time"])]))
     return 0
+
+
+def _area_series(args: argparse.Namespace, table: str, start: datetime | None, end: datetime | None,
+                 variables: list[str] | None) -> int:
+    from era5etl.read.area import area_csv, area_json, area_series
+
+    if args.png or args.parquet:
+        raise InputError(f"{'--png' if args.png else '--parquet'} draws or writes one place's series; an area's "
+                         "comes as a table, --csv or --json")
+    area = Area.parse(args.area)
+    with connect(database_url()) as conn:
+        s = area_series(conn, table, area, start, end, variables, args.step)
+    points = int(s.points.max())
+    where = (f"area {area}: {points:,} grid points, cos(latitude)-weighted, {len(s.time):,} {STEP_NAMES[args.step]} "
+             f"steps of {table}")
+    print(f"# {where}" if args.csv else where)
+    if args.csv:
+        print(area_csv(s), end="")
+        return 0
+    data = area_json(s)
+    if args.json:
+        print(json.dumps(data))
+        return 0
+    header = ["time", "points", "hours"] + [f"{c} ({UNITS[c]})" for c in s.columns]
+    rows = [[t, data["points"][i], data["hours"][i], *(_short(data["values"][c][i]) for c in s.columns)]
+            for i, t in enumerate(data["time"])]
+    print(_table(header, rows))
+    if data["gaps"]:
+        print(f"no rows: {'; '.join(data['gaps'])}")
+    return 0
+
+
+def _short(value: float | None) -> float | None:
+    return None if value is None else float(f"{value:.6g}")
 
 
 def cmd_map(args: argparse.Namespace) -> int:
