@@ -27,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from era5etl.core.catalogue import CATALOGUE, Variable
+from era5etl.core.catalogue_land import LAND_CATALOGUE, LAND_DEFAULT_VARIABLES
 from era5etl.core.errors import InputError
 
 Accumulation = Literal["hourly", "since_00utc"]
@@ -99,7 +100,15 @@ SINGLE_LEVELS = Dataset(
     grid=ERA5_GRID, catalogue=CATALOGUE, default_variables=tuple(v.cds_name for v in CATALOGUE[:6]),
     first_month="1940-01", request_keys={"product_type": ["reanalysis"]})
 
-DATASETS: dict[str, Dataset] = {SINGLE_LEVELS.name: SINGLE_LEVELS}
+# ERA5-Land: 0.1 degree, land points only (sea is NaN in NetCDF, bitmap-missing in GRIB, and no row),
+# no product type, accumulations a running total from 00 UTC (stored as hourly amounts, see
+# era5etl.stage.land and docs/land.md).
+LAND = Dataset(
+    name="land", collection="reanalysis-era5-land", title="ERA5-Land hourly",
+    grid=LAND_GRID, catalogue=LAND_CATALOGUE, default_variables=LAND_DEFAULT_VARIABLES,
+    first_month="1950-01", request_keys={}, accumulation="since_00utc", land_only=True)
+
+DATASETS: dict[str, Dataset] = {SINGLE_LEVELS.name: SINGLE_LEVELS, LAND.name: LAND}
 DEFAULT = SINGLE_LEVELS
 
 

@@ -77,6 +77,9 @@ class BlockReader:
 
     valid_time: DT64
     _closed: bool = False
+    # What blocks' values are: float32 in table units; the ERA5-Land stager (stage.land) asks its
+    # inner reader for float64 file values (unit-free variables) and makes the table's from them.
+    dtype: type[np.floating] = np.float32
 
     def blocks(self, start: datetime | None = None, end: datetime | None = None, hours: int = 1
                ) -> Iterator[Block]:

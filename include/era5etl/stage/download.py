@@ -25,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 import xarray as xr
 
+from era5etl.core.datasets import SINGLE_LEVELS, Dataset, LatLonGrid
 from era5etl.core.grid import normalize_longitude
 from era5etl.core.variables import VARIABLES, Variable
 from era5etl.stage.archive import _extract_zip, _sniff
@@ -55,7 +56,7 @@ class NetcdfDownload(BlockReader):
     time_chunk: int  # the deepest time chunking of a table variable: blocks of this many hours read best
 
     def __init__(self, paths: list[Path], parts: list[_Part], tmpdir: Path | None,
-                 variables: Sequence[Variable] = VARIABLES) -> None:
+                 variables: Sequence[Variable] = VARIABLES, lattice: LatLonGrid | None = None) -> None:
         self.paths = paths
         self.parts = [p.label for p in parts]
 
@@ -100,7 +101,7 @@ class NetcdfDownload(BlockReader):
         self.expver = sorted({e for p in table_parts for e in p.expver})
         self.time_chunk = max(p.time_chunk for p in table_parts)
 
-        grid = grid_points(first.lat, first.lon, _grid(first))
+        grid = grid_points(first.lat, first.lon, _grid(first), lattice)
         self.points = grid.count
         self.latitude, self.longitude, self.location_id = grid.latitude, grid.longitude, grid.location_id
         self.notes: list[str] = []  # what the GRIB stager reports of expver and duplicates; none here
@@ -133,12 +134,12 @@ class NetcdfDownload(BlockReader):
         for s, j0, j1 in spans:
             if j1 - j0 == len(times):
                 s.part.cached = True
-                return s.read(j0, j1)
-        out = np.full((len(times), self.points), np.nan, dtype=np.float32)
+                return s.read(j0, j1, self.dtype)
+        out = np.full((len(times), self.points), np.nan, dtype=self.dtype)
         for s, j0, j1 in spans:
             if j1 > j0:
                 s.part.cached = True
-                out[np.searchsorted(times, s.times[j0:j1])] = s.read(j0, j1)
+                out[np.searchsorted(times, s.times[j0:j1])] = s.read(j0, j1, self.dtype)
         return out
 
     def _release(self) -> None:
@@ -166,16 +167,34 @@ def _grid(p: _Part) -> str:
             f"longitude {p.lon[0]:g}..{p.lon[-1]:g})")
 
 
-def open_download(paths: Sequence[Path], *, variables: Sequence[Variable] = VARIABLES, tmp_dir: Path | None = None,
-                  chunk_cache_bytes: int = DEFAULT_CHUNK_CACHE_BYTES) -> StagedDownload:
+def open_download(paths: Sequence[Path], *, variables: Sequence[Variable] | None = None,
+                  tmp_dir: Path | None = None, chunk_cache_bytes: int = DEFAULT_CHUNK_CACHE_BYTES,
+                  dataset: Dataset = SINGLE_LEVELS) -> StagedDownload:
     """Open the files of one download (NetCDF, GRIB, or ZIPs of either) for reading in blocks.
 
     ``tmp_dir``: where ZIPs are extracted (a fresh temporary directory inside it, removed on close).
     A grid off the global 0.25 degree lattice opens with ``location_id`` None (its rows get NULL ids).
     GRIB files are read by :mod:`era5etl.stage.grib`; one download is all GRIB or all NetCDF.
-    ``variables``: what is loaded from it (any catalogued ones; the table's six by default); anything
-    else in the files is named in ``ignored``.
+    ``variables``: what is loaded from it (any catalogued ones; the table's six by default, for
+    another dataset its whole catalogue); anything else in the files is named in ``ignored``.
+    ``dataset``: whose download it is (single levels by default). Its grid numbers the points; for
+    ERA5-Land (land only, running totals from 00 UTC) the download is read through
+    :class:`era5etl.stage.land.LandDownload`: sea points are not rows, accumulations hourly amounts.
     """
+    if variables is None:
+        variables = VARIABLES if dataset is SINGLE_LEVELS else dataset.catalogue
+    lattice = None if dataset is SINGLE_LEVELS else dataset.grid
+    if dataset.land_only or dataset.accumulation != "hourly":
+        from era5etl.stage.land import LandDownload, raw_variables
+
+        inner = open_download(paths, variables=raw_variables(variables), tmp_dir=tmp_dir,
+                              chunk_cache_bytes=chunk_cache_bytes, dataset=_numbered_by(dataset))
+        try:
+            inner.dtype = np.float64  # type: ignore[attr-defined]
+            return LandDownload(inner, variables, dataset)
+        except BaseException:
+            inner.close()
+            raise
     if not paths:
         raise StageError("no files given")
     tmpdir: Path | None = None
@@ -198,7 +217,7 @@ def open_download(paths: Sequence[Path], *, variables: Sequence[Variable] = VARI
         kinds = {kind == "grib" for _, _, kind in files}
         if kinds == {True}:
             grib = GribDownload([Path(p) for p in paths], [f for f, _, _ in files], [label for _, label, _ in files],
-                                variables)
+                                variables, lattice)
             if tmpdir is not None:  # the files stay open by descriptor; their names can go now
                 shutil.rmtree(tmpdir, ignore_errors=True)
             return grib
@@ -208,7 +227,14 @@ def open_download(paths: Sequence[Path], *, variables: Sequence[Variable] = VARI
         by_name = {v.short_name: v for v in variables}
         for member, label, kind in files:
             parts.append(_open_part(member, label, kind, chunk_cache_bytes, by_name))
-        return NetcdfDownload([Path(p) for p in paths], parts, tmpdir, variables)
+        return NetcdfDownload([Path(p) for p in paths], parts, tmpdir, variables, lattice)
     except BaseException:
         _release([p.ds for p in parts], tmpdir)
         raise
+
+
+def _numbered_by(dataset: Dataset) -> Dataset:
+    """The dataset as its inner stager sees it: its grid, none of the conventions LandDownload applies."""
+    from dataclasses import replace
+
+    return replace(dataset, land_only=False, accumulation="hourly")

@@ -19,6 +19,9 @@ What a GRIB file holds that the NetCDF conversion hides, and how it is loaded:
   loaded: final ERA5 (0001) over ERA5T (0005) over any other; the replaced ones are counted in
   ``notes``. The same hour twice with the same expver is loaded once if the two decode equal, and
   refused if they differ (which one is right cannot be told).
+* **one lattice, two encodings**: ERA5-Land's GRIB2-only snow cover comes in messages whose grid
+  section differs from the GRIB1 ones' (longitudes 0..360 instead of -180..180); grids whose points
+  are the same after mapping longitude to (-180, 180] are one grid.
 * **messages not loaded** (another stream's parameters such as the wave model's on its 0.5 degree
   grid, variables the table has no column for) are named in ``ignored``, never dropped silently.
   The table's variables must all be on one regular lat/lon grid.
@@ -35,6 +38,7 @@ import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import eccodes
 import numpy as np
@@ -44,6 +48,9 @@ from era5etl.core.expver import FINAL, PRELIMINARY
 from era5etl.core.variables import BY_PARAM_ID, VARIABLES, Variable
 from era5etl.stage.block import DT64, F32, Block, BlockReader, StageError
 from era5etl.stage.points import Points, grid_points
+
+if TYPE_CHECKING:
+    from era5etl.core.datasets import LatLonGrid
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +93,7 @@ def _valid(date: int, hhmm: int, step_h: int) -> int:
     return int(day.astype(np.int64)) + (hhmm // 100) * 3600 + (hhmm % 100) * 60 + step_h * 3600
 
 
-def _describe_grid(h: int, label: str) -> _Grid:
+def _describe_grid(h: int, label: str, lattice: LatLonGrid | None) -> _Grid:
     kind = eccodes.codes_get_string(h, "gridType")
     ni, nj = eccodes.codes_get_long(h, "Ni"), eccodes.codes_get_long(h, "Nj")
     lat1, lat2 = (eccodes.codes_get_double(h, f"latitudeOf{e}GridPointInDegrees") for e in ("First", "Last"))
@@ -99,7 +106,7 @@ def _describe_grid(h: int, label: str) -> _Grid:
     lats = eccodes.codes_get_array(h, "latitudes")
     lons = eccodes.codes_get_array(h, "longitudes")
     try:
-        return _Grid(text, grid_points(lats[::ni], lons[:ni], f"{label} ({text})"), "")
+        return _Grid(text, grid_points(lats[::ni], lons[:ni], f"{label} ({text})", lattice), "")
     except StageError as exc:  # refused only if the table's variables are on it, not for an ignored stream
         return _Grid(text, None, str(exc))
 
@@ -116,7 +123,7 @@ def _check_gap(f: object, label: str, start: int, stop: int) -> None:
         at += len(chunk)
 
 
-def _index(paths: Sequence[Path], labels: Sequence[str]) -> _Index:
+def _index(paths: Sequence[Path], labels: Sequence[str], lattice: LatLonGrid | None = None) -> _Index:
     ix = _Index([], [], [], [], [], [], [], {}, {})
     for n, (path, label) in enumerate(zip(paths, labels, strict=True)):
         size, end, count = path.stat().st_size, 0, 0
@@ -139,7 +146,7 @@ def _index(paths: Sequence[Path], labels: Sequence[str]) -> _Index:
                     param = _param(h)
                     grid = eccodes.codes_get_string(h, "md5GridSection")
                     if grid not in ix.grids:
-                        ix.grids[grid] = _describe_grid(h, label)
+                        ix.grids[grid] = _describe_grid(h, label, lattice)
                     if param not in BY_PARAM_ID and param not in ix.names:
                         ix.names[param] = eccodes.codes_get_string(h, "shortName")
                     ix.file.append(n)
@@ -166,11 +173,11 @@ class GribDownload(BlockReader):
     builds it for GRIB files)."""
 
     def __init__(self, paths: list[Path], files: Sequence[Path], labels: Sequence[str],
-                 variables: Sequence[Variable] = VARIABLES) -> None:
+                 variables: Sequence[Variable] = VARIABLES, lattice: LatLonGrid | None = None) -> None:
         self.paths = paths
         self.parts = list(labels)
         self.time_chunk = 1  # one message per variable and hour
-        ix = _index(files, labels)
+        ix = _index(files, labels, lattice)
         self.messages = len(ix.param)
         table = {v.param_id: v for v in variables}
         params = np.asarray(ix.param)
@@ -180,7 +187,7 @@ class GribDownload(BlockReader):
             raise StageError(f"{', '.join(self.parts)}: none of the table's variables are in the download "
                              f"(it needs some of {', '.join(v.grib_name for v in variables)}; "
                              f"found {', '.join(self.ignored)})")
-        grids = sorted({ix.grid[i] for i in np.flatnonzero(mine)})
+        grids = _same_points(ix, sorted({ix.grid[i] for i in np.flatnonzero(mine)}))
         if len(grids) > 1:
             raise StageError(f"{', '.join(self.parts)}: the table's variables are on different grids: "
                              + "; ".join(ix.grids[g].label for g in grids))
@@ -279,7 +286,7 @@ class GribDownload(BlockReader):
             b = min(a + hours, i1)
             values = {}
             for column, where in self._where.items():
-                out = np.full((b - a, self.points), np.nan, dtype=np.float32)
+                out = np.full((b - a, self.points), np.nan, dtype=self.dtype)
                 scale, offset = self._scale[column]
                 for t in range(a, b):
                     if where[t] >= 0:
@@ -297,6 +304,22 @@ class GribDownload(BlockReader):
     def __repr__(self) -> str:
         return (f"<GribDownload {', '.join(p.name for p in self.paths)}: {self.messages} messages, "
                 f"{len(self.valid_time)} hours x {self.points} points, columns {[v.column for v in self.variables]}>")
+
+
+def _same_points(ix: _Index, grids: list[str]) -> list[str]:
+    """The grid sections, those whose points are another's (GRIB1 at -180..180 and GRIB2 at 0..360 of
+    one lattice) merged into the first: their messages are relabelled with it."""
+    kept: list[str] = []
+    for g in grids:
+        p = ix.grids[g].points
+        same = next((k for k in kept if p is not None and (q := ix.grids[k].points) is not None
+                     and p.count == q.count and np.array_equal(p.latitude, q.latitude)
+                     and np.array_equal(p.longitude, q.longitude)), None)
+        if same is None:
+            kept.append(g)
+        else:
+            ix.grid = [same if x == g else x for x in ix.grid]
+    return kept
 
 
 def _ignored(ix: _Index, params: npt.NDArray[np.int64], mine: npt.NDArray[np.bool_],

@@ -94,8 +94,8 @@ class _Source:
         assert self.part.times is not None
         return self.part.times
 
-    def read(self, j0: int, j1: int) -> F32:
-        """Time steps j0..j1-1 of this part as (steps, points) float32 in table units."""
+    def read(self, j0: int, j1: int, dtype: type[np.floating] = np.float32) -> F32:
+        """Time steps j0..j1-1 of this part as (steps, points) float32 (or ``dtype``) in table units."""
         p = self.part
         dims = [p.time_dim, *([_EXPVER] if p.expver_order else []), p.lat_dim, p.lon_dim]
         da = p.ds[self.name].isel({p.time_dim: slice(j0, j1)}).transpose(*dims)
@@ -110,7 +110,7 @@ class _Source:
             x = _first_valid(x, p.expver_order)
         np.multiply(x, self.variable.scale, out=x)
         np.add(x, self.variable.offset, out=x)
-        return x.astype(np.float32).reshape(j1 - j0, -1)
+        return x.astype(dtype, copy=False).reshape(j1 - j0, -1)
 
 
 def _first_valid(x: F64, order: tuple[int, ...]) -> F64:
