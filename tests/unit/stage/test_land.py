@@ -117,7 +117,7 @@ def test_notes_say_what_is_null_and_what_is_sea(samples: Path) -> None:
 
 
 def test_an_all_sea_area_is_refused(samples: Path) -> None:
-    with pytest.raises(StageError, match="no land point.*all sea"):
+    with pytest.raises(StageError, match=r"no land point.*all sea"):
         open_download([samples / ALL_SEA], dataset=LAND)
 
 
