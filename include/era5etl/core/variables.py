@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from era5etl.core.catalogue import CATALOGUE as CATALOGUE, PACKING_TOLERANCE as PACKING_TOLERANCE, Variable
+from era5etl.core.datasets import SINGLE_LEVELS, Dataset
 from era5etl.core.errors import InputError
 
 __all__ = [
@@ -82,8 +83,9 @@ def parse_list(text: str | Sequence[str]) -> list[Variable]:
     return resolve(n.strip() for n in names if n.strip())
 
 
-def load_variables(asked: Iterable[Variable]) -> tuple[Variable, ...]:
+def load_variables(asked: Iterable[Variable], dataset: Dataset = SINGLE_LEVELS) -> tuple[Variable, ...]:
     """The variables a load writes: the table's six (a row is replaced whole, so a six not in the
-    download is written NULL), then any other catalogued variable asked for, in catalogue order."""
+    download is written NULL), then any other variable of ``dataset``'s catalogue asked for, in its
+    order (ERA5-Land's snow cover is in its catalogue, not in ERA5's)."""
     extra = set(asked) - set(VARIABLES)
-    return (*VARIABLES, *(v for v in CATALOGUE if v in extra))
+    return (*VARIABLES, *(v for v in dataset.catalogue if v in extra))

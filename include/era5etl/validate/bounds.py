@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from era5etl.core.catalogue import CATALOGUE, PACKING_TOLERANCE as PACKING_TOLERANCE
+from era5etl.core.catalogue_land import LAND_CATALOGUE
 from era5etl.core.errors import InputError
 from era5etl.core.variables import VARIABLES
 
@@ -26,7 +27,8 @@ class Bounds:
 # ERA5 is stored as GRIB with 16-bit packing, which rounds each value to a step of up to 1/65535 of
 # the field's range, so a bounded field can read up to half a step past its bound (cloud cover 1.00002):
 # a fraction's upper bound in the catalogue is 1 + PACKING_TOLERANCE.
-_BY_COLUMN: dict[str, Bounds] = {v.column: Bounds(v.column, v.low, v.high) for v in CATALOGUE}
+# ERA5's columns and ERA5-Land's own (snow cover, leaf area, ...): a column's bounds whatever its table.
+_BY_COLUMN: dict[str, Bounds] = {v.column: Bounds(v.column, v.low, v.high) for v in (*LAND_CATALOGUE, *CATALOGUE)}
 
 
 def bounds_for(columns: Iterable[str]) -> tuple[Bounds, ...]:
