@@ -35,8 +35,8 @@ ROLLUP_COLUMNS: tuple[str, ...] = (*ROLLUP_KEYS, *ROLLUP_VALUES)
 
 # The unit of every column a read can answer with: each catalogued variable's column in the table's
 # unit (era5etl.core.catalogue), a rollup's column that of its variable; JSON answers carry them.
-_UNIT_OF = {**{v.column: v.table_unit for v in (*LAND_CATALOGUE, *CATALOGUE)}, WIND_SPEED: "m/s", "wind_speed_100m": "m/s",
-            "latitude": "degrees_north", "longitude": "degrees_east", "hours": "hours"}
+_UNIT_OF = {**{v.column: v.table_unit for v in (*LAND_CATALOGUE, *CATALOGUE)}, WIND_SPEED: "m/s",
+            "wind_speed_100m": "m/s", "latitude": "degrees_north", "longitude": "degrees_east", "hours": "hours"}
 UNITS: MappingProxyType[str, str] = MappingProxyType(
     {**_UNIT_OF, **{f"{variable}_{agg}": unit for variable, unit in _UNIT_OF.items() for agg in AGGREGATES}})
 
