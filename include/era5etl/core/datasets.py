@@ -69,7 +69,9 @@ class LatLonGrid:
     def coordinates(self, ids: npt.ArrayLike) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
         """(latitude, longitude) of point ids: the inverse of :meth:`location_ids`."""
         index = np.asarray(ids, dtype=np.int64) - 1
-        return (index // self.lon_count) * self.step - 90.0, (index % self.lon_count) * self.step + self.lon_first
+        lat = (index // self.lon_count) * self.step - 90.0
+        lon = (index % self.lon_count) * self.step + self.lon_first
+        return np.asarray(lat, dtype=np.float64), np.asarray(lon, dtype=np.float64)
 
 
 ERA5_GRID = LatLonGrid(step=0.25, lat_count=721, lon_count=1440, lon_first=-179.75)
