@@ -93,6 +93,7 @@ def _table(header: list[str], rows: list[list[Any]]) -> str:
 
 
 def cmd_series(args: argparse.Namespace) -> int:
+    from era5etl.read.points import describe
     from era5etl.read.series import nearest_point, series, series_csv, series_json
 
     start, last = _day(args.start, "--from"), _day(args.end, "--to")
@@ -106,8 +107,7 @@ def cmd_series(args: argparse.Namespace) -> int:
     with connect(database_url()) as conn:
         point = nearest_point(conn, table, args.lat, args.lon)
         s = series(conn, table, point, start, end, variables, args.step)
-    where = (f"point {point.location_id}: {point.latitude:g}, {point.longitude:g} ({point.distance_km:.1f} km from "
-             f"{args.lat:g}, {args.lon:g}), {len(s.time):,} {STEP_NAMES[args.step]} rows of {table}")
+    where = f"{describe(point, args.lat, args.lon)}, {len(s.time):,} {STEP_NAMES[args.step]} rows of {table}"
     print(f"# {where}" if args.csv else where)
     if args.csv:
         print(series_csv(s), end="")
