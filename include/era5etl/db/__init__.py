@@ -135,6 +135,7 @@ def ensure_schema(url: str, table: str = "weather", chunk_interval: str = "1 day
             conn.execute(_render(SQL_DIR / "002_pipeline_tables.sql"))
             conn.execute(_render(SQL_DIR / "003_cds_jobs.sql"))
             conn.execute(_render(SQL_DIR / "004_validation.sql"))
+            conn.execute(_render(SQL_DIR / "005_land_points.sql"))
             found = conn.execute("SELECT to_regclass(%s)", (ident.as_string(conn),)).fetchone()
             new = found is None or found[0] is None
             conn.execute(_render(SQL_DIR / "010_weather_hypertable.sql", table=ident))

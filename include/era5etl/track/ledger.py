@@ -68,6 +68,26 @@ def set_state(
         )
 
 
+def record_land_points(url: str, *, table: str, month: Month, area: str, points: int) -> None:
+    """Keep the land points of a staged ERA5-Land month (its download's land mask counted), which its
+    validation expects; the month must be in the ledger (``set_state`` first)."""
+    if points < 1:
+        raise ValueError(f"{table} {month} {area}: {points} land points; an all-sea month is refused at staging")
+    with connect(url) as conn, conn.transaction():
+        cur = conn.execute("UPDATE era5_months SET land_points = %s WHERE table_name = %s AND month = %s"
+                           " AND area = %s", (points, table, month.start.date(), area))
+        if cur.rowcount != 1:
+            raise LookupError(f"{table} {month} {area} is not in the ledger; its land points cannot be kept")
+
+
+def land_points(url: str, *, table: str, month: Month, area: str) -> int | None:
+    """The land points recorded when the month was staged, None if none were."""
+    with connect(url) as conn:
+        row = conn.execute("SELECT land_points FROM era5_months WHERE table_name = %s AND month = %s AND area = %s",
+                           (table, month.start.date(), area)).fetchone()
+    return None if row is None or row[0] is None else int(row[0])
+
+
 def record_validation(
     url: str, *, table: str, month: Month, area: str, failed: list[str], path: str | None,
     observed_rows: int | None = None, run_id: str | None = None, settle: bool = False,
