@@ -22,6 +22,14 @@ DATASETS: dict[str, dict[str, str]] = {
             "Served here by a local stand-in with synthetic values."
         ),
     },
+    "reanalysis-era5-land": {
+        "title": "ERA5-Land hourly data from 1950 to present",
+        "description": (
+            "ERA5-Land is a reanalysis dataset providing a consistent view of the evolution of land variables "
+            "at 0.1 degree. Served here by a local stand-in with synthetic values: land points only, "
+            "accumulations as running totals from 00 UTC."
+        ),
+    },
 }
 
 # OGC API - Processes exception types, as the real service sends them.

@@ -33,6 +33,7 @@ class SynthRequest:
     grid: tuple[Decimal, Decimal]  # (longitude step, latitude step), as the CDS ``grid`` keyword
     zip_always: bool  # download_format "zip"
     data_format: str = "netcdf"  # "netcdf" or "grib" (GRIB edition 1, as the CDS serves ERA5 single levels)
+    dataset: str = "reanalysis-era5-single-levels"  # or "reanalysis-era5-land" (synth.land)
 
     @property
     def step_types(self) -> tuple[str, ...]:
@@ -110,20 +111,33 @@ def _decimal(raw: Any, key: str) -> Decimal:
     return value
 
 
-def parse_request(request: Mapping[str, Any]) -> SynthRequest:
-    """Validate a request as the CDS would and work out the grid and times it selects."""
-    product = _as_list(request.get("product_type", ["reanalysis"]), "product_type")
-    if [str(p) for p in product] != ["reanalysis"]:
-        raise RequestError(f"product_type: only ['reanalysis'] is served here, got {product!r}")
+def parse_request(request: Mapping[str, Any], dataset: str = "reanalysis-era5-single-levels") -> SynthRequest:
+    """Validate a request to ``dataset`` as the CDS would and work out the grid and times it selects.
+
+    ERA5-Land (``reanalysis-era5-land``) has no product type (a request naming one is refused), its
+    own variables (:data:`localcds.synth.land.LAND_META`), data from 1950 and a 0.1 degree native grid.
+    """
+    land = dataset == "reanalysis-era5-land"
+    if land:
+        from localcds.synth.land import LAND_FIRST_YEAR, LAND_META, LAND_ORDER
+
+        if "product_type" in request:
+            raise RequestError(f"product_type: {dataset} has no product type, got {request['product_type']!r}")
+        known, order, first_year, native = LAND_META, LAND_ORDER, LAND_FIRST_YEAR, "0.1"
+    else:
+        product = _as_list(request.get("product_type", ["reanalysis"]), "product_type")
+        if [str(p) for p in product] != ["reanalysis"]:
+            raise RequestError(f"product_type: only ['reanalysis'] is served here, got {product!r}")
+        known, order, first_year, native = META, FILE_ORDER, 1940, "0.25"
 
     names = [str(n).strip() for n in _as_list(request.get("variable"), "variable")]
     if not names:
         raise RequestError("variable: at least one variable is required")
-    unknown = [n for n in names if n not in META]
+    unknown = [n for n in names if n not in known]
     if unknown:
-        raise RequestError(f"variable: unknown or unsupported {unknown!r}; known: {sorted(META)}")
+        raise RequestError(f"variable: unknown or unsupported {unknown!r}; known: {sorted(known)}")
     wanted = set(names)
-    variables = tuple(sorted((META[n] for n in wanted), key=lambda m: FILE_ORDER.index(m.short_name)))
+    variables = tuple(sorted((known[n] for n in wanted), key=lambda m: order.index(m.short_name)))
 
     # As on the CDS, no data_format means GRIB; the legacy key "format" still works.
     data_format = str(request.get("data_format", request.get("format", "grib"))).strip().lower()
@@ -133,7 +147,7 @@ def parse_request(request: Mapping[str, Any]) -> SynthRequest:
     if download_format not in ("unarchived", "zip"):
         raise RequestError(f"download_format: expected 'unarchived' or 'zip', got {download_format!r}")
 
-    years = _ints(_as_list(request.get("year"), "year"), "year", 1940, 2100)
+    years = _ints(_as_list(request.get("year"), "year"), "year", first_year, 2100)
     months = _ints(_as_list(request.get("month"), "month"), "month", 1, 12)
     days = _ints(_as_list(request.get("day"), "day"), "day", 1, 31)
     hours = _hours(_as_list(request.get("time"), "time"))
@@ -150,7 +164,7 @@ def parse_request(request: Mapping[str, Any]) -> SynthRequest:
     if not times:
         raise RequestError("year/month/day: no valid date in the request")
 
-    grid_raw = _as_list(request.get("grid", ["0.25", "0.25"]), "grid")
+    grid_raw = _as_list(request.get("grid", [native, native]), "grid")
     if len(grid_raw) == 1:
         grid_raw = grid_raw * 2
     if len(grid_raw) != 2:
@@ -189,4 +203,5 @@ def parse_request(request: Mapping[str, Any]) -> SynthRequest:
         grid=(dlon, dlat),
         zip_always=download_format == "zip",
         data_format=DATA_FORMATS[data_format],
+        dataset=dataset,
     )
