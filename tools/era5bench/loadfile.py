@@ -50,8 +50,19 @@ def decades_download(cache_dir: Path = CACHE_DIR) -> Path:
     return path
 
 
-def run(path: Path, table: str) -> dict[str, Any]:
-    """``python -m era5etl load-file PATH --table TABLE --json`` in a process of its own, timed."""
+def land_day_request(day: date) -> dict[str, Any]:
+    """A global ERA5-Land day (0.1 degree, no product type) of ERA5-Land's default variables."""
+    from era5etl.core.datasets import LAND
+
+    return {"variable": list(LAND.default_variables), "year": [f"{day.year}"], "month": [f"{day.month:02d}"],
+            "day": [f"{day.day:02d}"], "time": [f"{h:02d}:00" for h in range(24)], "data_format": "netcdf",
+            "download_format": "unarchived"}
+
+
+def run(path: Path, table: str, land: bool = False) -> dict[str, Any]:
+    """``python -m era5etl load-file PATH --table TABLE --json`` in a process of its own, timed; for
+    ERA5-Land (``land``) ``python -m era5bench.landload``, the same steps with ``dataset=LAND`` (until
+    load-file takes a dataset)."""
     from era5etl.db import connect, database_url, drop_table
 
     url = database_url()
@@ -59,8 +70,9 @@ def run(path: Path, table: str) -> dict[str, Any]:
         drop_table(conn, table)
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         began = time.perf_counter()
-        child = subprocess.Popen([sys.executable, "-m", "era5etl", "load-file", str(path), "--table", table,
-                                  "--json"], stdout=out, stderr=err, text=True)
+        command = (["-m", "era5bench.landload", str(path), table] if land
+                   else ["-m", "era5etl", "load-file", str(path), "--table", table, "--json"])
+        child = subprocess.Popen([sys.executable, *command], stdout=out, stderr=err, text=True)
         # wait4: this child's own resource usage (its peak RSS), not the largest of all children's.
         _, status, usage = os.wait4(child.pid, 0)
         wall = time.perf_counter() - began
@@ -89,17 +101,21 @@ def run(path: Path, table: str) -> dict[str, Any]:
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="python -m era5bench load-file",
                                 description="load-file on a global day and on 4 points over 1940-2024, timed")
-    p.add_argument("--shapes", default="global-day,decades", help="comma-separated: global-day, decades")
+    p.add_argument("--shapes", default="global-day,decades",
+                   help="comma-separated: global-day, decades, land-global-day (ERA5-Land, 0.1 degree)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     args = p.parse_args(argv)
     shapes = [s.strip() for s in args.shapes.split(",") if s.strip()]
-    bad = [s for s in shapes if s not in ("global-day", "decades")]
+    bad = [s for s in shapes if s not in ("global-day", "decades", "land-global-day")]
     if bad:
         p.error(f"unknown shape(s) {', '.join(bad)}")
     out: dict[str, Any] = {}
     for shape in shapes:
-        path = cached_download(day_request([date(2020, 1, 1)])) if shape == "global-day" else decades_download()
-        out[shape] = run(path, f"bench_{shape.replace('-', '_')}")
+        if shape == "land-global-day":
+            path = cached_download(land_day_request(date(2020, 1, 1)), dataset="reanalysis-era5-land")
+        else:
+            path = cached_download(day_request([date(2020, 1, 1)])) if shape == "global-day" else decades_download()
+        out[shape] = run(path, f"bench_{shape.replace('-', '_')}", land=shape == "land-global-day")
         if not args.json:
             r = out[shape]
             print(f"{shape}: {r['rows']:,} rows in {r['wall_s']:.1f} s, {r['rows_per_s_process']:,} rows/s for the "

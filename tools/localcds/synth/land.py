@@ -23,7 +23,7 @@ numbers.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Literal
@@ -73,25 +73,33 @@ def land_mask(seed: int, lats: F64, lons: F64) -> npt.NDArray[np.bool_]:
 def land_values(meta: VarMeta, seed: int, seconds: npt.NDArray[np.int64], lats: F64, lons: F64) -> F64:
     """(T, lat, lon) values of ``meta`` at ``seconds`` as the files hold them: instant fields as they
     are, accumulations as running totals from 00 UTC; packed; NaN at sea."""
-    if meta.step_type == "accum":
-        # Every hour from 01 UTC of the first accumulation day to the last valid time.
-        day0 = ((seconds[0] - 3600) // 86400) * 86400
-        hours = np.arange(day0 + 3600, seconds[-1] + 1, 3600, dtype=np.int64)
-        amounts = _field(meta, FieldSlice(seed, hours, lats, lons))
-        # Running totals restarting after each 00 UTC (the 00 UTC value closes the previous day).
-        day_of = (hours - 3600) // 86400
-        total = np.cumsum(amounts, axis=0)
-        starts = np.r_[0, np.flatnonzero(np.diff(day_of)) + 1]
-        before = np.zeros_like(total)
-        for a, b in zip(starts, [*starts[1:], len(hours)], strict=True):
-            before[a:b] = total[a - 1] if a > 0 else 0.0
-        running = (total - before)[np.searchsorted(hours, seconds)]
-        values = packing.grib_packed(f"land:{meta.short_name}", running).astype(np.float64)
-    else:
-        values = packing.grib_packed(f"land:{meta.short_name}", _field(meta, FieldSlice(seed, seconds, lats, lons))
-                                     ).astype(np.float64)
-    values[:, ~land_mask(seed, lats, lons)] = np.nan
-    return values
+    return np.stack(list(land_hours(meta, seed, seconds, lats, lons)))
+
+
+def land_hours(meta: VarMeta, seed: int, seconds: npt.NDArray[np.int64], lats: F64, lons: F64) -> Iterator[F64]:
+    """:func:`land_values` an hour at a time (``seconds`` sorted), so a global hour is all memory holds.
+    A running total is carried from hour to hour, restarted after 00 UTC, and built from 01 UTC of its
+    day when the first hour asked for (or one after a gap) is later in the day."""
+    sea = ~land_mask(seed, lats, lons)
+    key = f"land:{meta.short_name}"
+    total: F64 | None = None
+    at = -1  # the hour ``total`` is the running total at
+    for t in seconds.tolist():
+        if meta.step_type != "accum":
+            values = _field(meta, FieldSlice(seed, np.array([t], dtype=np.int64), lats, lons))[0]
+        else:
+            day0 = ((t - 3600) // 86400) * 86400  # the 00 UTC its total runs from
+            if total is None or at < day0 + 3600 or at >= t:
+                total, at = np.zeros((lats.size, lons.size)), day0
+            for h in range(at + 3600, t + 1, 3600):
+                total += _field(meta, FieldSlice(seed, np.array([h], dtype=np.int64), lats, lons))[0]
+            at = t
+            values = total.copy()
+            if (t % 86400) == 0:  # 00 UTC closes the day: the next hour starts a new total
+                total, at = None, -1
+        out = packing.grib_packed(key, values[None])[0].astype(np.float64)
+        out[sea] = np.nan
+        yield out
 
 
 def _field(meta: VarMeta, fields: FieldSlice) -> F64:
@@ -140,9 +148,9 @@ def write_land_netcdf(variables: Sequence[VarMeta], lats: F64, lons: F64, times:
                            "GRIB_stepType": meta.step_type, "GRIB_units": meta.units, "long_name": meta.name,
                            "units": meta.units, "standard_name": meta.cf_name,
                            "coordinates": "number valid_time latitude longitude expver"})
-            # A day at a time: a month of a large area stays a day of values in memory.
-            for a in range(0, len(seconds), 24):
-                var[a:a + 24] = land_values(meta, seed, seconds[a:a + 24], lats, lons).astype(np.float32)
+            # An hour at a time: a global 0.1 degree hour (6.5 M points) is all memory holds.
+            for i, values in enumerate(land_hours(meta, seed, seconds, lats, lons)):
+                var[i] = values.astype(np.float32)
     return dest
 
 
@@ -155,12 +163,10 @@ def write_land_grib(variables: Sequence[VarMeta], lats: F64, lons: F64, grid: fl
     protos = {m.short_name: _prototype(m, lats, lons, grid, expver) for m in order}
     try:
         with dest.open("wb") as out:
-            for a in range(0, len(seconds), 24):
-                block = {m.short_name: land_values(m, seed, seconds[a:a + 24], lats, lons) for m in order}
-                for i in range(min(24, len(seconds) - a)):
-                    valid = int(seconds[a + i])
-                    for m in order:
-                        out.write(_message(protos[m.short_name], m, valid, block[m.short_name][i].ravel()))
+            hours = [land_hours(m, seed, seconds, lats, lons) for m in order]
+            for valid in seconds.tolist():
+                for m, values in zip(order, hours, strict=True):
+                    out.write(_message(protos[m.short_name], m, int(valid), next(values).ravel()))
     finally:
         for h in protos.values():
             eccodes.codes_release(h)
