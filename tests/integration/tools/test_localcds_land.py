@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +96,14 @@ def test_the_files_have_era5_lands_conventions(fetched: dict[str, Path]) -> None
                 eccodes.codes_release(h)
     assert editions == {(1, "2t"), (1, "tp"), (1, "ssrd"), (2, "snowc")}
     assert snow_lon == {8.0}
+
+
+def test_the_download_is_one_file_not_a_zip() -> None:
+    from localcds.synth import parse_request
+
+    for fmt, ext, kind in (("netcdf", "nc", "application/netcdf"), ("grib", "grib", "application/x-grib")):
+        req = parse_request(request(fmt), "reanalysis-era5-land")
+        assert (req.extension, req.content_type, req.grid) == (ext, kind, (Decimal("0.1"), Decimal("0.1")))
 
 
 def test_a_product_type_is_refused(cds: LocalCDS, tmp_path: Path) -> None:

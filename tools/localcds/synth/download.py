@@ -70,7 +70,7 @@ def write_download(
         (INSTANT_FILE if step == "instant" else ACCUM_FILE, step) for step in req.step_types]
     if req.dataset == LAND_DATASET:  # one file whatever the step types (ERA5-Land's NetCDF is not split)
         files = [(GRIB_FILE if req.grib else LAND_FILE, "all")]
-    if not req.archived or (req.dataset == LAND_DATASET and not req.zip_always):
+    if not req.archived:
         tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
         try:
             write(files[0][1], tmp)

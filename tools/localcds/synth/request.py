@@ -46,7 +46,9 @@ class SynthRequest:
     @property
     def archived(self) -> bool:
         """Whether the download is a ZIP: asked for, or (NetCDF only) two step types that need two files.
-        One GRIB file holds analyses and forecasts alike."""
+        One GRIB file holds analyses and forecasts alike, and one ERA5-Land NetCDF every step type."""
+        if self.dataset == "reanalysis-era5-land":  # one NetCDF holds every step type
+            return self.zip_always
         return self.zip_always or (not self.grib and len(self.step_types) > 1)
 
     @property
