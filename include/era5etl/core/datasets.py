@@ -97,6 +97,11 @@ class Dataset:
     def has_levels(self) -> bool:
         return bool(self.levels)
 
+    @property
+    def base_variables(self) -> tuple[Variable, ...]:
+        """Its default variables: the columns its table is made with (single levels: the six)."""
+        return tuple(v for v in self.catalogue if v.cds_name in self.default_variables)
+
     def variable(self, name: str) -> Variable | None:
         """One of its variables by CDS name, NetCDF name or column."""
         return next((v for v in self.catalogue if name in (v.cds_name, v.short_name, v.column)), None)
