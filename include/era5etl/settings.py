@@ -195,7 +195,7 @@ class Settings(BaseSettings):
                 object.__setattr__(self, "variables", tuple(v.cds_name for v in parse_list(
                     list(self.variables), catalogue=ds.catalogue)))
             if "table" not in self.model_fields_set:
-                object.__setattr__(self, "table", f"weather_{ds.name.replace('-', '_')}")
+                object.__setattr__(self, "table", default_table(ds.name))
         object.__setattr__(self, "levels", ds.parse_levels(self.levels))
         return self
 
@@ -217,6 +217,20 @@ class Settings(BaseSettings):
     @property
     def publication_delay_td(self) -> timedelta:
         return timedelta(days=self.publication_delay)
+
+
+def default_table(dataset: str) -> str:
+    """The table of a dataset when ERA5_TABLE is not set: ``weather`` for single levels, else
+    ``weather_<dataset>`` (``weather_pressure_levels``)."""
+    return "weather" if dataset == "single-levels" else f"weather_{dataset.replace('-', '_')}"
+
+
+def table_for(dataset: str, env: Mapping[str, str] | None = None) -> str:
+    """The table a load of ``dataset`` goes to without --table: ERA5_TABLE when set, else its default."""
+    import os
+
+    given = (env if env is not None else os.environ).get(env_name("table"))
+    return given if given else default_table(dataset)
 
 
 def env_name(field: str) -> str:
