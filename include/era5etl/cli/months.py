@@ -16,6 +16,7 @@ from typing import Any, get_args
 from era5etl import settings as config
 from era5etl.cli.common import emit
 from era5etl.cli.progress import month_display
+from era5etl.core.datasets import DATASETS
 from era5etl.core.errors import InputError
 from era5etl.core.grid import Area, Grid
 from era5etl.core.months import Month
@@ -32,6 +33,11 @@ def add_parsers(sub: Any) -> None:
     rm.add_argument("--table", help="hypertable name (default weather)")
     rm.add_argument("--data-format", choices=get_args(config.DataFormat), type=str.lower,
                     help="what the CDS is asked for: netcdf or grib (default from ERA5_DATA_FORMAT or netcdf)")
+    rm.add_argument("--dataset", choices=sorted(DATASETS),
+                    help="the ERA5 collection (default ERA5_DATASET, single-levels); another than ERA5_DATASET "
+                         "takes its own default variables and table (weather_<dataset>)")
+    rm.add_argument("--levels", help="pressure levels in hPa, comma-separated (pressure-levels only; default "
+                                     "ERA5_LEVELS, else all 37)")
     rm.add_argument("--local-cds", action="store_true", help="start the local CDS server for this run")
     rm.add_argument("--json", action="store_true", help="end with one JSON object of the figures")
     rm.set_defaults(func=cmd_run_month)
@@ -84,7 +90,7 @@ def cmd_run_month(args: argparse.Namespace) -> int:
 
     job = MonthJob.create(config.load(), Month.parse(args.month), run_id=f"cli__{datetime.now(UTC):%Y%m%dT%H%M%S}",
                           area=args.area, grid=args.grid, variables=args.variables, table=args.table,
-                          data_format=args.data_format)
+                          data_format=args.data_format, dataset=args.dataset, levels=args.levels)
     url = database_url()
     began = time.perf_counter()
     with _credentials(args.local_cds) as creds, month_display(job.expected_rows,
