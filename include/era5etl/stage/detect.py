@@ -18,31 +18,34 @@ import netCDF4
 
 from era5etl.core.datasets import PRESSURE_LEVELS, Dataset
 from era5etl.stage.archive import _extract_zip, _sniff
-from era5etl.stage.block import StageError
 from era5etl.stage.netcdf import _LEVEL_NAMES
 
 _LAT_LON = ({"latitude", "lat"}, {"longitude", "lon"})
 
 
-def _netcdf_has_levels(path: Path, label: str) -> bool:
+# A file these cannot read says nothing here: the stager opens it next and refuses it with its own
+# words (cut short, corrupt), before anything is written.
+
+
+def _netcdf_has_levels(path: Path) -> bool:
     try:
         with netCDF4.Dataset(path, "r") as nc:
             for var in nc.variables.values():
                 dims = set(var.dimensions)
                 if dims & _LAT_LON[0] and dims & _LAT_LON[1] and dims & set(_LEVEL_NAMES):
                     return True
-    except OSError as exc:
-        raise StageError(f"{label}: not a readable NetCDF file, corrupt or truncated ({exc})") from None
+    except OSError:
+        return False
     return False
 
 
-def _grib_has_levels(path: Path, label: str) -> bool:
+def _grib_has_levels(path: Path) -> bool:
     with path.open("rb") as f:
         while True:
             try:
                 h = eccodes.codes_grib_new_from_file(f, headers_only=True)
-            except eccodes.GribInternalError as exc:
-                raise StageError(f"{label}: cannot be read by ecCodes ({exc})") from None
+            except eccodes.GribInternalError:
+                return False
             if h is None:
                 return False
             try:
@@ -65,10 +68,10 @@ def detect_dataset(paths: Sequence[Path], tmp_dir: Path | None = None) -> Datase
                 files.extend((m, label, _sniff(m, label)) for m, label in _extract_zip(path, str(path), into))
             else:
                 files.append((path, str(path), kind))
-        for path, label, kind in files:
-            if kind == "grib" and _grib_has_levels(path, label):
+        for path, _, kind in files:
+            if kind == "grib" and _grib_has_levels(path):
                 return PRESSURE_LEVELS
-            if kind in ("nc3", "hdf5") and _netcdf_has_levels(path, label):
+            if kind in ("nc3", "hdf5") and _netcdf_has_levels(path):
                 return PRESSURE_LEVELS
         return None
     finally:
