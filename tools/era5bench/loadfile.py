@@ -50,6 +50,29 @@ def decades_download(cache_dir: Path = CACHE_DIR) -> Path:
     return path
 
 
+def pl_hour_download(cache_dir: Path = CACHE_DIR) -> Path:
+    """One global hour on all 37 pressure levels of the pressure-level table's six variables (synthetic,
+    new-CDS NetCDF): 38,414,880 rows."""
+    from era5etl.core.datasets import PRESSURE_LEVELS
+    from localcds.synth import PL_DATASET, write_download
+
+    path = cache_dir / "pl-global-hour-37-levels.nc"
+    if path.exists():
+        return path
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    request = {
+        "product_type": ["reanalysis"], "variable": list(PRESSURE_LEVELS.default_variables),
+        "pressure_level": [str(level) for level in PRESSURE_LEVELS.levels],
+        "year": ["2020"], "month": ["01"], "day": ["01"], "time": ["12:00"], "data_format": "netcdf",
+        "download_format": "unarchived",
+    }
+    began = time.perf_counter()
+    log(f"bench: generating {path.name} ...")
+    write_download(request, path, seed=0, now=SYNTH_NOW, dataset=PL_DATASET)
+    log(f"bench: generated {path.name}: {path.stat().st_size / 2**20:,.0f} MiB in {time.perf_counter() - began:.1f} s")
+    return path
+
+
 def run(path: Path, table: str) -> dict[str, Any]:
     """``python -m era5etl load-file PATH --table TABLE --json`` in a process of its own, timed."""
     from era5etl.db import connect, database_url, drop_table
@@ -89,16 +112,18 @@ def run(path: Path, table: str) -> dict[str, Any]:
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="python -m era5bench load-file",
                                 description="load-file on a global day and on 4 points over 1940-2024, timed")
-    p.add_argument("--shapes", default="global-day,decades", help="comma-separated: global-day, decades")
+    p.add_argument("--shapes", default="global-day,decades",
+                   help="comma-separated: global-day, decades, pl-global-hour (37 pressure levels)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     args = p.parse_args(argv)
     shapes = [s.strip() for s in args.shapes.split(",") if s.strip()]
-    bad = [s for s in shapes if s not in ("global-day", "decades")]
+    bad = [s for s in shapes if s not in ("global-day", "decades", "pl-global-hour")]
     if bad:
         p.error(f"unknown shape(s) {', '.join(bad)}")
     out: dict[str, Any] = {}
     for shape in shapes:
-        path = cached_download(day_request([date(2020, 1, 1)])) if shape == "global-day" else decades_download()
+        path = (cached_download(day_request([date(2020, 1, 1)])) if shape == "global-day"
+                else pl_hour_download() if shape == "pl-global-hour" else decades_download())
         out[shape] = run(path, f"bench_{shape.replace('-', '_')}")
         if not args.json:
             r = out[shape]
