@@ -156,7 +156,8 @@ def cmd_map(args: argparse.Namespace) -> int:
         spread = (f"min {finite.min():g}, mean {finite.mean():g}, max {finite.max():g}" if finite.size
                   else "every value missing")
         at_level = f" at {m.level} hPa" if m.level is not None else ""
-        print(f"{m.variable} ({UNITS[m.variable]}){at_level} at {m.time:%Y-%m-%dT%H:%MZ} in {table}: {m.values.size:,} grid "
+        print(f"{m.variable} ({UNITS[m.variable]}){at_level} at {m.time:%Y-%m-%dT%H:%MZ} in {table}: "
+              f"{m.values.size:,} grid "
               f"points in {m.latitude.max():g}/{m.longitude.min():g}/{m.latitude.min():g}/{m.longitude.max():g} "
               f"(N/W/S/E); {spread}")
     return 0

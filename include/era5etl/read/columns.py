@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from types import MappingProxyType
 from typing import Literal
 
-from era5etl.core.catalogue_pl import PL_CATALOGUE
 from era5etl.core.catalogue import CATALOGUE
+from era5etl.core.catalogue_pl import PL_CATALOGUE
 from era5etl.core.rollups import AGGREGATES, KEY_COLUMNS as ROLLUP_KEYS, WIND_SPEED, rolled_up, value_columns
 from era5etl.core.variables import DATA_COLUMNS
 from era5etl.read.errors import ReadError

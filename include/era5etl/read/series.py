@@ -21,8 +21,8 @@ from era5etl.db import table_ident
 from era5etl.db.rollups import data_columns
 from era5etl.read.columns import STEP_NAMES, UNITS, Step, check_step, resolve
 from era5etl.read.errors import ReadError
-from era5etl.read.packed import Kind, packed, unpack
 from era5etl.read.levels import check_level
+from era5etl.read.packed import Kind, packed, unpack
 from era5etl.read.points import Point, nearest_point, require_table, rollup_of
 from era5etl.read.text import csv_text, decimals, iso_time, iso_times
 

@@ -32,7 +32,7 @@ def pl_table(db_url: str, samples: Path) -> Iterator[str]:
 
 
 def test_map_at_a_level_is_that_levels_field(pl_table: str, samples: Path) -> None:
-    code, out, err, got = cli("map", "2016-05-28T07:00", "--table", pl_table, "--variable", "temperature",
+    code, _, err, got = cli("map", "2016-05-28T07:00", "--table", pl_table, "--variable", "temperature",
                               "--level", "875", "--json")
     assert code == 0, err
     assert got is not None and got["level"] == 875 and got["unit"] == "degC"
@@ -44,7 +44,7 @@ def test_map_at_a_level_is_that_levels_field(pl_table: str, samples: Path) -> No
 
 
 def test_series_at_a_level_is_that_levels_history(pl_table: str, samples: Path) -> None:
-    code, out, err, got = cli("series", "35", "-117", "--table", pl_table, "--variables", "geopotential",
+    code, _, err, got = cli("series", "35", "-117", "--table", pl_table, "--variables", "geopotential",
                               "--level", "500", "--json")
     assert code == 0, err
     assert got is not None
