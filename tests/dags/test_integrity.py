@@ -175,3 +175,17 @@ def test_validate_updates_the_tables_asset_and_the_example_schedules_on_it(dagba
     downstream = dagbag.dags["era5_downstream_example"]
     assert downstream.timetable.asset_condition.objects == (table_asset(settings.load().table),)
     assert [t.task_id for t in downstream.tasks] == ["landed_months"]
+
+
+def test_a_dag_per_dataset_from_the_one_factory(dagbag: Any) -> None:
+    from era5etl.core.datasets import DATASETS, PRESSURE_LEVELS
+
+    assert {"era5_monthly", "era5_monthly_pressure_levels"} <= set(dagbag.dags)
+    assert len([d for d in dagbag.dags if d.startswith("era5_monthly")]) == len(DATASETS)
+    single, pl = dagbag.dags["era5_monthly"], dagbag.dags["era5_monthly_pressure_levels"]
+    assert [t.task_id for t in pl.topological_sort()] == [t.task_id for t in single.topological_sort()]
+    assert single.params["dataset"] == "single-levels" and "levels" not in single.params
+    assert pl.params["dataset"] == "pressure-levels"
+    assert pl.params["levels"] == list(PRESSURE_LEVELS.levels)
+    assert pl.params["variables"] == list(PRESSURE_LEVELS.default_variables)
+    assert pl.params["table"] == "weather_pressure_levels" or "ERA5_TABLE" in __import__("os").environ
