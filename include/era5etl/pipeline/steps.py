@@ -59,7 +59,8 @@ class ValidationFailed(PipelineError):
 def _step(url: str, job: MonthJob, task: str, state: str) -> Iterator[StepFigures]:
     """Mark the month ``state``, time the body, record its figures; on error mark the month failed."""
     ledger.set_state(url, table=job.table, month=job.month, area=str(job.area), grid=str(job.grid),
-                     state=state, run_id=job.run_id, expected_rows=job.expected_rows)
+                     state=state, run_id=job.run_id, expected_rows=job.expected_rows, dataset=job.dataset.name,
+                     levels=list(job.levels) or None)
     try:
         with metrics.timed(task) as figures:
             yield figures
@@ -157,6 +158,7 @@ def stage_step(url: str, job: MonthJob) -> dict[str, Any]:
             report: dict[str, Any] = {
                 "rows": staged.rows,
                 "points": staged.points,
+                "dataset": job.dataset.name,
                 "levels": list(staged.levels),
                 "hours": len(staged.valid_time),
                 "variables": [v.cds_name for v in staged.variables],

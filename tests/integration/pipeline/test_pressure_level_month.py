@@ -47,8 +47,12 @@ def test_a_pressure_level_month_in_netcdf_and_grib(db_url: str, cds: Any, tmp_pa
         assert nc is not None and (nc["rows"], nc["expected_rows"], nc["success"]) == (expected, expected, True)
         assert (nc["dataset"], nc["levels"]) == ("pressure-levels", [250, 500, 850])
         with connect(db_url) as conn:
-            ledger = conn.execute("SELECT state, rows FROM era5_months WHERE table_name = %s", (nc_table,)).fetchone()
-        assert ledger == ("validated", expected)
+            ledger = conn.execute("SELECT state, rows, dataset, levels FROM era5_months WHERE table_name = %s",
+                                  (nc_table,)).fetchone()
+            stage = conn.execute("SELECT detail FROM era5_metrics WHERE table_name = %s AND task = 'stage'",
+                                 (nc_table,)).fetchone()
+        assert ledger == ("validated", expected, "pressure-levels", [250, 500, 850])
+        assert stage is not None and (stage[0]["dataset"], stage[0]["levels"]) == ("pressure-levels", [250, 500, 850])
         from_nc = _rows(db_url, nc_table)
         assert len(from_nc) == expected
         assert {r[1] for r in from_nc} == {250, 500, 850}
