@@ -109,6 +109,16 @@ def record_validation(
         return cur.rowcount > 0
 
 
+def loaded_from(url: str, table: str, month: Month, area: str) -> tuple[str, list[int]] | None:
+    """(dataset, levels) the ledger records for a month, or None when it has no such row."""
+    with connect(url) as conn:
+        if not exists(conn):
+            return None
+        row = conn.execute("SELECT dataset, levels FROM era5_months WHERE table_name = %s AND month = %s"
+                           " AND area = %s", (table, month.start.date(), area)).fetchone()
+    return None if row is None else (str(row[0]), [int(v) for v in row[1] or []])
+
+
 def months(url: str, table: str | None = None) -> list[dict[str, Any]]:
     with connect(url) as conn:
         cur = conn.execute(

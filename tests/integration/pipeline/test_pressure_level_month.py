@@ -63,6 +63,16 @@ def test_a_pressure_level_month_in_netcdf_and_grib(db_url: str, cds: Any, tmp_pa
         assert grib is not None and (grib["rows"], grib["success"]) == (expected, True)
         assert _rows(db_url, grib_table) == from_nc
 
+        # Validated on demand: the ledger says it is pressure levels, on which levels.
+        code, out, err, verdict = cli("validate", MONTH, "--area", AREA, "--table", nc_table, "--json", env=env)
+        assert code == 0, out + err
+        assert verdict is not None and verdict["success"]
+        assert verdict["expected_rows"] == verdict["observed_rows"] == expected
+        # Told other levels than were loaded, the rows are too few: the verdict fails, naming the count.
+        code, out, err, verdict = cli("validate", MONTH, "--area", AREA, "--table", nc_table, "--levels",
+                                      "850,500,250,100", "--json", env=env)
+        assert code == 1 and verdict is not None and "row_count_month" in verdict["failed"]
+
         # A rerun: the same download, every row replaced by itself.
         code, out, err, again = cli("run-month", MONTH, "--dataset", "pressure-levels", "--levels", LEVELS,
                                     "--area", AREA, "--table", nc_table, "--json", env=env)
