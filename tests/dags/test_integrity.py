@@ -108,7 +108,12 @@ def test_without_catchup_the_schedule_starts_at_the_month_under_way(dagbag: Any)
 def test_finalize_dag_triggers_monthly_runs(dagbag: Any) -> None:
     dag = dagbag.dags["era5_finalize"]
     assert [t.task_id for t in dag.topological_sort()] == ["find", "reload"]
-    assert dag.get_task("reload").partial_kwargs["trigger_dag_id"] == "era5_monthly"
+    # Each month's own dataset's DAG, named by `find` (era5_monthly for single levels).
+    assert "trigger_dag_id" not in dag.get_task("reload").partial_kwargs
+    from era5etl.airflow.tasks import monthly_dag_id
+
+    assert monthly_dag_id("single-levels") == "era5_monthly"
+    assert monthly_dag_id("pressure-levels") == "era5_monthly_pressure_levels" in dagbag.dags
     assert dag.max_active_runs == 1
 
 

@@ -21,6 +21,11 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+def monthly_dag_id(dataset: str) -> str:
+    """The monthly DAG of a dataset: ``era5_monthly`` for single levels, else ``era5_monthly_<dataset>``."""
+    return "era5_monthly" if dataset == "single-levels" else f"era5_monthly_{dataset.replace('-', '_')}"
+
+
 def default_params(s: settings.Settings, dataset: Dataset | None = None) -> dict[str, Any]:
     """The trigger form: each field titled, described and checked before a run is created; the
     defaults are the settings ``s`` for ``dataset`` (ERA5_DATASET's by default): a DAG of another
@@ -158,6 +163,6 @@ def finalize_runs(**context: Any) -> list[dict[str, Any]]:
         j = finalize.reload_job(item, revision, settings.load(), run_id=context["run_id"])
         finalize.supersede_jobs(url, j)
         area = item.area.replace("/", "_").replace(".", "p")
-        runs.append({"conf": item.conf(revision),
+        runs.append({"conf": item.conf(revision), "trigger_dag_id": monthly_dag_id(item.dataset),
                      "trigger_run_id": f"finalize__{item.table}__{item.month}__{area}__{revision}"})
     return runs

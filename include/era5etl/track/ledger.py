@@ -124,7 +124,7 @@ def months(url: str, table: str | None = None) -> list[dict[str, Any]]:
         cur = conn.execute(
             "SELECT table_name, to_char(month, 'YYYY-MM') AS month, area, grid, state, rows, expected_rows,"
             " expver, request_hash, run_id, error, created_at, updated_at, validated_at, validation_failed,"
-            " validation_path FROM era5_months"
+            " validation_path, dataset, levels FROM era5_months"
             " WHERE %(table)s::text IS NULL OR table_name = %(table)s ORDER BY table_name, month, area",
             {"table": table},
         )

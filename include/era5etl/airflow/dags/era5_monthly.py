@@ -39,15 +39,10 @@ from era5etl.pipeline import schedule
 configured = settings.load()  # once per parse: a bad ERA5_* value fails the parse with its message
 
 
-def dag_id(dataset: Dataset) -> str:
-    """``era5_monthly`` for single levels (as it always was), ``era5_monthly_<dataset>`` for the others."""
-    return "era5_monthly" if dataset is SINGLE_LEVELS else f"era5_monthly_{dataset.name.replace('-', '_')}"
-
-
 def monthly_dag(dataset: Dataset) -> DAG:
     """The monthly DAG of one dataset: the same tasks, its own params (variables, table, levels)."""
     with DAG(
-        dag_id=dag_id(dataset),
+        dag_id=steps.monthly_dag_id(dataset.name),  # era5_monthly for single levels, as it always was
         description=f"{dataset.title} from the CDS into a TimescaleDB hypertable, one month per run",
         # Each run's data interval is the whole month it loads (plain "@monthly" in Airflow 3 gives a
         # zero-length interval) and the run is named by the month's start, not its end.
