@@ -33,7 +33,7 @@ AREA_AREA = (50.0, 5.0, 45.0, 10.0)  # 21 x 21 = 441 grid points: reads' default
 AREA_YEARS = (2000, 2024)
 # The area's file is published to the end of 2024 (SYNTH_NOW, 2025-01-01, holds back its last days).
 AREA_NOW = datetime(2025, 2, 1, tzinfo=UTC)
-SHAPES = ("global-day", "decades", "area")
+SHAPES = ("global-day", "decades", "area", "pl-global-hour")  # pl: one hour on 37 pressure levels
 
 
 def decades_download(cache_dir: Path = CACHE_DIR, *, area: tuple[float, ...] = DECADES_AREA,
@@ -56,6 +56,29 @@ def decades_download(cache_dir: Path = CACHE_DIR, *, area: tuple[float, ...] = D
     began = time.perf_counter()
     log(f"bench: generating {path.name} ...")
     write_download(request, path, seed=0, now=now)
+    log(f"bench: generated {path.name}: {path.stat().st_size / 2**20:,.0f} MiB in {time.perf_counter() - began:.1f} s")
+    return path
+
+
+def pl_hour_download(cache_dir: Path = CACHE_DIR) -> Path:
+    """One global hour on all 37 pressure levels of the pressure-level table's six variables (synthetic,
+    new-CDS NetCDF): 38,414,880 rows."""
+    from era5etl.core.datasets import PRESSURE_LEVELS
+    from localcds.synth import PL_DATASET, write_download
+
+    path = cache_dir / "pl-global-hour-37-levels.nc"
+    if path.exists():
+        return path
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    request = {
+        "product_type": ["reanalysis"], "variable": list(PRESSURE_LEVELS.default_variables),
+        "pressure_level": [str(level) for level in PRESSURE_LEVELS.levels],
+        "year": ["2020"], "month": ["01"], "day": ["01"], "time": ["12:00"], "data_format": "netcdf",
+        "download_format": "unarchived",
+    }
+    began = time.perf_counter()
+    log(f"bench: generating {path.name} ...")
+    write_download(request, path, seed=0, now=SYNTH_NOW, dataset=PL_DATASET)
     log(f"bench: generated {path.name}: {path.stat().st_size / 2**20:,.0f} MiB in {time.perf_counter() - began:.1f} s")
     return path
 
@@ -117,6 +140,8 @@ def main(argv: list[str]) -> int:
     for shape in shapes:
         if shape == "global-day":
             path = cached_download(day_request([date(2020, 1, 1)]))
+        elif shape == "pl-global-hour":
+            path = pl_hour_download()
         elif shape == "area":
             path = decades_download(area=AREA_AREA, years=AREA_YEARS, name="area", now=AREA_NOW)
         else:

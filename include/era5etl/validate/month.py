@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from era5etl import settings
+from era5etl.core.datasets import Dataset
 from era5etl.core.files import write_json
 from era5etl.core.grid import Area, Grid, area_slug, expected_rows
 from era5etl.core.months import Month
@@ -90,18 +91,23 @@ def _replace_dir(new: Path, final: Path) -> None:
 def validate_month(
     url: str, table: str, month: Month, area: Area, grid: Grid, *,
     run_id: str | None = None, out_dir: Path | None = None, progress_every_s: float = 5.0,
+    dataset: Dataset | None = None, levels: tuple[int, ...] = (),
 ) -> Validation:
-    """Profile the month in the database, run the suite on the profile, keep result and Data Docs."""
+    """Profile the month in the database, run the suite on the profile, keep result and Data Docs.
+
+    ``dataset`` (single levels by default) and ``levels``, the pressure levels the month was loaded
+    on: each hour holds every point on every level."""
     began = time.perf_counter()
-    expected = expected_rows(month, area, grid)
+    expected = expected_rows(month, area, grid) * max(1, len(levels))
     with connect(url) as conn:  # the six's bounds, and those of each catalogued column a load added
-        bounds = table_bounds(table_columns(conn, table))
+        bounds = table_bounds(table_columns(conn, table), dataset.catalogue if dataset is not None else None)
     validation_id = str(uuid.uuid4())
     run_name = run_id or f"validate__{datetime.now(UTC):%Y%m%dT%H%M%S}"
     tags = {"table": table, "month": str(month), "area": str(area)}
     with metrics.progress_reporter(expected, f"validate {table} {month} {area}", progress_every_s,
                                    task="validate", tags=tags) as progress:
-        days, nbytes = profile_month(url, table, month, area, grid, progress=progress, bounds=bounds)
+        days, nbytes = profile_month(url, table, month, area, grid, progress=progress, bounds=bounds,
+                                      levels=bool(levels))
     profile_seconds = time.perf_counter() - began
     store_profile(url, validation_id, table, month, area, grid, days)
 
@@ -111,7 +117,7 @@ def validate_month(
     t_suite = time.perf_counter()
     try:
         suite = run_suite(url, validation_id, table, month, area, grid, run_name=run_name, docs_dir=staging,
-                          bounds=bounds)
+                          bounds=bounds, levels=len(levels))
         _replace_dir(staging, folder / "docs")
     finally:
         shutil.rmtree(staging, ignore_errors=True)

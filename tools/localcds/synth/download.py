@@ -15,6 +15,7 @@ from localcds.synth.grib import write_grib
 from localcds.synth.netcdf import DEFAULT_SLICE_VALUES, write_netcdf
 from localcds.synth.publication import ERA5T_LATENCY, NoDataError, available_times
 from localcds.synth.request import parse_request
+from localcds.synth.variables import DATASET
 
 INSTANT_FILE = "data_stream-oper_stepType-instant.nc"
 ACCUM_FILE = "data_stream-oper_stepType-accum.nc"
@@ -29,6 +30,7 @@ def write_download(
     now: datetime | None = None,
     today: date | None = None,
     slice_values: int = DEFAULT_SLICE_VALUES,
+    dataset: str = DATASET,
 ) -> Path:
     """Write what the CDS would deliver for ``request`` to the file ``dest`` and return ``dest``.
 
@@ -42,7 +44,7 @@ def write_download(
     Raises RequestError for a request the CDS would refuse, NoDataError when none of its hours is
     published yet.
     """
-    req = parse_request(request)
+    req = parse_request(request, dataset)
     now = now or datetime.now(UTC)
     today = today or now.date()
     times = available_times(req, now)

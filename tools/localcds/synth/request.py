@@ -12,7 +12,7 @@ from typing import Any
 
 from era5etl.core.grid import lattice
 from era5etl.core.months import Month
-from localcds.synth.variables import FILE_ORDER, META, VarMeta
+from localcds.synth.variables import DATASET, FILE_ORDER, META, VarMeta
 
 # The formats served, by the names a request may use for them.
 DATA_FORMATS = {"netcdf": "netcdf", "netcdf4": "netcdf", "grib": "grib"}
@@ -33,6 +33,8 @@ class SynthRequest:
     grid: tuple[Decimal, Decimal]  # (longitude step, latitude step), as the CDS ``grid`` keyword
     zip_always: bool  # download_format "zip"
     data_format: str = "netcdf"  # "netcdf" or "grib" (GRIB edition 1, as the CDS serves ERA5 single levels)
+    dataset: str = DATASET  # the collection asked (single levels or pressure levels)
+    levels: tuple[int, ...] = ()  # hPa, descending as the new CDS writes them; () for single levels
 
     @property
     def step_types(self) -> tuple[str, ...]:
@@ -110,8 +112,24 @@ def _decimal(raw: Any, key: str) -> Decimal:
     return value
 
 
-def parse_request(request: Mapping[str, Any]) -> SynthRequest:
-    """Validate a request as the CDS would and work out the grid and times it selects."""
+def parse_request(request: Mapping[str, Any], dataset: str = DATASET) -> SynthRequest:
+    """Validate a request to ``dataset`` (single levels by default, or pressure levels) as the CDS
+    would and work out the grid, levels and times it selects."""
+    from localcds.synth.levels import LEVELS, PL_DATASET, PL_FILE_ORDER, PL_META
+
+    if dataset not in (DATASET, PL_DATASET):
+        raise RequestError(f"dataset {dataset!r} is not served here")
+    on_levels = dataset == PL_DATASET
+    meta, file_order = (PL_META, PL_FILE_ORDER) if on_levels else (META, FILE_ORDER)
+    raw_levels = _as_list(request.get("pressure_level"), "pressure_level")
+    if on_levels and not raw_levels:
+        raise RequestError("pressure_level: at least one pressure level is required")
+    if raw_levels and not on_levels:
+        raise RequestError(f"pressure_level: not a keyword of {dataset}")
+    levels = _ints(raw_levels, "pressure_level", 1, 1000)
+    odd = [lev for lev in levels if lev not in LEVELS]
+    if odd:
+        raise RequestError(f"pressure_level: {odd!r} are not levels of {dataset}")
     product = _as_list(request.get("product_type", ["reanalysis"]), "product_type")
     if [str(p) for p in product] != ["reanalysis"]:
         raise RequestError(f"product_type: only ['reanalysis'] is served here, got {product!r}")
@@ -119,11 +137,11 @@ def parse_request(request: Mapping[str, Any]) -> SynthRequest:
     names = [str(n).strip() for n in _as_list(request.get("variable"), "variable")]
     if not names:
         raise RequestError("variable: at least one variable is required")
-    unknown = [n for n in names if n not in META]
+    unknown = [n for n in names if n not in meta]
     if unknown:
-        raise RequestError(f"variable: unknown or unsupported {unknown!r}; known: {sorted(META)}")
+        raise RequestError(f"variable: unknown or unsupported {unknown!r}; known: {sorted(meta)}")
     wanted = set(names)
-    variables = tuple(sorted((META[n] for n in wanted), key=lambda m: FILE_ORDER.index(m.short_name)))
+    variables = tuple(sorted((meta[n] for n in wanted), key=lambda m: file_order.index(m.short_name)))
 
     # As on the CDS, no data_format means GRIB; the legacy key "format" still works.
     data_format = str(request.get("data_format", request.get("format", "grib"))).strip().lower()
@@ -189,4 +207,6 @@ def parse_request(request: Mapping[str, Any]) -> SynthRequest:
         grid=(dlon, dlat),
         zip_always=download_format == "zip",
         data_format=DATA_FORMATS[data_format],
+        dataset=dataset,
+        levels=tuple(sorted(levels, reverse=True)),
     )
