@@ -10,7 +10,9 @@ the Data view, reached through its tab in the Airflow UI, draws the place's seri
 script and uPlot served by the plugin: every other address is blocked), one row per day (then per
 hour) with a break at March, drawn as a break (no pixel of the line or band over the gap), March
 listed under the charts, and one cell per grid point of the hour's map, the counts taken from the
-database. The API server machinery is
+database. An area's series (``area=N/W/S/E``) over HTTP and on the Data view (a box dragged over the
+map's grid points, then an area typed in) equals SQL over the hourly rows: per step the points'
+mean weighted by cos(latitude), their min and max, the precipitation's mean total. The API server machinery is
 ``test_ui.py``'s: its own AIRFLOW_HOME, its own process group, stopped afterwards.
 """
 
@@ -53,6 +55,7 @@ LAT, LON = 45.5, 7.5  # the area's middle grid point: the Data view's first plac
 MAP_HOUR = datetime(2024, 2, 15, 12, tzinfo=UTC)
 SCREENSHOT = PROJECT_ROOT / ".local" / "data-view-test.png"
 LOAD_TIMEOUT_S = 150
+BOX = "46/7/45.5/7.5"  # 9 of the area's grid points, its north-west corner to its middle
 
 
 @dataclass(frozen=True)
@@ -175,6 +178,30 @@ def _location_id(db_url: str, table: str) -> int:
                            (LAT, LON)).fetchone()
     assert row is not None
     return int(row[0])
+
+
+def _area_sql(db_url: str, table: str, area: str, step: str) -> dict[str, Any]:
+    """The area's series from the hourly rows alone: each point's step (mean, min, max, total of its
+    hours), then per step the points' cos(latitude)-weighted mean, min, max and weighted mean total."""
+    north, west, south, east = (float(v) for v in area.split("/"))
+    bucket = "time" if step == "hour" else f"date_trunc('{step}', time, 'UTC')"
+    with connect(db_url) as conn:
+        rows = conn.execute(
+            f"WITH p AS (SELECT {bucket} AS b, location_id, cos(radians(latitude::float8)) AS w,"
+            " avg(temperature_2m::float8) AS m, min(temperature_2m::float8) AS lo, max(temperature_2m::float8) AS hi,"
+            f" sum(total_precipitation::float8) AS s FROM \"{table}\" WHERE latitude BETWEEN %s AND %s"
+            " AND longitude BETWEEN %s AND %s GROUP BY 1, 2, 3)"
+            " SELECT b, count(*), sum(m * w) / sum(w), min(lo), max(hi), sum(s * w) / sum(w) FROM p GROUP BY b"
+            " ORDER BY b", (south, north, west, east)).fetchall()
+    return {"time": [r[0] for r in rows], "points": [r[1] for r in rows],
+            **{name: np.array([r[i] for r in rows], dtype=np.float64) for i, name in enumerate(
+                ("temperature_2m_mean", "temperature_2m_min", "temperature_2m_max", "total_precipitation_sum"),
+                start=2)}}
+
+
+def _near(got: list[Any], want: np.ndarray) -> bool:
+    a = np.array([np.nan if v is None or v == "" else float(v) for v in got], dtype=np.float64)
+    return a.shape == want.shape and bool(np.allclose(a, want, rtol=1e-6, atol=1e-6))
 
 
 def test_unauthenticated_reads_are_refused(stack: Stack) -> None:
@@ -307,6 +334,31 @@ def test_limits_and_bad_input_are_refused_with_the_reason(stack: Stack) -> None:
     assert "does not exist" in _refusal(stack, missing, 404)
 
 
+def test_an_areas_series_equals_sql_over_the_hourly_rows(stack: Stack, db_url: str) -> None:
+    columns = ("temperature_2m_min", "temperature_2m_max", "temperature_2m_mean", "total_precipitation_sum")
+    for area, step in ((AREA, "day"), (BOX, "month"), (BOX, "hour")):
+        want = _area_sql(db_url, stack.table, area, step)
+        params = {"area": area, "step": step, "variables": "temperature_2m,total_precipitation"}
+        data = _ok_json(stack, stack.era5("series", **params))
+        assert [_ms(t) for t in data["time"]] == want["time"], (area, step)
+        assert data["points"] == want["points"] and data["columns"] == list(columns)
+        assert data["gaps"] == ["2024-03"]  # March not loaded, at every step
+        for name in columns:
+            assert _near(data["values"][name], want[name]), (area, step, name)
+    rows = _ok_csv(stack, stack.era5("series", area=AREA, format="csv", variables="temperature_2m"))
+    want = _area_sql(db_url, stack.table, AREA, "day")
+    assert [_ms(r["time"]) for r in rows] == want["time"] and {r["points"] for r in rows} == {"25"}
+    assert _near([r["temperature_2m_mean"] for r in rows], want["temperature_2m_mean"])
+    # Refusals: the cost over the limit (points x steps), outside the loaded area, both a place and an area.
+    detail = _refusal(stack, stack.era5("series", area="60/0/40/20", **{"from": "2000-01-01", "to": "2024-12-31"}),
+                      422)
+    assert "6,561 grid points x 9,132 days = 59,915,052 rows to read" in detail and "limit of 10,000,000" in detail
+    assert "reaches outside the area" in _refusal(stack, stack.era5("series", area="50/5/45/10"), 400)
+    assert "not both" in _refusal(stack, stack.era5("series", area=AREA, lat=LAT, lon=LON), 400)
+    assert "format=parquet writes one place's series" in _refusal(
+        stack, stack.era5("series", area=AREA, format="parquet"), 400)
+
+
 def test_only_the_pipelines_tables_are_read(stack: Stack) -> None:
     """Any relation the database user can see is not a table to read: only the ledger's are."""
     for table in ("pg_class", "pg_catalog.pg_authid", "era5_months", "timescaledb_information.chunks"):
@@ -326,8 +378,10 @@ def test_openapi_schema_behind_the_login(stack: Stack) -> None:
     assert schema["openapi"].startswith("3.")
     series = schema["paths"]["/series"]["get"]
     params = {p["name"]: p for p in series["parameters"]}
-    assert {"lat", "lon", "from", "to", "variables", "step", "table", "format"} <= set(params)
-    assert params["lat"]["required"] is True and params["lat"]["schema"]["maximum"] == 90
+    assert {"lat", "lon", "area", "from", "to", "variables", "step", "table", "format"} <= set(params)
+    # A place (lat and lon) or an area: neither is required alone.
+    assert not params["lat"].get("required") and not params["area"].get("required")
+    assert "cos(latitude)" in params["area"]["description"]
     assert set(params["format"]["schema"]["enum"]) == {"json", "csv", "parquet"}
     assert "application/vnd.apache.parquet" in series["responses"]["200"]["content"]
     assert {"400", "404", "422", "503"} <= set(series["responses"])
@@ -442,5 +496,45 @@ def test_data_view_in_the_airflow_ui(stack: Stack, db_url: str) -> None:
             expect(corner).to_have_class(re.compile(r"\bsel\b"))
             expect(frame.locator('#series-form input[name="lat"]')).to_have_value("46")
             expect(frame.locator("#series-status")).to_contain_text(f"{hours:,} hours at 46.00°N 7.00°E")
+
+            # A box dragged from the north-west cell to the middle one: the area of those 9 grid points,
+            # its hourly series the hourly rows' cos(latitude)-weighted mean, min and max.
+            # (The whole map in view first: the page scrolled to the series after the click. hover:
+            # Playwright waits until the cell stands still.)
+            chart.scroll_into_view_if_needed()
+            chart.locator('rect.gp[data-lat="46"][data-lon="7"]').hover(position={"x": 2, "y": 2})
+            page.mouse.down()
+            last = chart.locator('rect.gp[data-lat="45.5"][data-lon="7.5"]').bounding_box()
+            assert last is not None
+            # Past the middle cell's centre, short of the next cells' centres.
+            page.mouse.move(last["x"] + last["width"] * 0.75, last["y"] + last["height"] * 0.75, steps=8)
+            page.mouse.up()
+            expect(frame.locator('#series-form input[name="box"]')).to_have_value(BOX)
+            expect(chart.locator("rect.gp.sel")).to_have_count(9)
+            expect(frame.locator("#series-status")).to_contain_text(
+                f"{hours:,} hours at the area {BOX} (9 grid points, mean weighted by cos(latitude))")
+            expect(frame.locator("#series-parquet")).to_be_hidden()
+            want = _area_sql(db_url, stack.table, BOX, "hour")
+            drawn = _drawn(frame, "temperature_2m")["data"]  # x, then max, min, mean
+            x, high, low, mean = drawn
+            keep = [i for i, v in enumerate(mean) if v is not None]  # the gap's null left out
+            assert [x[i] for i in keep] == [t.timestamp() for t in want["time"]]
+            for got, name in ((mean, "temperature_2m_mean"), (low, "temperature_2m_min"), (high, "temperature_2m_max")):
+                assert _near([got[i] for i in keep], want[name]), name
+            total = _drawn(frame, "total_precipitation")["data"][1]
+            assert _near([total[i] for i in keep], want["total_precipitation_sum"])
+
+            # An area typed in, daily: the whole loaded area's daily means.
+            frame.locator('#series-form input[name="box"]').fill(AREA)
+            frame.locator('#series-form select[name="step"]').select_option("day")
+            frame.locator("#series-form button").click()
+            expect(frame.locator("#series-status")).to_contain_text(f"{days} days at the area {AREA} (25 grid points")
+            expect(temp).to_have_attribute("data-gaps", "1")
+            want = _area_sql(db_url, stack.table, AREA, "day")
+            x, high, low, mean = _drawn(frame, "temperature_2m")["data"]
+            keep = [i for i, v in enumerate(mean) if v is not None]
+            assert [x[i] for i in keep] == [t.timestamp() for t in want["time"]]
+            assert _near([mean[i] for i in keep], want["temperature_2m_mean"])
+            assert _near([low[i] for i in keep], want["temperature_2m_min"])
         finally:
             browser.close()

@@ -1,6 +1,9 @@
 """``python -m era5bench load-file``: the product's own ``load-file`` on the two shapes that decide its
 design, timed as a user would run it, one process each: a global day (24,917,760 rows of the six
-variables) and a few points over decades (4 points, every hour of 1940-2024: 2,980,608 rows).
+variables) and a few points over decades (4 points, every hour of 1940-2024: 2,980,608 rows); and,
+asked for by name, an area over 25 years (``--shapes area``: the 441 points of 50/5/45/10, every hour
+of 2000-2024, 2 m temperature and precipitation: 96,653,088 rows), the table ``reads`` times an
+area's series on.
 
 For each it prints the whole process's wall time and rows/s, peak RSS (the child's ``ru_maxrss``),
 the load, the rollups' share (aggregation in the client, the daily rows' COPY, the monthly rows) and
@@ -17,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -26,26 +29,33 @@ from era5bench.downloads import CACHE_DIR, SYNTH_NOW, cached_download, day_reque
 
 DECADES_AREA = (50.0, 5.0, 49.75, 5.25)  # 4 grid points
 DECADES_YEARS = (1940, 2024)
+AREA_AREA = (50.0, 5.0, 45.0, 10.0)  # 21 x 21 = 441 grid points: reads' default area
+AREA_YEARS = (2000, 2024)
+# The area's file is published to the end of 2024 (SYNTH_NOW, 2025-01-01, holds back its last days).
+AREA_NOW = datetime(2025, 2, 1, tzinfo=UTC)
+SHAPES = ("global-day", "decades", "area", "pl-global-hour", "land-global-day")  # pl: 37 levels; land: ERA5-Land
 
 
-def decades_download(cache_dir: Path = CACHE_DIR) -> Path:
-    """The 4-point file of every hour of 1940-2024, 2 m temperature and precipitation (synthetic)."""
+def decades_download(cache_dir: Path = CACHE_DIR, *, area: tuple[float, ...] = DECADES_AREA,
+                     years: tuple[int, int] = DECADES_YEARS, name: str = "decades", now: datetime = SYNTH_NOW) -> Path:
+    """The 4-point file of every hour of 1940-2024, 2 m temperature and precipitation (synthetic); or
+    of another area and span of years (the ``area`` shape's 441 points over 2000-2024)."""
     from localcds.synth import write_download
 
-    path = cache_dir / f"decades-{DECADES_YEARS[0]}-{DECADES_YEARS[1]}.nc"
+    path = cache_dir / f"{name}-{years[0]}-{years[1]}.nc"
     if path.exists():
         return path
     cache_dir.mkdir(parents=True, exist_ok=True)
     request = {
         "product_type": ["reanalysis"], "variable": ["2m_temperature", "total_precipitation"],
-        "year": [str(y) for y in range(DECADES_YEARS[0], DECADES_YEARS[1] + 1)],
+        "year": [str(y) for y in range(years[0], years[1] + 1)],
         "month": [f"{m:02d}" for m in range(1, 13)], "day": [f"{d:02d}" for d in range(1, 32)],
         "time": [f"{h:02d}:00" for h in range(24)], "data_format": "netcdf", "download_format": "unarchived",
-        "area": [f"{a:g}" for a in DECADES_AREA],
+        "area": [f"{a:g}" for a in area],
     }
     began = time.perf_counter()
     log(f"bench: generating {path.name} ...")
-    write_download(request, path, seed=0, now=SYNTH_NOW)
+    write_download(request, path, seed=0, now=now)
     log(f"bench: generated {path.name}: {path.stat().st_size / 2**20:,.0f} MiB in {time.perf_counter() - began:.1f} s")
     return path
 
@@ -59,10 +69,32 @@ def land_day_request(day: date) -> dict[str, Any]:
             "download_format": "unarchived"}
 
 
-def run(path: Path, table: str, land: bool = False) -> dict[str, Any]:
-    """``python -m era5etl load-file PATH --table TABLE --json`` in a process of its own, timed; for
-    ERA5-Land (``land``) ``python -m era5bench.landload``, the same steps with ``dataset=LAND`` (until
-    load-file takes a dataset)."""
+def pl_hour_download(cache_dir: Path = CACHE_DIR) -> Path:
+    """One global hour on all 37 pressure levels of the pressure-level table's six variables (synthetic,
+    new-CDS NetCDF): 38,414,880 rows."""
+    from era5etl.core.datasets import PRESSURE_LEVELS
+    from localcds.synth import PL_DATASET, write_download
+
+    path = cache_dir / "pl-global-hour-37-levels.nc"
+    if path.exists():
+        return path
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    request = {
+        "product_type": ["reanalysis"], "variable": list(PRESSURE_LEVELS.default_variables),
+        "pressure_level": [str(level) for level in PRESSURE_LEVELS.levels],
+        "year": ["2020"], "month": ["01"], "day": ["01"], "time": ["12:00"], "data_format": "netcdf",
+        "download_format": "unarchived",
+    }
+    began = time.perf_counter()
+    log(f"bench: generating {path.name} ...")
+    write_download(request, path, seed=0, now=SYNTH_NOW, dataset=PL_DATASET)
+    log(f"bench: generated {path.name}: {path.stat().st_size / 2**20:,.0f} MiB in {time.perf_counter() - began:.1f} s")
+    return path
+
+
+def run(path: Path, table: str, with_rollups: bool = True, dataset: str | None = None) -> dict[str, Any]:
+    """``python -m era5etl load-file PATH --table TABLE --json`` in a process of its own, timed
+    (``with_rollups``: ERA5_ROLLUPS for that process; ``dataset``: its --dataset, e.g. land)."""
     from era5etl.db import connect, database_url, drop_table
 
     url = database_url()
@@ -70,9 +102,10 @@ def run(path: Path, table: str, land: bool = False) -> dict[str, Any]:
         drop_table(conn, table)
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         began = time.perf_counter()
-        command = (["-m", "era5bench.landload", str(path), table] if land
-                   else ["-m", "era5etl", "load-file", str(path), "--table", table, "--json"])
-        child = subprocess.Popen([sys.executable, *command], stdout=out, stderr=err, text=True)
+        child = subprocess.Popen([sys.executable, "-m", "era5etl", "load-file", str(path), "--table", table,
+                                  "--json", *(["--dataset", dataset] if dataset else [])],
+                                 stdout=out, stderr=err, text=True,
+                                 env={**os.environ, "ERA5_ROLLUPS": "true" if with_rollups else "false"})
         # wait4: this child's own resource usage (its peak RSS), not the largest of all children's.
         _, status, usage = os.wait4(child.pid, 0)
         wall = time.perf_counter() - began
@@ -102,20 +135,45 @@ def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="python -m era5bench load-file",
                                 description="load-file on a global day and on 4 points over 1940-2024, timed")
     p.add_argument("--shapes", default="global-day,decades",
-                   help="comma-separated: global-day, decades, land-global-day (ERA5-Land, 0.1 degree)")
+                   help=f"comma-separated: {', '.join(SHAPES)} (default global-day,decades)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--compare", action="store_true",
+                   help="also load each shape with ERA5_ROLLUPS=false, alternating, and print what the rollups "
+                        "cost in wall time (the difference of the medians)")
+    p.add_argument("--repeat", type=int, default=1, help="runs of each (with --compare: of each pair)")
     args = p.parse_args(argv)
     shapes = [s.strip() for s in args.shapes.split(",") if s.strip()]
-    bad = [s for s in shapes if s not in ("global-day", "decades", "land-global-day")]
+    bad = [s for s in shapes if s not in SHAPES]
     if bad:
         p.error(f"unknown shape(s) {', '.join(bad)}")
     out: dict[str, Any] = {}
     for shape in shapes:
-        if shape == "land-global-day":
+        dataset = "land" if shape == "land-global-day" else None
+        if shape == "global-day":
+            path = cached_download(day_request([date(2020, 1, 1)]))
+        elif shape == "land-global-day":
             path = cached_download(land_day_request(date(2020, 1, 1)), dataset="reanalysis-era5-land")
+        elif shape == "pl-global-hour":
+            path = pl_hour_download()
+        elif shape == "area":
+            path = decades_download(area=AREA_AREA, years=AREA_YEARS, name="area", now=AREA_NOW)
         else:
-            path = cached_download(day_request([date(2020, 1, 1)])) if shape == "global-day" else decades_download()
-        out[shape] = run(path, f"bench_{shape.replace('-', '_')}", land=shape == "land-global-day")
+            path = decades_download()
+        table = f"bench_{shape.replace('-', '_')}"
+        runs, bare = [], []
+        for _ in range(max(1, args.repeat)):
+            runs.append(run(path, table, dataset=dataset))
+            if args.compare:
+                bare.append(run(path, table, with_rollups=False, dataset=dataset))
+        out[shape] = sorted(runs, key=lambda r: r["wall_s"])[len(runs) // 2]
+        if args.compare:
+            with_s = sorted(r["load_s"] for r in runs)[len(runs) // 2]
+            without_s = sorted(r["load_s"] for r in bare)[len(bare) // 2]
+            out[shape]["without_rollups"] = {"load_s": [r["load_s"] for r in bare],
+                                             "wall_s": [r["wall_s"] for r in bare]}
+            out[shape]["with_rollups_load_s"] = [r["load_s"] for r in runs]
+            out[shape]["rollup_wall_cost_s"] = round(with_s - without_s, 2)
+            out[shape]["rollup_wall_share"] = round((with_s - without_s) / max(without_s, 1e-9), 3)
         if not args.json:
             r = out[shape]
             print(f"{shape}: {r['rows']:,} rows in {r['wall_s']:.1f} s, {r['rows_per_s_process']:,} rows/s for the "
@@ -123,6 +181,11 @@ def main(argv: list[str]) -> int:
                   f"the load; finish {r['finish_s']} s); hourly {r['hourly_bytes'] / 1e6:,.1f} MB, rollups "
                   f"{(r['rollup_bytes'] or 0) / 1e6:,.1f} MB ({r['rollup_bytes_share']:.1%}); peak RSS "
                   f"{r['peak_rss_mb']} MB")
+            if args.compare:
+                print(f"  load step with rollups {r['with_rollups_load_s']} s, "
+                      f"without {r['without_rollups']['load_s']} s: "
+                      f"the rollups cost {r['rollup_wall_cost_s']} s ({r['rollup_wall_share']:.1%} of the load "
+                      f"without them), medians of {len(r['with_rollups_load_s'])}")
     if args.json:
         print(json.dumps(out))
     return 0

@@ -30,6 +30,12 @@ DATASETS: dict[str, dict[str, str]] = {
             "accumulations as running totals from 00 UTC."
         ),
     },
+    synth.PL_DATASET: {
+        "title": "ERA5 hourly data on pressure levels from 1940 to present",
+        "description": (
+            "ERA5 on 37 pressure levels from 1000 to 1 hPa. Served here by a local stand-in with synthetic values."
+        ),
+    },
 }
 
 # OGC API - Processes exception types, as the real service sends them.

@@ -20,9 +20,14 @@ from era5etl.read.columns import STEP_NAMES, UNITS, known
 
 
 def add_parsers(sub: Any) -> None:
-    se = sub.add_parser("series", help="one place's series: the nearest grid point's rows, hourly, daily or monthly")
-    se.add_argument("lat", type=float, help="latitude of the place, degrees north (-90..90)")
-    se.add_argument("lon", type=float, help="longitude of the place, degrees east (-180..360)")
+    se = sub.add_parser("series", help="one place's series (the nearest grid point's rows) or an area's (the "
+                                       "points' cos(latitude)-weighted mean, min and max), hourly, daily or monthly")
+    se.add_argument("lat", type=float, nargs="?", help="latitude of the place, degrees north (-90..90)")
+    se.add_argument("lon", type=float, nargs="?", help="longitude of the place, degrees east (-180..360)")
+    se.add_argument("--area", metavar="N/W/S/E",
+                    help="instead of a place, an area: per step the mean of its grid points weighted by "
+                         "cos(latitude), their min and max, an accumulation's mean total, and the points and hours "
+                         "read (for example 50/5/45/10)")
     se.add_argument("--from", dest="start", metavar="YYYY-MM-DD", help="first day (UTC; default: the first loaded)")
     se.add_argument("--to", dest="end", metavar="YYYY-MM-DD",
                     help="last day, included (UTC; default: the last loaded)")
@@ -49,6 +54,8 @@ def add_parsers(sub: Any) -> None:
 
 
 def _common(p: argparse.ArgumentParser) -> Any:
+    p.add_argument("--level", type=int, metavar="HPA",
+                   help="the pressure level, hPa: required for a table on pressure levels, refused for one without")
     """--table and the output choices (a mutually exclusive group, returned for a read's own)."""
     p.add_argument("--table", help="the hypertable to read (default ERA5_TABLE, else weather)")
     out = p.add_mutually_exclusive_group()
@@ -102,12 +109,19 @@ def cmd_series(args: argparse.Namespace) -> int:
         raise InputError(f"--to {args.end} is before --from {args.start}")
     variables = [v.strip() for v in args.variables.split(",")] if args.variables else None
     table = args.table or settings.load().table
+    if args.area is not None:
+        if args.lat is not None or args.lon is not None:
+            raise InputError("give a place (lat lon) or --area N/W/S/E, not both")
+        return _area_series(args, table, start, end, variables)
+    if args.lat is None or args.lon is None:
+        raise InputError("give a place (lat lon, for example 45.5 7.5) or --area N/W/S/E (for example 50/5/45/10)")
     target = _png(args.png) if args.png else None
     parquet = _png(args.parquet, "--parquet") if args.parquet else None
     with connect(database_url()) as conn:
         point = nearest_point(conn, table, args.lat, args.lon)
-        s = series(conn, table, point, start, end, variables, args.step)
-    where = f"{describe(point, args.lat, args.lon)}, {len(s.time):,} {STEP_NAMES[args.step]} rows of {table}"
+        s = series(conn, table, point, start, end, variables, args.step, args.level)
+    where = (f"{describe(point, args.lat, args.lon)}, {len(s.time):,} {STEP_NAMES[args.step]} rows of {table}"
+             + (f" at {args.level} hPa" if args.level is not None else ""))
     print(f"# {where}" if args.csv else where)
     if args.csv:
         print(series_csv(s), end="")
@@ -130,6 +144,40 @@ def cmd_series(args: argparse.Namespace) -> int:
     return 0
 
 
+def _area_series(args: argparse.Namespace, table: str, start: datetime | None, end: datetime | None,
+                 variables: list[str] | None) -> int:
+    from era5etl.read.area import area_csv, area_json, area_series
+
+    if args.png or args.parquet:
+        raise InputError(f"{'--png' if args.png else '--parquet'} draws or writes one place's series; an area's "
+                         "comes as a table, --csv or --json")
+    area = Area.parse(args.area)
+    with connect(database_url()) as conn:
+        s = area_series(conn, table, area, start, end, variables, args.step)
+    points = int(s.points.max())
+    where = (f"area {area}: {points:,} grid points, cos(latitude)-weighted, {len(s.time):,} {STEP_NAMES[args.step]} "
+             f"steps of {table}")
+    print(f"# {where}" if args.csv else where)
+    if args.csv:
+        print(area_csv(s), end="")
+        return 0
+    data = area_json(s)
+    if args.json:
+        print(json.dumps(data))
+        return 0
+    header = ["time", "points", "hours"] + [f"{c} ({UNITS[c]})" for c in s.columns]
+    rows = [[t, data["points"][i], data["hours"][i], *(_short(data["values"][c][i]) for c in s.columns)]
+            for i, t in enumerate(data["time"])]
+    print(_table(header, rows))
+    if data["gaps"]:
+        print(f"no rows: {'; '.join(data['gaps'])}")
+    return 0
+
+
+def _short(value: float | None) -> float | None:
+    return None if value is None else float(f"{value:.6g}")
+
+
 def cmd_map(args: argparse.Namespace) -> int:
     from era5etl.read.maps import hour_map, map_csv, map_json
 
@@ -138,7 +186,7 @@ def cmd_map(args: argparse.Namespace) -> int:
     table = args.table or settings.load().table
     target = _png(args.png) if args.png else None
     with connect(database_url()) as conn:
-        m = hour_map(conn, table, at, args.variable, area)
+        m = hour_map(conn, table, at, args.variable, area, args.level)
     if args.csv:
         print(map_csv(m), end="")
     elif args.json:
@@ -152,7 +200,9 @@ def cmd_map(args: argparse.Namespace) -> int:
         finite = m.values[np.isfinite(m.values)]
         spread = (f"min {finite.min():g}, mean {finite.mean():g}, max {finite.max():g}" if finite.size
                   else "every value missing")
-        print(f"{m.variable} ({UNITS[m.variable]}) at {m.time:%Y-%m-%dT%H:%MZ} in {table}: {m.values.size:,} grid "
+        at_level = f" at {m.level} hPa" if m.level is not None else ""
+        print(f"{m.variable} ({UNITS[m.variable]}){at_level} at {m.time:%Y-%m-%dT%H:%MZ} in {table}: "
+              f"{m.values.size:,} grid "
               f"points in {m.latitude.max():g}/{m.longitude.min():g}/{m.latitude.min():g}/{m.longitude.max():g} "
               f"(N/W/S/E); {spread}")
     return 0

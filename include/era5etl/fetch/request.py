@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, get_args
 
+from era5etl.core.datasets import SINGLE_LEVELS, Dataset
 from era5etl.core.errors import InputError
 from era5etl.core.grid import Area, Grid
 from era5etl.core.months import Month
@@ -23,7 +24,7 @@ from era5etl.fetch import cost as costing
 from era5etl.fetch.errors import CostLimitError
 from era5etl.settings import DataFormat
 
-DATASET = "reanalysis-era5-single-levels"
+DATASET = SINGLE_LEVELS.collection  # the default collection
 
 DATA_FORMATS: tuple[DataFormat, ...] = get_args(DataFormat)
 DEFAULT_DATA_FORMAT: DataFormat = "netcdf"
@@ -43,8 +44,9 @@ def parse_data_format(text: str) -> DataFormat:
     return value
 
 
-def _hash(request: Mapping[str, Any]) -> str:
-    canonical = json.dumps({"dataset": DATASET, **request}, sort_keys=True)
+def _hash(request: Mapping[str, Any], collection: str = DATASET) -> str:
+    # The collection is part of the key, as it always was for single levels (whose hashes are unchanged).
+    canonical = json.dumps({"dataset": collection, **request}, sort_keys=True)
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
@@ -59,14 +61,25 @@ class MonthRequest:
     revision: str = ""
     # Sent as the request's data_format, so it is part of every hash; NetCDF keeps the old hashes.
     data_format: DataFormat = DEFAULT_DATA_FORMAT
+    # The CDS collection and its fixed request keys (Dataset.request_keys); single levels by default.
+    dataset: Dataset = SINGLE_LEVELS
+    # hPa, for a dataset with levels: sent as pressure_level; empty asks for all of the dataset's.
+    levels: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         if self.data_format not in DATA_FORMATS:
             raise InputError(f"data format {self.data_format!r}: expected one of {', '.join(DATA_FORMATS)}")
+        object.__setattr__(self, "levels", self.dataset.parse_levels(self.levels))
+        foreign = [v.cds_name for v in self.variables if v not in self.dataset.catalogue]
+        if foreign:
+            raise InputError(f"{', '.join(foreign)}: not variables of {self.dataset.name} "
+                             f"({self.dataset.collection})")
 
     def cds_request(self) -> dict[str, Any]:
+        levels = {"pressure_level": [str(level) for level in self.levels]} if self.dataset.has_levels else {}
         return {
-            "product_type": ["reanalysis"],
+            **{key: list(values) for key, values in self.dataset.request_keys.items()},
+            **levels,
             "variable": [v.cds_name for v in self.variables],
             "year": [f"{self.month.year:04d}"],
             "month": [f"{self.month.month:02d}"],
@@ -82,8 +95,8 @@ class MonthRequest:
     def hash(self) -> str:
         """The month's key: its staging folder, whatever split its download took."""
         if self.revision:
-            return _hash({**self.cds_request(), "revision": self.revision})
-        return _hash(self.cds_request())
+            return _hash({**self.cds_request(), "revision": self.revision}, self.dataset.collection)
+        return _hash(self.cds_request(), self.dataset.collection)
 
     def folder(self, staging_root: Path) -> Path:
         return staging_root / str(self.month) / self.hash
@@ -110,7 +123,7 @@ class RequestPart:
 
     @property
     def hash(self) -> str:
-        return _hash(self.cds_request())
+        return _hash(self.cds_request(), self.month.dataset.collection)
 
     @property
     def stem(self) -> str:
@@ -137,7 +150,9 @@ def plan(request: MonthRequest, cost_limit: float | None = None) -> list[Request
         # two); a GRIB file holds every step type anyway.
         groups = None if request.data_format == "grib" else [
             0 if v.step_type == "instant" else 1 for v in request.variables]
-        splits = costing.split(len(request.variables), len(days), 24, whole.weight, limit, groups=groups)
+        # Each level of each variable is a field of its own: the split weighs a variable-day-hour by them.
+        weight = whole.weight * max(1, len(request.levels))
+        splits = costing.split(len(request.variables), len(days), 24, weight, limit, groups=groups)
     except costing.CostError as exc:
         raise CostLimitError(f"{request.month}: {exc}", whole.value, limit) from None
     return [

@@ -1,4 +1,5 @@
-"""The monthly rollup rows of a load: written once per load, after its chunks, for every month it touched.
+"""The monthly rollup rows of a load: written once per load for every month it touched, while its last
+chunks are still being copied when no day of it is partial, after its chunks otherwise (``load.loader``).
 
 A month's row of a grid point adds up its daily rows. The loader holds the whole days it aggregated
 itself (:class:`era5etl.load.rollup.MonthlyRollup`); the other days of a month it touched (days of
@@ -9,9 +10,9 @@ are read back from the daily rollup, already committed, aggregated per point by 
 The months are written in one transaction (DELETE of the months inside the load's box, one COPY),
 one load of a table at a time (a transaction lock on the monthly rollup): loads of different
 months of a table write side by side into the same ten-year chunk otherwise. A loader killed after
-its chunks and before this leaves the months' monthly rows stale; the month's ledger then says the
-load failed, and validation (``read.rollup_check``) compares the monthly rows with the daily ones,
-so no month is called validated on stale monthly rows.
+its chunks and before this (or a chunk that fails after this) leaves the months' monthly rows stale;
+the month's ledger then says the load failed, and validation (``read.rollup_check``) compares the
+monthly rows with the daily ones, so no month is called validated on stale monthly rows.
 """
 
 from __future__ import annotations

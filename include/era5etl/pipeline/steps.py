@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 
-from era5etl.core.variables import load_variables
 from era5etl.db import ensure_schema
 from era5etl.fetch import Credentials, Download, fetch, retention, staged_download
 from era5etl.fetch.manifest import removal as fetch_removal
@@ -60,7 +59,8 @@ class ValidationFailed(PipelineError):
 def _step(url: str, job: MonthJob, task: str, state: str) -> Iterator[StepFigures]:
     """Mark the month ``state``, time the body, record its figures; on error mark the month failed."""
     ledger.set_state(url, table=job.table, month=job.month, area=str(job.area), grid=str(job.grid),
-                     state=state, run_id=job.run_id, expected_rows=job.expected_rows)
+                     state=state, run_id=job.run_id, expected_rows=job.expected_rows, dataset=job.dataset.name,
+                     levels=list(job.levels) or None)
     try:
         with metrics.timed(task) as figures:
             yield figures
@@ -77,8 +77,8 @@ def prepare(url: str, job: MonthJob) -> list[str]:
     lacks (logged and returned: a load never ignores a variable it was asked for)."""
     from era5etl.db.columns import ensure_columns
 
-    ensure_schema(url, job.table, f"{int(job.chunk_interval.total_seconds())} seconds")
-    return ensure_columns(url, job.table, load_variables(job.variables))
+    ensure_schema(url, job.table, f"{int(job.chunk_interval.total_seconds())} seconds", dataset=job.dataset)
+    return ensure_columns(url, job.table, job.load_variables)
 
 
 def fetch_step(url: str, job: MonthJob, credentials: Credentials, *, wait: bool = True) -> Download:
@@ -137,9 +137,13 @@ def check_download(staged: StagedDownload, job: MonthJob) -> None:
     if staged.location_id is None:
         raise PipelineError(f"the download's grid is off the global 0.25 degree lattice; request grid {job.grid} "
                             "on the lattice so every point has a location_id")
-    if staged.points != job.area.points(job.grid):
+    if staged.levels != job.levels:
+        raise PipelineError(f"the download holds levels {', '.join(map(str, staged.levels)) or 'none'}, not the "
+                            f"{', '.join(map(str, job.levels)) or 'none'} asked for")
+    per_level = staged.points // max(1, len(staged.levels))
+    if per_level != job.area.points(job.grid):
         raise PipelineError(
-            f"the download holds {staged.points} grid points, the area {job.area} on grid {job.grid} "
+            f"the download holds {per_level} grid points, the area {job.area} on grid {job.grid} "
             f"has {job.area.points(job.grid)}"
         )
 
@@ -147,13 +151,15 @@ def check_download(staged: StagedDownload, job: MonthJob) -> None:
 def stage_step(url: str, job: MonthJob) -> dict[str, Any]:
     with _step(url, job, "stage", "staged") as fig:
         paths = _download_paths(job)
-        with open_download(paths, variables=load_variables(job.variables)) as staged:
+        with open_download(paths, variables=job.load_variables, dataset=job.dataset) as staged:
             check_download(staged, job)
             fig.rows = staged.rows
             fig.bytes = sum(p.stat().st_size for p in paths)
             report: dict[str, Any] = {
                 "rows": staged.rows,
                 "points": staged.points,
+                "dataset": job.dataset.name,
+                "levels": list(staged.levels),
                 "hours": len(staged.valid_time),
                 "variables": [v.cds_name for v in staged.variables],
                 "ignored": staged.ignored,
@@ -173,9 +179,10 @@ def stage_step(url: str, job: MonthJob) -> dict[str, Any]:
 def load_step(url: str, job: MonthJob, on_chunk: Callable[[ChunkResult], None] | None = None) -> LoadResult:
     with _step(url, job, "load", "loading") as fig:
         paths = _download_paths(job)
-        with open_download(paths, variables=load_variables(job.variables)) as staged:
+        with open_download(paths, variables=job.load_variables, dataset=job.dataset) as staged:
             check_download(staged, job)
-            result = load(url, job.table, staged, start=job.month.start, end=job.month.end, on_chunk=on_chunk)
+            result = load(url, job.table, staged, start=job.month.start, end=job.month.end, on_chunk=on_chunk,
+                          dataset=job.dataset)
         fig.rows, fig.bytes = result.rows, result.bytes
         fig.detail = {"deleted": result.deleted, "chunks": result.chunk_rates(),
                       "rollups": {"daily_rows": result.daily_rows, "monthly_rows": result.monthly_rows,
@@ -193,7 +200,8 @@ def validate_step(url: str, job: MonthJob) -> Validation:
     from era5etl.read import rollup_check
 
     with _step(url, job, "validate", "loaded") as fig:
-        validation = validate_month(url, job.table, job.month, job.area, job.grid, run_id=job.run_id)
+        validation = validate_month(url, job.table, job.month, job.area, job.grid, run_id=job.run_id,
+                                    dataset=job.dataset, levels=job.levels)
         fig.rows, fig.bytes = validation.observed_rows or 0, validation.bytes
         fig.detail = validation.summary()
         ledger.record_validation(url, table=job.table, month=job.month, area=str(job.area),
@@ -205,7 +213,7 @@ def validate_step(url: str, job: MonthJob) -> Validation:
                            figures=fig)
             retention.release(job, "failed")  # the verdict is final (no retry reads it): ERA5_KEEP_DOWNLOADS
             raise ValidationFailed(validation)
-        if _rollups_on():
+        if _rollups_on() and not job.dataset.has_levels:  # a table on levels has no rollups yet
             checked = rollup_check.check(url, job.table, job.month, job.area, job.grid)
             fig.detail = {**fig.detail, "rollups": checked.as_dict()}
             if not checked.ok:
@@ -283,6 +291,8 @@ def run_month(url: str, job: MonthJob, credentials: Credentials, *,
         "month": str(job.month),
         "area": str(job.area),
         "table": job.table,
+        "dataset": job.dataset.name,
+        "levels": list(job.levels),
         "rows": loaded.rows,
         "expected_rows": job.expected_rows,
         "seconds": round(time.perf_counter() - began, 3),

@@ -15,13 +15,14 @@ from typing import Literal
 import numpy as np
 from psycopg import sql
 
-Kind = Literal["int4", "int8", "float4", "timestamptz"]
+Kind = Literal["int4", "int8", "float4", "float8", "timestamptz"]
 
 # Each kind's send function and the numpy dtype of its binary form (network order).
 _FORMS: dict[str, tuple[str, str]] = {
     "int4": ("int4send", ">i4"),
     "int8": ("int8send", ">i8"),
     "float4": ("float4send", ">f4"),
+    "float8": ("float8send", ">f8"),
     "timestamptz": ("timestamptz_send", ">i8"),  # microseconds since 2000-01-01 00:00 UTC
 }
 POSTGRES_EPOCH = np.datetime64("2000-01-01T00:00:00", "us")
@@ -30,9 +31,9 @@ POSTGRES_EPOCH = np.datetime64("2000-01-01T00:00:00", "us")
 def packed(expr: sql.Composable, kind: Kind) -> sql.Composed:
     """``string_agg`` of ``expr``'s binary values as ``kind``; a NULL float becomes NaN."""
     send = sql.SQL(_FORMS[kind][0])
-    if kind == "float4":
-        return sql.SQL("string_agg(coalesce({send}(({expr})::float4), {send}('NaN'::float4)), ''::bytea)").format(
-            send=send, expr=expr)
+    if kind in ("float4", "float8"):
+        return sql.SQL("string_agg(coalesce({send}(({expr})::{kind}), {send}('NaN'::{kind})), ''::bytea)").format(
+            send=send, expr=expr, kind=sql.SQL(kind))
     return sql.SQL("string_agg({send}({expr}), ''::bytea)").format(send=send, expr=expr)
 
 

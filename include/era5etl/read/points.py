@@ -153,6 +153,20 @@ def nearest_point(conn: Any, table: str, lat: float, lon: float, dataset: Datase
     return _Search(conn, monthly, bounds, grid).nearest(lat, lon)
 
 
+def loaded_bounds(conn: Any, table: str, dataset: Dataset = SINGLE_LEVELS) -> Bounds:
+    """The loaded grid points' box: from the monthly rollup's lowest and highest ids and its longitude
+    range (four index lookups), or from the latest hour's points when the rollups hold nothing yet
+    (``dataset``: whose lattice numbers them)."""
+    require_table(conn, table)
+    monthly = rollup_of(conn, table, "month")
+    row = conn.execute(sql.SQL("SELECT min(location_id), max(location_id), min(longitude), max(longitude) FROM {}")
+                       .format(table_ident(monthly))).fetchone() if monthly else None
+    if row is None or row[0] is None:
+        return _bounds_of(_latest_hour_ids(conn, table), dataset.grid)
+    lats, _ = dataset.grid.coordinates(np.array(row[:2]))
+    return Bounds(float(lats[1]), float(row[2]), float(lats[0]), float(row[3]))
+
+
 def _latest_hour_ids(conn: Any, table: str) -> np.ndarray:
     last = conn.execute(sql.SQL("SELECT max(time) FROM {}").format(table_ident(table))).fetchone()
     if last is None or last[0] is None:

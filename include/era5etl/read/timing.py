@@ -1,6 +1,7 @@
 """The reads people make of the table, timed: one place's history (over a year, over every loaded
 year) and one hour's slice; and the same reads as the CLI and the HTTP API make them
-(:func:`measure_api`): a place's series, hourly and daily, and an hour's map drawn to a PNG.
+(:func:`measure_api`): a place's series, hourly and daily, an hour's map drawn to a PNG, and an
+area's daily series over every loaded year (``series --area 50/5/45/10 --daily``).
 
 ``python -m era5etl reads`` picks grid points and hours at random (seeded) among what the table
 holds and reports latency per query (median, min, max, warm: after one unmeasured run) with the
@@ -110,7 +111,11 @@ def measure(url: str, table: str, runs: int = 20, seed: int = 1) -> list[ReadFig
 # Targets of the reads issue (series and maps), warm, on the final layout: a series includes finding
 # its grid point (read.points.nearest_point), a map its PNG.
 API_TARGETS_MS = {"series, one year (hourly)": 100.0, "series, all years (hourly)": 1000.0,
-                  "series, all years (daily)": 200.0, "map, one hour (PNG)": 1000.0}
+                  "series, all years (daily)": 200.0, "map, one hour (PNG)": 1000.0,
+                  "area, all years (daily)": 1000.0}
+# The area an area's series is timed over (``series --area 50/5/45/10 --daily``): 441 grid points,
+# 5 x 5 degrees; a table that does not hold all of it is not timed (the reason is printed).
+AREA = "50/5/45/10"
 
 
 def measure_api(url: str, table: str, runs: int = 20, seed: int = 1) -> tuple[list[ReadFigures], list[str]]:
@@ -120,6 +125,8 @@ def measure_api(url: str, table: str, runs: int = 20, seed: int = 1) -> tuple[li
 
     import numpy as np
 
+    from era5etl.core.grid import Area
+    from era5etl.read.area import area_series
     from era5etl.read.maps import hour_map
     from era5etl.read.plots import plot_map
     from era5etl.read.points import coordinates, nearest_point
@@ -144,11 +151,15 @@ def measure_api(url: str, table: str, runs: int = 20, seed: int = 1) -> tuple[li
             plot_map(m, f"{tmp}/map.png")
             return int(m.values.size)
 
+        def area_days() -> int:
+            return len(area_series(conn, table, Area.parse(AREA), None, None, None, "day").time)
+
         for name, read, how in (
             ("series, one year (hourly)", place(year_ago, after, "hour"), "nearest_point + series, hypertable"),
             ("series, all years (hourly)", place(None, None, "hour"), "nearest_point + series, hypertable"),
             ("series, all years (daily)", place(None, None, "day"), "nearest_point + series, daily rollup"),
             ("map, one hour (PNG)", hour_png, "hour_map + plot_map"),
+            ("area, all years (daily)", area_days, f"area_series {AREA}, daily rollup"),
         ):
             try:
                 rows = read()  # warm-up

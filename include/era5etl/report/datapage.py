@@ -66,6 +66,9 @@ def _series_form(v: DataView) -> str:
         f' value="{esc(c["lat"] if c["lat"] is not None else "")}"></label>'
         f'<label>Longitude °E<input type="number" name="lon" step="any" min="-180" max="360" required'
         f' value="{esc(c["lon"] if c["lon"] is not None else "")}"></label>'
+        '<label title="N/W/S/E, degrees: the series of the area\'s grid points (their mean weighted by '
+        'cos(latitude), min and max) instead of the place\'s; or drag a box over the map">Area N/W/S/E (instead)'
+        f'<input type="text" name="box" placeholder="{esc(v.area or "46/7/45/8")}" autocomplete="off"></label>'
         f'<label>Step<select name="step">{steps}</select></label>'
         f'<label>From (UTC)<input type="date" name="from" value="{esc(c["from"])}"></label>'
         f'<label>To (UTC)<input type="date" name="to" value="{esc(c["to"])}"></label>'
@@ -103,7 +106,7 @@ def render_data_page(v: DataView, base: str = "") -> str:
                f"{esc(_iso_hour(v.last_hour))} UTC")
         body = f"""<p class="sub">{sub}</p>
 {targets_nav(v.targets, v.table, v.area, base + "data")}
-<section id="series"><h2>One place over time</h2>
+<section id="series"><h2>A place or an area over time</h2>
 {_series_form(v)}
 <p class="status" id="series-status" role="status"></p>
 <div class="charts" id="series-charts"></div>
@@ -112,7 +115,8 @@ def render_data_page(v: DataView, base: str = "") -> str:
 {_map_form(v)}
 <p class="status" id="map-status" role="status"></p>
 <div class="charts"><figure><figcaption id="map-caption">Map</figcaption><div id="map-chart"></div>
-<p class="hint">Click a grid point to show its series above.</p></figure></div></section>
+<p class="hint">Click a grid point to show its series above, or drag a box over grid points for their area's
+series (the mean weighted by cos(latitude), min and max).</p></figure></div></section>
 <script type="application/json" id="era5-config">{_script_json(config(v, base))}</script>
 <script src="{esc(base)}static/uPlot.iife.min.js"></script>
 <script src="{esc(base)}static/dataview.js"></script>"""

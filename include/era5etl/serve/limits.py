@@ -4,6 +4,9 @@ A series answers one row per time step of the range asked for, so its size is kn
 alone: at most :data:`MAX_SERIES_ROWS` steps, enough for a decade of one place hourly (87,672 hours)
 and for every year of ERA5 daily (1940 onwards, ~31,000 days). A map answers one cell per grid point
 of one hour: at most :data:`MAX_MAP_CELLS`, a quarter of the globe at 0.25° (Europe is ~145,000).
+An area's series reads one row per grid point and time step (and answers one per step): at most
+:data:`MAX_AREA_POINT_STEPS` of them, the 441 points of a 5 x 5 degree box over 25 years of days
+(4,027,212) with room to spare, or a year of them hourly.
 The limit is on the range and area asked for, not on what happens to be loaded inside them, so the
 answer to a request does not change as the table fills.
 """
@@ -18,6 +21,7 @@ from era5etl.serve.errors import LimitError
 
 MAX_SERIES_ROWS = 100_000
 MAX_MAP_CELLS = 260_000
+MAX_AREA_POINT_STEPS = 10_000_000
 NATIVE_GRID = Grid()  # 0.25°: the finest a table holds, so the area's cells at most
 HOUR = timedelta(hours=1)
 DAY = timedelta(days=1)
@@ -77,3 +81,19 @@ def check_cells(cells: int, what: str, limit: int = MAX_MAP_CELLS) -> int:
 def check_area(area: Area, limit: int = MAX_MAP_CELLS) -> int:
     """The cells of ``area`` on the native grid, checked before the hour is read."""
     return check_cells(area.points(NATIVE_GRID), f"area {area}", limit)
+
+
+def check_area_series(area: Area, start: datetime, end: datetime, step: str,
+                      limit: int = MAX_AREA_POINT_STEPS) -> int:
+    """The rows an area's series reads: its grid points on the native grid times the steps of the
+    range; a LimitError saying the cost, the limit and how to narrow it if too many."""
+    points, steps = area.points(NATIVE_GRID), series_rows(start, end, step)
+    cost = points * steps
+    if cost <= limit:
+        return cost
+    coarser = {"hour": ", or ask step=day", "day": ", or ask step=month"}.get(step, "")
+    raise LimitError(
+        f"the area {area} over {start:%Y-%m-%dT%H:%MZ} to {end:%Y-%m-%dT%H:%MZ} is {points:,} grid points x "
+        f"{steps:,} {_UNITS[step]} = {cost:,} rows to read, more than the limit of {limit:,} an area's series may "
+        f"read (for example 441 points, a 5 x 5 degree box, over 25 years of days: 4,027,212): narrow area=, or "
+        f"from= and to={coarser}", limit=limit, requested=cost)

@@ -69,10 +69,17 @@ class _Query(BaseModel):
 
 
 class SeriesRequest(_Query):
-    """One place's series: ``start``/``end`` inclusive (None: from the first / to the last loaded hour)."""
+    """One place's series (``lat`` and ``lon``) or an area's (``area``): ``start``/``end`` inclusive
+    (None: from the first / to the last loaded hour)."""
 
-    lat: Annotated[float, Field(ge=-90, le=90, description="latitude of the place, degrees north")]
-    lon: Annotated[float, Field(ge=-180, le=360, description="longitude of the place, degrees east (-180..360)")]
+    lat: Annotated[float | None, Field(ge=-90, le=90, description="latitude of the place, degrees north "
+                                                                  "(with lon; or give area)")] = None
+    lon: Annotated[float | None, Field(ge=-180, le=360, description="longitude of the place, degrees east "
+                                                                    "(-180..360)")] = None
+    area: Annotated[str | None, Field(description="instead of lat and lon, an area N/W/S/E (for example 50/5/45/10): "
+                                                  "per step its grid points' mean weighted by cos(latitude), their "
+                                                  "min and max, an accumulation's mean total, and the points and "
+                                                  "hours read")] = None
     start: Annotated[datetime | None, Field(alias="from", description=f"first time, {TIME_TEXT}; default: the "
                                                                       "first loaded")] = None
     end: Annotated[datetime | None, Field(alias="to", description=f"last time, {TIME_TEXT}; default: the last "
@@ -81,6 +88,8 @@ class SeriesRequest(_Query):
         description="comma-separated columns (hourly) or variables / rollup columns (daily, monthly); "
                     "default: all")] = None
     step: Annotated[Step, Field(description=f"one of {', '.join(STEPS)}")] = "day"
+    level: Annotated[int | None, Field(ge=1, le=1000, description="the pressure level, hPa: required for a table "
+                                       "on pressure levels, refused for one without")] = None
     table: Annotated[str | None, Field(description="a pipeline table (in the ledger era5_months); default: the "
                                                    "one updated last")] = None
     format: Annotated[Literal["json", "csv", "parquet"], Field(
@@ -95,15 +104,43 @@ class SeriesRequest(_Query):
                 parse_range(start, end)  # "to ... is before from ...", with both texts as given
         return data
 
+    @model_validator(mode="after")
+    def _place_or_area(self) -> SeriesRequest:
+        if self.area is not None:
+            if self.lat is not None or self.lon is not None:
+                raise InputError("give lat and lon (a place) or area=N/W/S/E (an area), not both")
+            return self
+        if self.lat is None and self.lon is None:
+            raise InputError("lat and lon are required (a place, degrees), or area=N/W/S/E (an area, for example "
+                             "50/5/45/10)")
+        if self.lat is None:
+            parse_lat(None)  # "lat is required ..."
+        if self.lon is None:
+            parse_lon(None)
+        return self
+
     @field_validator("lat", mode="before")
     @classmethod
-    def _lat(cls, value: Any) -> float:
-        return parse_lat(str(value) if isinstance(value, float | int) else _text(value))
+    def _lat(cls, value: Any) -> float | None:
+        text = str(value) if isinstance(value, float | int) else _text(value)
+        return None if text is None or not text.strip() else parse_lat(text)
 
     @field_validator("lon", mode="before")
     @classmethod
-    def _lon(cls, value: Any) -> float:
-        return parse_lon(str(value) if isinstance(value, float | int) else _text(value))
+    def _lon(cls, value: Any) -> float | None:
+        text = str(value) if isinstance(value, float | int) else _text(value)
+        return None if text is None or not text.strip() else parse_lon(text)
+
+    @field_validator("area", mode="before")
+    @classmethod
+    def _area(cls, value: Any) -> str | None:
+        box = parse_area(_text(value))
+        return None if box is None else str(box)
+
+    @property
+    def box(self) -> Area | None:
+        """The area as an :class:`Area` (checked when the request was made), None for a place."""
+        return None if self.area is None else Area.parse(self.area)
 
     @field_validator("start", mode="before")
     @classmethod
@@ -137,6 +174,8 @@ class MapRequest(_Query):
     at: Annotated[datetime, Field(alias="time", description="the hour, UTC: YYYY-MM-DDTHH[:00][Z]")]
     variable: Annotated[str, Field(description="one hourly column, or wind_speed_10m")] = DEFAULT_MAP_VARIABLE
     area: Annotated[str | None, Field(description="N/W/S/E; default: every grid point loaded at that hour")] = None
+    level: Annotated[int | None, Field(ge=1, le=1000, description="the pressure level, hPa: required for a table "
+                                       "on pressure levels, refused for one without")] = None
     table: Annotated[str | None, Field(description="a pipeline table (in the ledger era5_months); default: the "
                                                    "one updated last")] = None
     format: Annotated[Literal["json", "csv"], Field(description="json or csv")] = "json"
@@ -183,7 +222,7 @@ def refusal(errors: Sequence[Any]) -> str:
     messages: list[str] = []
     for error in errors:
         cause = (error.get("ctx") or {}).get("error")
-        name = str(error.get("loc", ("",))[-1])
+        name = str((error.get("loc") or ("",))[-1])  # a check of the whole request has no location
         if isinstance(cause, InputError):
             messages.append(str(cause))
         elif error.get("type") == "missing" and name in _REQUIRED:
@@ -203,15 +242,18 @@ def _build(model: type[M], data: dict[str, Any]) -> M:
         raise InputError(refusal(exc.errors())) from None
 
 
-def series_request(*, lat: str | None, lon: str | None, start: str | None = None, end: str | None = None,
-                   variables: str | None = None, step: str | None = None, table: str | None = None,
-                   fmt: str | None = None) -> SeriesRequest:
+def series_request(*, lat: str | None = None, lon: str | None = None, area: str | None = None,
+                   start: str | None = None, end: str | None = None, variables: str | None = None,
+                   step: str | None = None, table: str | None = None, fmt: str | None = None,
+                   level: str | None = None) -> SeriesRequest:
     """The series request of these query values, as the HTTP route gets it; InputError if refused."""
-    return _build(SeriesRequest, {"lat": lat, "lon": lon, "from": start, "to": end, "variables": variables,
-                                  "step": step, "table": table, "format": fmt})
+    return _build(SeriesRequest, {"lat": lat, "lon": lon, "area": area, "from": start, "to": end,
+                                  "variables": variables, "step": step, "table": table, "format": fmt,
+                                  "level": level})
 
 
 def map_request(*, time: str | None, variable: str | None = None, area: str | None = None,
-                table: str | None = None, fmt: str | None = None) -> MapRequest:
+                table: str | None = None, fmt: str | None = None, level: str | None = None) -> MapRequest:
     """The map request of these query values, as the HTTP route gets it; InputError if refused."""
-    return _build(MapRequest, {"time": time, "variable": variable, "area": area, "table": table, "format": fmt})
+    return _build(MapRequest, {"time": time, "variable": variable, "area": area, "table": table, "format": fmt,
+                               "level": level})

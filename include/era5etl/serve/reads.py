@@ -19,13 +19,15 @@ from typing import Any
 import numpy as np
 import psycopg
 
+from era5etl.core.errors import InputError
 from era5etl.db import connect
+from era5etl.read.area import area_csv, area_json, area_series
 from era5etl.read.maps import hour_map, map_csv, map_json
 from era5etl.read.parquet import series_parquet
 from era5etl.read.series import nearest_point, series, series_csv, series_json
 from era5etl.serve.errors import NotFoundError, TooSlowError
 from era5etl.serve.extent import resolve_table, time_span
-from era5etl.serve.limits import check_area, check_cells, check_series
+from era5etl.serve.limits import check_area, check_area_series, check_cells, check_series
 from era5etl.serve.queries import MapRequest, SeriesRequest
 
 STATEMENT_TIMEOUT_MS = 30_000
@@ -81,7 +83,11 @@ def exclusive_end(end: datetime | None) -> datetime | None:
 
 
 def read_series(url: str, req: SeriesRequest) -> Reply:
-    """One place's series: the grid point nearest (lat, lon), its rows in the range at ``req.step``."""
+    """One place's series: the grid point nearest (lat, lon), its rows in the range at ``req.step``; or,
+    given ``area``, the area's series (:func:`read_area_series`)."""
+    if req.box is not None:
+        return read_area_series(url, req)
+    assert req.lat is not None and req.lon is not None  # the request's own check
     with connect(url) as conn:
         _guarded(conn)
         table, schema, name = resolve_table(conn, req.table)
@@ -92,7 +98,7 @@ def read_series(url: str, req: SeriesRequest) -> Reply:
         check_series(req.start or span[0], req.end or span[1], req.step)
         try:
             point = nearest_point(conn, table, req.lat, req.lon)
-            s = series(conn, table, point, req.start, exclusive_end(req.end), req.variables, req.step)
+            s = series(conn, table, point, req.start, exclusive_end(req.end), req.variables, req.step, req.level)
         except psycopg.errors.QueryCanceled:
             raise TooSlowError(f"the series took longer than {STATEMENT_TIMEOUT_MS / 1000:g} s: narrow from= and to=,"
                                " or ask step=day") from None
@@ -104,6 +110,31 @@ def read_series(url: str, req: SeriesRequest) -> Reply:
     return Reply(encode_json(series_json(s)), JSON_TYPE)
 
 
+def read_area_series(url: str, req: SeriesRequest) -> Reply:
+    """An area's series (``read.area``): its size (grid points x steps) checked against the limit,
+    from the range asked for or the table's span, before a row is read. JSON or CSV."""
+    box = req.box
+    assert box is not None
+    if req.format == "parquet":
+        raise InputError("format=parquet writes one place's series; an area's comes as json or csv")
+    with connect(url) as conn:
+        _guarded(conn)
+        table, schema, name = resolve_table(conn, req.table)
+        span = time_span(conn, schema, name)
+        if span is None:
+            raise NotFoundError(f"table {table!r} holds no rows yet")
+        check_series(req.start or span[0], req.end or span[1], req.step)
+        check_area_series(box, req.start or span[0], req.end or span[1], req.step)
+        try:
+            s = area_series(conn, table, box, req.start, exclusive_end(req.end), req.variables, req.step)
+        except psycopg.errors.QueryCanceled:
+            raise TooSlowError(f"the area's series took longer than {STATEMENT_TIMEOUT_MS / 1000:g} s: narrow area=, "
+                               "from= and to=, or ask step=month") from None
+    if req.format == "csv":
+        return Reply(area_csv(s).encode(), CSV_TYPE, _slug("era5", table, "area", str(box), req.step) + ".csv")
+    return Reply(encode_json(area_json(s)), JSON_TYPE)
+
+
 def read_map(url: str, req: MapRequest) -> Reply:
     """One hour's field of one variable over the area (default: every grid point loaded at that hour)."""
     box = req.box
@@ -113,7 +144,7 @@ def read_map(url: str, req: MapRequest) -> Reply:
         _guarded(conn)
         table, _, _ = resolve_table(conn, req.table)
         try:
-            m = hour_map(conn, table, req.at, req.variable, box)
+            m = hour_map(conn, table, req.at, req.variable, box, req.level)
         except psycopg.errors.QueryCanceled:
             raise TooSlowError(f"the map took longer than {STATEMENT_TIMEOUT_MS / 1000:g} s: narrow area=") from None
     check_cells(len(m.values), f"the loaded area at {req.at:%Y-%m-%dT%H:00Z}")

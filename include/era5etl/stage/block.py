@@ -35,6 +35,9 @@ class Block:
     latitude: F32  # (P,)
     longitude: F32  # (P,) in (-180, 180]
     values: dict[str, F32]  # column -> (T, P), NaN where missing; only the columns the download holds
+    # (P,) hPa for a download on pressure levels, whose P runs over (level, point) pairs level-major
+    # (levels ascending, each level's points as above); None for a dataset without levels.
+    level: npt.NDArray[np.int16] | None = None
 
     @property
     def rows(self) -> int:
@@ -62,6 +65,10 @@ class StagedDownload(Protocol):
     def longitude(self) -> F32: ...
     @property
     def location_id(self) -> npt.NDArray[np.int32] | None: ...
+    @property
+    def level(self) -> npt.NDArray[np.int16] | None: ...  # (P,) hPa, or None: no levels
+    @property
+    def levels(self) -> tuple[int, ...]: ...  # the levels held, ascending hPa; () for none
     @property
     def rows(self) -> int: ...
     def blocks(self, start: datetime | None = None, end: datetime | None = None, hours: int = 1

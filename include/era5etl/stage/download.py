@@ -53,6 +53,8 @@ class NetcdfDownload(BlockReader):
     latitude: F32
     longitude: F32
     location_id: npt.NDArray[np.int32] | None  # None: off the 0.25 degree lattice, stored NULL
+    level: npt.NDArray[np.int16] | None  # (P,) hPa on pressure levels: P runs over (level, point) pairs
+    levels: tuple[int, ...]  # hPa ascending; () for a dataset without levels
     time_chunk: int  # the deepest time chunking of a table variable: blocks of this many hours read best
 
     def __init__(self, paths: list[Path], parts: list[_Part], tmpdir: Path | None,
@@ -80,6 +82,10 @@ class NetcdfDownload(BlockReader):
                     or not np.allclose(normalize_longitude(p.lon), lon_norm, rtol=0, atol=_GRID_TOLERANCE)):
                 raise StageError(f"the parts of this download are on different grids: {_grid(first)} "
                                  f"but {_grid(p)}")
+            if p.levels != first.levels:
+                raise StageError(f"the parts of this download hold different pressure levels: {first.label} "
+                                 f"{', '.join(map(str, first.levels))} hPa but {p.label} "
+                                 f"{', '.join(map(str, p.levels))} hPa")
 
         by_name = {v.short_name: v for v in variables}
         sources: dict[str, list[_Source]] = {}
@@ -101,9 +107,11 @@ class NetcdfDownload(BlockReader):
         self.expver = sorted({e for p in table_parts for e in p.expver})
         self.time_chunk = max(p.time_chunk for p in table_parts)
 
-        grid = grid_points(first.lat, first.lon, _grid(first), lattice)
+        self.levels = first.levels
+        grid = grid_points(first.lat, first.lon, _grid(first), lattice).on_levels(self.levels)
         self.points = grid.count
         self.latitude, self.longitude, self.location_id = grid.latitude, grid.longitude, grid.location_id
+        self.level = grid.level
         self.notes: list[str] = []  # what the GRIB stager reports of expver and duplicates; none here
         # Registered last: if a check above raises, open_download releases the parts itself.
         self._finalizer = weakref.finalize(self, _release, [p.ds for p in parts], tmpdir)
@@ -123,7 +131,7 @@ class NetcdfDownload(BlockReader):
                 if part.cached and part.nc is not None and part.times is not None and part.times[-1] <= times[-1]:
                     _release_chunk_caches(part.nc, part.table_names)
                     part.cached = False
-            yield Block(times, self.location_id, self.latitude, self.longitude, values)
+            yield Block(times, self.location_id, self.latitude, self.longitude, values, self.level)
 
     def _read(self, column: str, times: DT64) -> F32:
         sources = self._sources[column]
@@ -147,8 +155,9 @@ class NetcdfDownload(BlockReader):
 
     def __repr__(self) -> str:
         span = f"{self.valid_time[0]}..{self.valid_time[-1]}" if len(self.valid_time) else "no time steps"
+        levels = f" ({len(self.levels)} levels x {self.points // len(self.levels)} points)" if self.levels else ""
         return (f"<NetcdfDownload {', '.join(p.name for p in self.paths)}: {len(self.valid_time)} steps "
-                f"({span}) x {self.points} points, columns {[v.column for v in self.variables]}>")
+                f"({span}) x {self.points} points{levels}, columns {[v.column for v in self.variables]}>")
 
 
 def _release(datasets: list[xr.Dataset], tmpdir: Path | None) -> None:
@@ -175,14 +184,18 @@ def open_download(paths: Sequence[Path], *, variables: Sequence[Variable] | None
     ``tmp_dir``: where ZIPs are extracted (a fresh temporary directory inside it, removed on close).
     A grid off the global 0.25 degree lattice opens with ``location_id`` None (its rows get NULL ids).
     GRIB files are read by :mod:`era5etl.stage.grib`; one download is all GRIB or all NetCDF.
-    ``variables``: what is loaded from it (any catalogued ones; the table's six by default, for
-    another dataset its whole catalogue); anything else in the files is named in ``ignored``.
-    ``dataset``: whose download it is (single levels by default). Its grid numbers the points; for
-    ERA5-Land (land only, running totals from 00 UTC) the download is read through
-    :class:`era5etl.stage.land.LandDownload`: sea points are not rows, accumulations hourly amounts.
+    ``variables``: what is loaded from it (any of the dataset's catalogue; the table's six by default,
+    for pressure levels its default variables, for another dataset its whole catalogue); anything else
+    in the files is named in ``ignored``.
+    ``dataset``: whose download it is (single levels by default). Its grid numbers the points; a file
+    on pressure levels staged as a dataset without levels, or one without levels staged as pressure
+    levels, is refused with a StageError. For ERA5-Land (land only, running totals from 00 UTC) the
+    download is read through :class:`era5etl.stage.land.LandDownload`: sea points are not rows,
+    accumulations hourly amounts.
     """
     if variables is None:
-        variables = VARIABLES if dataset is SINGLE_LEVELS else dataset.catalogue
+        variables = (VARIABLES if dataset is SINGLE_LEVELS else dataset.base_variables if dataset.has_levels
+                     else dataset.catalogue)
     lattice = None if dataset is SINGLE_LEVELS else dataset.grid
     if dataset.land_only or dataset.accumulation != "hourly":
         from era5etl.stage.land import LandDownload, raw_variables
@@ -217,7 +230,7 @@ def open_download(paths: Sequence[Path], *, variables: Sequence[Variable] | None
         kinds = {kind == "grib" for _, _, kind in files}
         if kinds == {True}:
             grib = GribDownload([Path(p) for p in paths], [f for f, _, _ in files], [label for _, label, _ in files],
-                                variables, lattice)
+                                variables, lattice, dataset.levels)
             if tmpdir is not None:  # the files stay open by descriptor; their names can go now
                 shutil.rmtree(tmpdir, ignore_errors=True)
             return grib
@@ -226,7 +239,7 @@ def open_download(paths: Sequence[Path], *, variables: Sequence[Variable] | None
                              + ", ".join(f"{label} ({kind})" for _, label, kind in files))
         by_name = {v.short_name: v for v in variables}
         for member, label, kind in files:
-            parts.append(_open_part(member, label, kind, chunk_cache_bytes, by_name))
+            parts.append(_open_part(member, label, kind, chunk_cache_bytes, by_name, dataset.levels))
         return NetcdfDownload([Path(p) for p in paths], parts, tmpdir, variables, lattice)
     except BaseException:
         _release([p.ds for p in parts], tmpdir)

@@ -77,6 +77,7 @@ class _Index:
     valid: list[int]  # seconds since 1970, UTC
     expver: list[str]
     grid: list[str]  # md5 of the grid section
+    level: list[int]  # hPa for a message on an isobaric level, -1 for any other kind of level
     names: dict[int, str]  # paramId -> ecCodes shortName, for messages that are not loaded
     grids: dict[str, _Grid]
 
@@ -86,6 +87,15 @@ def _param(h: int) -> int:
         table, number = eccodes.codes_get_long(h, "table2Version"), eccodes.codes_get_long(h, "indicatorOfParameter")
         return int(number if table == 128 else table * 1000 + number)
     return int(eccodes.codes_get_long(h, "paramId"))
+
+
+def _isobaric_level(h: int) -> int:
+    """The message's pressure level in hPa, or -1 when it is not on an isobaric level (single levels)."""
+    if eccodes.codes_get_long(h, "edition") == 1:
+        isobaric = eccodes.codes_get_long(h, "indicatorOfTypeOfLevel") == 100  # isobaricInhPa
+    else:
+        isobaric = eccodes.codes_get_long(h, "typeOfFirstFixedSurface") == 100  # isobaric surface (Pa)
+    return int(eccodes.codes_get_long(h, "level")) if isobaric else -1
 
 
 def _valid(date: int, hhmm: int, step_h: int) -> int:
@@ -124,7 +134,7 @@ def _check_gap(f: object, label: str, start: int, stop: int) -> None:
 
 
 def _index(paths: Sequence[Path], labels: Sequence[str], lattice: LatLonGrid | None = None) -> _Index:
-    ix = _Index([], [], [], [], [], [], [], {}, {})
+    ix = _Index([], [], [], [], [], [], [], [], {}, {})
     for n, (path, label) in enumerate(zip(paths, labels, strict=True)):
         size, end, count = path.stat().st_size, 0, 0
         with path.open("rb") as f:
@@ -158,6 +168,7 @@ def _index(paths: Sequence[Path], labels: Sequence[str], lattice: LatLonGrid | N
                                            eccodes.codes_get_long(h, "endStep")))
                     ix.expver.append(eccodes.codes_get_string(h, "expver"))
                     ix.grid.append(grid)
+                    ix.level.append(_isobaric_level(h))
                 finally:
                     eccodes.codes_release(h)
                 end, count = offset + length, count + 1
@@ -173,7 +184,8 @@ class GribDownload(BlockReader):
     builds it for GRIB files)."""
 
     def __init__(self, paths: list[Path], files: Sequence[Path], labels: Sequence[str],
-                 variables: Sequence[Variable] = VARIABLES, lattice: LatLonGrid | None = None) -> None:
+                 variables: Sequence[Variable] = VARIABLES, lattice: LatLonGrid | None = None,
+                 dataset_levels: tuple[int, ...] = ()) -> None:
         self.paths = paths
         self.parts = list(labels)
         self.time_chunk = 1  # one message per variable and hour
@@ -194,7 +206,9 @@ class GribDownload(BlockReader):
         grid = ix.grids[grids[0]]
         if grid.points is None:
             raise StageError(f"{', '.join(self.parts)}: {grid.label}: {grid.refusal}")
-        self._points = grid.points
+        self.levels = _levels(self.parts, np.asarray(ix.level)[mine], dataset_levels)
+        self._grid_points = grid.points.count
+        self._points = grid.points.on_levels(self.levels)
         self._fds = [os.open(p, os.O_RDONLY) for p in files]
         try:
             self._pick(ix, params, mine, table)
@@ -206,16 +220,29 @@ class GribDownload(BlockReader):
               table: dict[int, Variable]) -> None:
         """One message per (variable, valid time): final over ERA5T, an equal duplicate once."""
         valid = np.asarray(ix.valid, dtype=np.int64)
+        level = np.asarray(ix.level, dtype=np.int64)
         rank = np.asarray([_EXPVER_RANK.get(e, 2) for e in ix.expver])
         self._msg = (np.asarray(ix.file), np.asarray(ix.offset), np.asarray(ix.length))
         self.valid_time: DT64 = np.unique(valid[mine]).astype("datetime64[s]")
         self.variables = [v for v in table.values() if (params == v.param_id).any()]
         self.missing_columns = [v.column for v in table.values() if v not in self.variables]
         self.notes: list[str] = []
-        self._where: dict[str, npt.NDArray[np.int64]] = {}  # column -> (T,) message number, -1: none
+        # column -> (T, L) message number (L = 1 without levels), -1: none
+        self._where: dict[str, npt.NDArray[np.int64]] = {}
         chosen: set[str] = set()
         for var in self.variables:
-            rows = np.flatnonzero(params == var.param_id)
+            where = np.full((self.valid_time.size, max(1, len(self.levels))), -1, dtype=np.int64)
+            for k, lev in enumerate(self.levels or (-1,)):
+                chosen.update(self._pick_one(ix, var, np.flatnonzero((params == var.param_id) & (level == lev)),
+                                             valid, rank, where[:, k], "" if lev < 0 else f" at {lev} hPa"))
+            self._where[var.column] = where
+        self.expver = sorted(chosen)
+        self._scale = {v.column: (v.scale, v.offset) for v in self.variables}
+
+    def _pick_one(self, ix: _Index, var: Variable, rows: npt.NDArray[np.int64], valid: npt.NDArray[np.int64],
+                  rank: npt.NDArray[np.int64], where: npt.NDArray[np.int64], at: str) -> set[str]:
+        """The messages of one variable (on one level): ``where`` set to the chosen one of each hour."""
+        if rows.size:
             rows = rows[np.lexsort((rank[rows], valid[rows]))]  # by valid time, the best expver first
             first = np.r_[True, valid[rows][1:] != valid[rows][:-1]]
             best = rows[first][np.cumsum(first) - 1]  # each message's winner: its hour's first
@@ -223,24 +250,21 @@ class GribDownload(BlockReader):
             worse = rank[extra] > rank[winner]
             for i, w in zip(extra[~worse], winner[~worse], strict=True):
                 if not np.array_equal(self._decode(int(w)), self._decode(int(i)), equal_nan=True):
-                    raise StageError(f"{self.parts[ix.file[i]]}: {var.grib_name} at "
+                    raise StageError(f"{self.parts[ix.file[i]]}: {var.grib_name}{at} at "
                                      f"{np.datetime64(int(valid[i]), 's')} is in two messages with expver "
                                      f"{ix.expver[i]} and different values; which to load is ambiguous")
             pairs = sorted({(ix.expver[i], ix.expver[w]) for i, w in zip(extra[worse], winner[worse], strict=True)})
             for lost, kept in pairs:
                 n = sum(ix.expver[i] == lost and ix.expver[w] == kept
                         for i, w in zip(extra[worse], winner[worse], strict=True))
-                self.notes.append(f"{var.grib_name}: {n} hour(s) in both expver {lost} and {kept}; {kept} loaded")
+                self.notes.append(f"{var.grib_name}{at}: {n} hour(s) in both expver {lost} and {kept}; {kept} loaded")
             if (~worse).any():
-                self.notes.append(f"{var.grib_name}: {int((~worse).sum())} hour(s) in two identical "
+                self.notes.append(f"{var.grib_name}{at}: {int((~worse).sum())} hour(s) in two identical "
                                   "messages, loaded once")
             keep = rows[first]
-            chosen.update(ix.expver[i] for i in keep)
-            where = np.full(self.valid_time.size, -1, dtype=np.int64)
             where[np.searchsorted(self.valid_time.astype(np.int64), valid[keep])] = keep
-            self._where[var.column] = where
-        self.expver = sorted(chosen)
-        self._scale = {v.column: (v.scale, v.offset) for v in self.variables}
+            return {ix.expver[i] for i in keep}
+        return set()
 
     @property
     def points(self) -> int:
@@ -257,6 +281,10 @@ class GribDownload(BlockReader):
     @property
     def location_id(self) -> npt.NDArray[np.int32] | None:
         return self._points.location_id
+
+    @property
+    def level(self) -> npt.NDArray[np.int16] | None:
+        return self._points.level
 
     @property
     def rows(self) -> int:
@@ -276,26 +304,29 @@ class GribDownload(BlockReader):
                              "the file is corrupt") from None
         finally:
             eccodes.codes_release(h)
-        if values.size != self.points:
+        if values.size != self._grid_points:
             raise StageError(f"{self.parts[file]}: the message at offset {offset:,} holds {values.size} "
-                             f"values, the grid {self.points}")
+                             f"values, the grid {self._grid_points}")
         return values
 
     def _blocks(self, i0: int, i1: int, hours: int) -> Iterator[Block]:
         for a in range(i0, i1, hours):
             b = min(a + hours, i1)
             values = {}
+            n = self._grid_points
             for column, where in self._where.items():
                 out = np.full((b - a, self.points), np.nan, dtype=self.dtype)
                 scale, offset = self._scale[column]
                 for t in range(a, b):
-                    if where[t] >= 0:
-                        x = self._decode(int(where[t]))
-                        np.multiply(x, scale, out=x)
-                        np.add(x, offset, out=x)
-                        out[t - a] = x
+                    for k in range(where.shape[1]):  # level by level, ascending: the block's level-major P
+                        if where[t, k] >= 0:
+                            x = self._decode(int(where[t, k]))
+                            np.multiply(x, scale, out=x)
+                            np.add(x, offset, out=x)
+                            out[t - a, k * n:(k + 1) * n] = x
                 values[column] = out
-            yield Block(self.valid_time[a:b].copy(), self.location_id, self.latitude, self.longitude, values)
+            yield Block(self.valid_time[a:b].copy(), self.location_id, self.latitude, self.longitude, values,
+                        self.level)
 
     def _release(self) -> None:
         for fd in self._fds:
@@ -320,6 +351,28 @@ def _same_points(ix: _Index, grids: list[str]) -> list[str]:
         else:
             ix.grid = [same if x == g else x for x in ix.grid]
     return kept
+
+
+def _levels(parts: list[str], found: npt.NDArray[np.int64], dataset_levels: tuple[int, ...]) -> tuple[int, ...]:
+    """The pressure levels of the table's messages, ascending hPa; () for a dataset without levels.
+    Messages that contradict the dataset (isobaric ones for single levels, others for pressure levels)
+    are refused, never loaded as something they are not."""
+    where = ", ".join(parts)
+    isobaric = sorted({int(v) for v in found if v >= 0})
+    if not dataset_levels:
+        if isobaric:
+            raise StageError(f"{where}: messages on pressure levels (isobaricInhPa {', '.join(map(str, isobaric))}), "
+                             "not single levels; load it as the pressure-levels dataset (--dataset pressure-levels)")
+        return ()
+    if (found < 0).any():
+        raise StageError(f"{where}: {int((found < 0).sum())} message(s) of the variables asked for are not on "
+                         "pressure levels (typeOfLevel is not isobaricInhPa); the file is not a pressure-level "
+                         "download: load it as a dataset without levels (--dataset single-levels)")
+    unknown = sorted(set(isobaric) - set(dataset_levels))
+    if unknown:
+        raise StageError(f"{where}: level(s) {', '.join(map(str, unknown))} hPa are not pressure levels of the "
+                         f"dataset ({', '.join(map(str, dataset_levels))})")
+    return tuple(isobaric)
 
 
 def _ignored(ix: _Index, params: npt.NDArray[np.int64], mine: npt.NDArray[np.bool_],

@@ -69,6 +69,8 @@ class LandDownload(BlockReader):
         self.expver = inner.expver
         self.time_chunk = getattr(inner, "time_chunk", 1)
         self.notes = list(inner.notes)
+        self.levels: tuple[int, ...] = ()  # ERA5-Land has no pressure levels
+        self.level: npt.NDArray[np.int16] | None = None
         self._accum = {v.column for v in self.variables if v.step_type == "accum"} \
             if dataset.accumulation == "since_00utc" else set()
         self._scale = {v.column: (v.scale, v.offset) for v in self.variables}

@@ -26,9 +26,21 @@ class Points:
     longitude: F32  # (P,) in (-180, 180]
     location_id: npt.NDArray[np.int32] | None  # None: off the 0.25 degree lattice, stored NULL
 
+    level: npt.NDArray[np.int16] | None = None  # (P,) hPa when the points run over (level, point) pairs
+
     @property
     def count(self) -> int:
         return int(self.latitude.size)
+
+    def on_levels(self, levels: tuple[int, ...]) -> Points:
+        """The (level, point) pairs of these points on ``levels``, level-major (a block's P axis for a
+        download on pressure levels); the points themselves when there are no levels."""
+        if not levels:
+            return self
+        n = len(levels)
+        return Points(readonly(np.tile(self.latitude, n)), readonly(np.tile(self.longitude, n)),
+                      None if self.location_id is None else readonly(np.tile(self.location_id, n)),
+                      readonly(np.repeat(np.asarray(levels, dtype=np.int16), self.count)))
 
 
 def grid_points(lat: npt.NDArray[Any], lon: npt.NDArray[Any], label: str, grid: LatLonGrid | None = None

@@ -6,13 +6,13 @@ The bounds are the catalogue's (:mod:`era5etl.core.catalogue`), one definition p
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from era5etl.core.catalogue import CATALOGUE, PACKING_TOLERANCE as PACKING_TOLERANCE
 from era5etl.core.catalogue_land import LAND_CATALOGUE
 from era5etl.core.errors import InputError
-from era5etl.core.variables import VARIABLES
+from era5etl.core.variables import VARIABLES, Variable
 
 
 @dataclass(frozen=True)
@@ -44,10 +44,14 @@ def bounds_for(columns: Iterable[str]) -> tuple[Bounds, ...]:
 BOUNDS: tuple[Bounds, ...] = bounds_for(v.column for v in VARIABLES)
 
 
-def table_bounds(columns: Iterable[str]) -> tuple[Bounds, ...]:
+def table_bounds(columns: Iterable[str], catalogue: Sequence[Variable] | None = None) -> tuple[Bounds, ...]:
     """The bounds a table's validation checks: the six, then each catalogued column it has (in the
-    table's order); any other column (latitude, an operator's own) is not the catalogue's to bound."""
+    table's order); any other column (latitude, an operator's own) is not the catalogue's to bound.
+    ``catalogue``: another dataset's (pressure levels), whose table has its own columns and not the six."""
     names = list(columns)
+    if catalogue is not None and catalogue is not CATALOGUE:
+        by_column = {v.column: Bounds(v.column, v.low, v.high) for v in catalogue}
+        return tuple(by_column[c] for c in names if c in by_column)
     extra = [c for c in names if c in _BY_COLUMN and c not in {b.column for b in BOUNDS}]
     return (*BOUNDS, *bounds_for(extra))
 

@@ -37,17 +37,20 @@ class Check:
 
 
 def build_checks(month: Month, area: Area, grid: Grid, bounds: tuple[Bounds, ...] = BOUNDS,
-                 points: int | None = None) -> list[Check]:
-    """The suite; ``points``: the area's rows an hour when not every grid point is one (ERA5-Land's land
-    points, as the staged download's mask counted them)."""
+                 levels: int = 0, points: int | None = None) -> list[Check]:
+    """The suite's checks; ``levels``: how many pressure levels each hour and point has (0: none);
+    ``points``: the area's rows an hour when not every grid point is one (ERA5-Land's land points, as
+    the staged download's mask counted them)."""
     from great_expectations.expectations import (  # type: ignore[attr-defined]
         ExpectColumnSumToBeBetween,
         ExpectColumnValuesToBeBetween,
     )
 
+    per = max(1, levels)
     kind = "grid points" if points is None else "land points (the staged download's land mask)"
     points = area.points(grid) if points is None else points
-    month_rows, day_rows = month.hours * points, HOURS_PER_DAY * points
+    month_rows, day_rows = month.hours * points * per, HOURS_PER_DAY * points * per
+    of = f" x {levels} levels" if levels else ""
 
     def zero(column: str, name: str, notes: str) -> Check:
         return Check(name, False, ExpectColumnValuesToBeBetween(
@@ -56,13 +59,14 @@ def build_checks(month: Month, area: Area, grid: Grid, bounds: tuple[Bounds, ...
     checks = [
         Check("row_count_month", False, ExpectColumnSumToBeBetween(
             column="rows", min_value=month_rows, max_value=month_rows, meta={"check": "row_count_month"},
-            notes=f"The month holds exactly {month.hours} hours x {points} {kind} = {month_rows:,} rows.")),
+            notes=f"The month holds exactly {month.hours} hours{of} x {points} {kind} = {month_rows:,} rows.")),
         Check("row_count_day", True, ExpectColumnValuesToBeBetween(
             column="rows", min_value=day_rows, max_value=day_rows, meta={"check": "row_count_day"},
-            notes=f"Each day holds exactly 24 hours x {points} {kind} = {day_rows:,} rows.")),
+            notes=f"Each day holds exactly 24 hours{of} x {points} {kind} = {day_rows:,} rows.")),
         zero("null_time", "time_not_null", "No row has a NULL time."),
         zero("null_location_id", "location_id_not_null", "No row of the area has a NULL location_id."),
-        zero("duplicates", "no_duplicates", "No (time, location_id) appears twice."),
+        zero("duplicates", "no_duplicates",
+             f"No (time, location_id{', level' if levels else ''}) appears twice."),
         zero("outside_area", "inside_area",
              f"Every location_id is a grid point of the area {area} on grid {grid} and the id of the row's own "
              "latitude/longitude."),
@@ -135,8 +139,12 @@ class SuiteRun:
     docs_path: Path | None
 
 
+def _view(name: str) -> dict[str, str]:
+    return {"module_name": "era5etl.validate.docs_views", "class_name": name}
+
+
 def run_suite(url: str, validation_id: str, table: str, month: Month, area: Area, grid: Grid, *,
-              run_name: str, docs_dir: Path, bounds: tuple[Bounds, ...] = BOUNDS,
+              run_name: str, docs_dir: Path, bounds: tuple[Bounds, ...] = BOUNDS, levels: int = 0,
               points: int | None = None) -> SuiteRun:
     """Validate the stored profile with GX; Data Docs are built into ``docs_dir`` (a fresh folder)."""
     import great_expectations as gx
@@ -151,7 +159,11 @@ def run_suite(url: str, validation_id: str, table: str, month: Month, area: Area
     context.add_data_docs_site("era5", {
         "class_name": "SiteBuilder",
         "store_backend": {"class_name": "TupleFilesystemStoreBackend", "base_directory": str(docs_dir)},
-        "site_index_builder": {"class_name": "DefaultSiteIndexBuilder"},
+        # GX's own pages, through views that keep Jinja's compiled templates (validate.docs_views).
+        "site_index_builder": {"class_name": "DefaultSiteIndexBuilder", "view": _view("CachedIndexPageView")},
+        # SiteBuilder takes this key (its docstring's example); GX's TypedDict of a site does not list it.
+        "site_section_builders": {  # type: ignore[typeddict-unknown-key]
+            section: {"view": _view("CachedPageView")} for section in ("expectations", "validations", "profiling")},
     })
     source = context.data_sources.add_postgres(
         "era5", connection_string=url.replace("postgresql://", "postgresql+psycopg://", 1))
@@ -160,7 +172,7 @@ def run_suite(url: str, validation_id: str, table: str, month: Month, area: Area
                                        query=_profile_query(url, validation_id, bounds))
         batch = asset.add_batch_definition_whole_table("days")
         suite = context.suites.add(gx.ExpectationSuite(name="era5_month"))
-        checks = build_checks(month, area, grid, bounds, points)
+        checks = build_checks(month, area, grid, bounds, levels, points)
         for check in checks:
             suite.add_expectation(check.expectation)
         definition = context.validation_definitions.add(

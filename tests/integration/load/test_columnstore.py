@@ -180,6 +180,9 @@ def test_reads_time_a_place_over_a_year_and_all_years_and_an_hour(
     assert by["hour slice (all points)"]["rows"] == Area.parse(AREA).points(Grid())
     assert all("ColumnarScan" in f["plan"] for f in by.values())
     assert "target <= 100 ms" in out and "target <= 500 ms" in out
+    # The area's series is timed over 50/5/45/10 only: this table's 25 points are not it, and it says why.
+    assert [r for r in figures["not_timed"] if r.startswith("area, all years (daily): the area 50/5/45/10 reaches "
+                                                             f"outside the area {table} holds: 46/7/45/8")], out
 
 
 def test_an_hours_columns_equal_its_rows_and_a_missing_value_is_nan(

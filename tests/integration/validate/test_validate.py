@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -298,3 +299,29 @@ def test_the_area_lattice_in_sql(db_url: str, grid: str, lat: float, lon: float,
     with connect(db_url) as conn:
         row = conn.execute(stmt).fetchone()
     assert row == (inside,)
+
+
+def test_data_docs_pages_are_rendered_from_the_bytecode_cache_and_equal_gxs_own(tmp_path: Path) -> None:
+    """The cached views (validate.docs_views) keep Jinja's compiled templates on disk and render
+    exactly what GX's own views render."""
+    from great_expectations.render import RenderedDocumentContent
+    from great_expectations.render.view import DefaultJinjaPageView
+
+    from era5etl.validate import docs_views
+
+    cache = docs_views.bytecode_cache()
+    cache.clear()
+    document = RenderedDocumentContent(sections=[], renderer_type="SiteIndexPageRenderer", page_title="era5",
+                                       utm_medium="validation-results-page")
+    def page(view: DefaultJinjaPageView) -> str:  # the render's own time stamp left out
+        return re.sub(r"\d{8}T\d{6}\.\d+Z", "<now>", view.render(document))
+
+    fresh = page(DefaultJinjaPageView())
+    assert page(docs_views.CachedPageView()) == fresh
+    compiled = list(Path(cache.directory).glob("__jinja2_*.cache"))
+    assert compiled, "the first render filled the cache"
+    # A second view (a new environment, as GX makes per page) loads them: no file is rewritten.
+    stamps = {p: p.stat().st_mtime_ns for p in compiled}
+    assert page(docs_views.CachedPageView()) == fresh
+    assert {p: p.stat().st_mtime_ns for p in compiled} == stamps
+    assert docs_views.CachedIndexPageView().env.bytecode_cache is cache

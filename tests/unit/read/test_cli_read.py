@@ -35,3 +35,13 @@ def test_the_help_lists_every_option(capsys: pytest.CaptureFixture[str]) -> None
             build_parser().parse_args([command, "--help"])
         text = capsys.readouterr().out
         assert all(option in text for option in options), command
+
+
+def test_series_takes_an_area_instead_of_a_place() -> None:
+    args = build_parser().parse_args(["series", "--area", "50/5/45/10", "--daily", "--variables",
+                                      "total_precipitation"])
+    assert (args.lat, args.lon, args.area, args.step) == (None, None, "50/5/45/10", "day")
+    # A negative north edge is an option's value, not an option.
+    assert build_parser().parse_args(["series", "--area=-10/5/-20/10"]).area == "-10/5/-20/10"
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["series", "--help"])

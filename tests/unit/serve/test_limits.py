@@ -56,3 +56,18 @@ def test_statuses() -> None:
     assert serve.http_status(serve.NotFoundError("x")) == 404
     assert serve.http_status(DatabaseError("x")) == 503
     assert serve.http_status(serve.TooSlowError("x")) == 503
+
+
+def test_an_areas_series_is_limited_by_its_points_times_its_steps() -> None:
+    from era5etl.serve.limits import MAX_AREA_POINT_STEPS, check_area_series
+
+    # The benchmark's area (441 points) over 25 years of days fits; hourly it does not.
+    assert check_area_series(Area.parse("50/5/45/10"), utc(2000, 1, 1), utc(2024, 12, 31, 23), "day") == 4_027_212
+    assert check_area_series(Area.parse("50/5/45/10"), utc(2024, 1, 1), utc(2024, 12, 31, 23), "hour") == 3_873_744
+    with pytest.raises(serve.LimitError) as caught:
+        check_area_series(Area.parse("50/5/45/10"), utc(2000, 1, 1), utc(2024, 12, 31, 23), "hour")
+    message = str(caught.value)
+    assert "441 grid points x 219,168 hours = 96,653,088 rows to read" in message
+    assert f"more than the limit of {MAX_AREA_POINT_STEPS:,}" in message and "or ask step=day" in message
+    with pytest.raises(serve.LimitError, match="3,321 grid points x 9,132 days = 30,327,372 rows to read"):
+        check_area_series(Area.parse("60/0/50/20"), utc(2000, 1, 1), utc(2024, 12, 31, 23), "day")

@@ -99,3 +99,19 @@ def test_the_query_models() -> None:
         serve.map_request(time=None)
     m = serve.map_request(time="2024-01-15T12Z", area="46/7/45/8")
     assert m.box is not None and m.box.points(NATIVE_GRID) == 25
+
+
+def test_a_series_of_an_area_instead_of_a_place() -> None:
+    r = serve.series_request(area="50/5/45/10", step="month", fmt="csv")
+    assert (r.lat, r.lon, r.area, r.step) == (None, None, "50/5/45/10", "month")
+    assert r.box is not None and r.box.points(NATIVE_GRID) == 441
+    assert serve.series_request(lat="45.5", lon="7.5").box is None
+    with pytest.raises(InputError, match=r"^give lat and lon \(a place\) or area=N/W/S/E \(an area\), not both$"):
+        serve.series_request(lat="45.5", lon="7.5", area="50/5/45/10")
+    with pytest.raises(InputError, match=r"^lat and lon are required \(a place, degrees\), or area=N/W/S/E"):
+        serve.series_request()
+    with pytest.raises(InputError, match=r"need -90 <= south <= north <= 90"):
+        serve.series_request(area="45/5/50/10")
+    with pytest.raises(InputError, match=r"is not of the form N/W/S/E"):
+        serve.series_request(area="50/5/45")
+    assert "area" in serve.SeriesRequest.model_json_schema()["properties"]

@@ -16,6 +16,7 @@ from localcds.synth.land import LAND_DATASET, write_land_grib, write_land_netcdf
 from localcds.synth.netcdf import DEFAULT_SLICE_VALUES, write_netcdf
 from localcds.synth.publication import ERA5T_LATENCY, NoDataError, available_times
 from localcds.synth.request import parse_request
+from localcds.synth.variables import DATASET
 
 INSTANT_FILE = "data_stream-oper_stepType-instant.nc"
 ACCUM_FILE = "data_stream-oper_stepType-accum.nc"
@@ -31,7 +32,7 @@ def write_download(
     now: datetime | None = None,
     today: date | None = None,
     slice_values: int = DEFAULT_SLICE_VALUES,
-    dataset: str = "reanalysis-era5-single-levels",
+    dataset: str = DATASET,
 ) -> Path:
     """Write what the CDS would deliver for ``request`` to the file ``dest`` and return ``dest``.
 

@@ -189,9 +189,12 @@ REFUSALS: dict[int | str, dict[str, Any]] = {
 
 @app.get("/series", responses={**REFUSALS, 200: {
     "description": "the rows of the grid point nearest (lat, lon): JSON (`time`, `values` per column, `units`), "
-                   "CSV, or a Parquet file", "content": {"text/csv": {}, "application/vnd.apache.parquet": {}}}})
+                   "CSV, or a Parquet file; given `area`, the area's series: JSON (`time`, `points`, `hours`, "
+                   "`values` per column, `units`, `gaps`) or CSV",
+    "content": {"text/csv": {}, "application/vnd.apache.parquet": {}}}})
 def series(query: Annotated[serve.SeriesRequest, Query()]) -> Response:
-    """One place's series: the grid point nearest (lat, lon), hourly, daily or monthly, as JSON, CSV or Parquet."""
+    """One place's series (the grid point nearest lat, lon) or an area's (area=N/W/S/E: its points' mean
+    weighted by cos(latitude), min and max), hourly, daily or monthly, as JSON, CSV or Parquet (a place)."""
     return _read(lambda: read_series(database_url(), query))
 
 

@@ -12,7 +12,11 @@
  * What a test reads: each chart's figure carries data-variable, data-points (rows answered),
  * data-step and data-gaps; window.era5Data.charts holds the uPlot instances by variable; the map
  * carries data-cells and one rect.gp per grid point (a canvas image past MAX_RECT_CELLS). The page's
- * query string holds the choices (lat, lon, step, from, to, time, variable), so a view can be linked.
+ * query string holds the choices (lat, lon, box, step, from, to, time, variable), so a view can be linked.
+ *
+ * An area instead of a place: the series form's Area field (N/W/S/E), filled by hand or by dragging a
+ * box over the map's grid points, asks /series?area=... for the area's series (its points' mean
+ * weighted by cos(latitude), their min and max, an accumulation's mean total), drawn as a place's is.
  */
 (function () {
   "use strict";
@@ -222,8 +226,9 @@
 
   function seriesParams() {
     const f = new FormData(seriesForm);
-    return {table: cfg.table, lat: f.get("lat"), lon: f.get("lon"), step: f.get("step"), from: f.get("from"),
-      to: f.get("to"), variables: cfg.seriesVariables};
+    const box = String(f.get("box") || "").trim();
+    return {table: cfg.table, lat: box ? null : f.get("lat"), lon: box ? null : f.get("lon"), area: box || null,
+      step: f.get("step"), from: f.get("from"), to: f.get("to"), variables: cfg.seriesVariables};
   }
   function place(lat, lon) {
     return fmt(Math.abs(lat), 2) + "°" + (lat < 0 ? "S" : "N") + " " + fmt(Math.abs(lon), 2) + "°" +
@@ -236,6 +241,13 @@
     if (p.location_id === undefined) return text;
     return text + " (grid point " + p.location_id + (km !== null ? ", " + fmt(km, 1) + " km from the place asked" : "") +
       ")";
+  }
+  // Where a series is of: the grid point, or the area and how many grid points it averages.
+  function whereText(j) {
+    if (!j.area) return pointText(j.point);
+    const most = Math.max.apply(null, (j.points || [0]).concat([0]));
+    return "the area " + j.area + " (" + most.toLocaleString("en") + " grid point" + (most === 1 ? "" : "s") +
+      ", mean weighted by cos(latitude))";
   }
   function clearCharts() {
     Object.keys(charts).forEach((k) => {
@@ -255,7 +267,7 @@
     });
     const gaps = findGaps(time, step);
     const box = document.getElementById("series-charts");
-    const where = pointText(j.point);
+    const where = whereText(j);
     groupColumns(j.columns || []).forEach((group) => {
       const first = Object.values(group.columns)[0];
       const unit = (j.units || {})[first] || "";
@@ -289,7 +301,9 @@
     const qs = query(p);
     document.getElementById("series-csv").href = cfg.seriesUrl + "?" + qs + "&format=csv";
     document.getElementById("series-json").href = cfg.seriesUrl + "?" + qs;
-    document.getElementById("series-parquet").href = cfg.seriesUrl + "?" + qs + "&format=parquet";
+    const parquet = document.getElementById("series-parquet");
+    parquet.href = cfg.seriesUrl + "?" + qs + "&format=parquet";
+    parquet.hidden = Boolean(p.area);  // a file of one place's series; an area's comes as JSON or CSV
     syncLocation();
     setStatus("series-status", "Reading the series…");
     try {
@@ -299,7 +313,7 @@
       const n = got.n;
       const span = n ? ", " + whenText(got.time[0], step) + " to " + whenText(got.time[n - 1], step) : "";
       setStatus("series-status", n.toLocaleString("en") + " " + (n === 1 ? got.words[0] : got.words[1]) + " at " +
-        pointText(j.point) + span);
+        whereText(j) + span);
     } catch (err) {
       setStatus("series-status", err.message, true);
       clearCharts();
@@ -447,13 +461,19 @@
       unit);
     const svg = box.querySelector("svg");
     const readout = svg.querySelector(".readout");
-    function cellAt(ev) {
+    // The pointer in the SVG's units, and where that is in degrees.
+    function svgXY(ev) {
       const ctm = svg.getScreenCTM();
-      if (!ctm) return -1;
+      if (!ctm) return null;
       const x = (ev.clientX - ctm.e) / ctm.a;
       const y = (ev.clientY - ctm.f) / ctm.d;
-      const lon = west + (x - ox) / scale;
-      const lat = north - (y - oy) / scale;
+      return {x: x, y: y, lon: west + (x - ox) / scale, lat: north - (y - oy) / scale};
+    }
+    function cellAt(ev) {
+      const at = svgXY(ev);
+      if (!at) return -1;
+      const lon = at.lon;
+      const lat = at.lat;
       let best = -1;
       let bd = Infinity;
       for (let q = 0; q < n; q++) {
@@ -466,14 +486,81 @@
       }
       return best;
     }
+    // Dragging draws a box; the grid points whose centres it holds are the area of the series.
+    let drag = null;
+    let dragged = false;
+    const NS = "http://www.w3.org/2000/svg";
+    svg.addEventListener("mousedown", (ev) => {
+      const at = svgXY(ev);
+      dragged = false;
+      if (!at || ev.button !== 0) return;
+      ev.preventDefault();
+      const rect = document.createElementNS(NS, "rect");
+      rect.setAttribute("class", "boxsel");
+      svg.appendChild(rect);
+      drag = {from: at, rect: rect};
+      // The button may be let go outside the map: the drag ends wherever it is.
+      window.addEventListener("mouseup", endDrag, {once: true});
+    });
+    function dragBox(at) {
+      const x = Math.min(drag.from.x, at.x);
+      const y = Math.min(drag.from.y, at.y);
+      drag.rect.setAttribute("x", x.toFixed(2));
+      drag.rect.setAttribute("y", y.toFixed(2));
+      drag.rect.setAttribute("width", Math.abs(at.x - drag.from.x).toFixed(2));
+      drag.rect.setAttribute("height", Math.abs(at.y - drag.from.y).toFixed(2));
+    }
+    function pickArea(from, to) {
+      const lon0 = Math.min(from.lon, to.lon);
+      const lon1 = Math.max(from.lon, to.lon);
+      const lat0 = Math.min(from.lat, to.lat);
+      const lat1 = Math.max(from.lat, to.lat);
+      const inside = [];
+      for (let q = 0; q < n; q++) {
+        if (m.lon[q] >= lon0 && m.lon[q] <= lon1 && m.lat[q] >= lat0 && m.lat[q] <= lat1) inside.push(q);
+      }
+      svg.querySelectorAll(".gp.sel").forEach((c) => c.classList.remove("sel"));
+      if (!inside.length) {
+        setStatus("series-status", "The box holds no grid point's centre: drag over the cells of the area", true);
+        return;
+      }
+      const lats = extent(inside.map((q) => m.lat[q]));
+      const lons = extent(inside.map((q) => m.lon[q]));
+      const text = [lats[1], lons[0], lats[0], lons[1]].map((v) => String(+v.toFixed(4))).join("/");
+      inside.forEach((q) => {
+        const cell = svg.querySelector(".gp[data-i=\"" + q + "\"]");
+        if (cell) cell.classList.add("sel");
+      });
+      seriesForm.elements.box.value = text;
+      loadSeries();
+      document.getElementById("series").scrollIntoView({behavior: "smooth"});
+    }
+    function endDrag(ev) {
+      if (!drag) return;
+      const at = svgXY(ev) || drag.from;
+      const from = drag.from;
+      drag.rect.remove();
+      drag = null;
+      dragged = Math.abs(at.x - from.x) + Math.abs(at.y - from.y) > 6;
+      if (dragged) pickArea(from, at);
+    }
     svg.addEventListener("mousemove", (ev) => {
+      if (drag) {
+        const at = svgXY(ev);
+        if (at) dragBox(at);
+      }
       const q = cellAt(ev);
       readout.textContent = q < 0 ? "" : place(m.lat[q], m.lon[q]) + ": " + fmt(m.val[q]) + " " + unit +
-        " (click: its series)";
+        " (click: its series; drag: an area's)";
     });
     svg.addEventListener("click", (ev) => {
+      if (dragged) {
+        dragged = false;  // the end of a drag, not a click on a point
+        return;
+      }
       const q = cellAt(ev);
       if (q < 0) return;
+      seriesForm.elements.box.value = "";
       seriesForm.elements.lat.value = m.lat[q];
       seriesForm.elements.lon.value = m.lon[q];
       svg.querySelectorAll(".gp.sel").forEach((c) => c.classList.remove("sel"));
@@ -503,8 +590,8 @@
   function syncLocation() {
     const s = seriesParams();
     const mp = mapParams();
-    const qs = query({table: cfg.table, area: cfg.area, lat: s.lat, lon: s.lon, step: s.step, from: s.from,
-      to: s.to, time: mp.time, variable: mp.variable});
+    const qs = query({table: cfg.table, area: cfg.area, lat: s.lat, lon: s.lon, box: s.area, step: s.step,
+      from: s.from, to: s.to, time: mp.time, variable: mp.variable});
     try {
       history.replaceState(null, "", location.pathname + "?" + qs);
     } catch {
@@ -513,7 +600,7 @@
   }
   function restore() {
     const u = new URLSearchParams(location.search);
-    ["lat", "lon", "step", "from", "to"].forEach((k) => {
+    ["lat", "lon", "box", "step", "from", "to"].forEach((k) => {
       if (u.get(k)) seriesForm.elements[k].value = u.get(k);
     });
     ["time", "variable"].forEach((k) => {

@@ -1,0 +1,252 @@
+"""An area's series: per time step the mean over a box of grid points weighted by cos(latitude), the
+least and the greatest value, and for an accumulated variable the weighted mean of the points' totals.
+
+On a regular latitude-longitude grid a point stands for a cell whose area is proportional to the
+cosine of its latitude, so the area's mean of ``x`` at a step is ``sum(x * cos(lat)) / sum(cos(lat))``
+over the points whose ``x`` is not NULL. The aggregation is done by the server, one ``GROUP BY`` of the
+step's rows: daily and monthly from the rollups (``<table>_daily``, ``<table>_monthly``), hourly from
+the hypertable. The columns are those of the rollups, whatever the step (``core.rollups``):
+
+* ``<v>_min``, ``<v>_max``: the least and greatest over the points of the point's value at that step
+  (daily: of the points' daily minima and maxima, so the lowest and highest hour of any point);
+* ``<v>_mean``: the weighted mean of the points' values (daily: of their daily means);
+* ``<v>_sum`` (an accumulation: precipitation, snowfall, ...): the weighted mean of the points' totals
+  over the step, the area's total in mm (or the variable's unit) as a depth.
+
+Every step also says how many grid points had a row (``points``) and how many hours those rows hold
+(``hours``: points x 24 on a whole day). Where a step's points hold different hours (a day loaded in
+part for some points only), each point still counts by its cell's area alone, not by its hours: the
+figures are means of what each point holds, and ``points`` and ``hours`` show how whole the step is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+import numpy as np
+from psycopg import sql
+
+from era5etl.core.grid import Area, Grid
+from era5etl.core.rollups import sources, split_value_column
+from era5etl.db import table_ident
+from era5etl.db.rollups import data_columns
+from era5etl.read.columns import STEP_NAMES, UNITS, Step, check_step, known, resolve
+from era5etl.read.errors import ReadError
+from era5etl.read.gaps import gap_text, gaps
+from era5etl.read.packed import packed, unpack
+from era5etl.read.points import MARGIN, Bounds, loaded_bounds, require_table, rollup_of
+from era5etl.read.series import _source, _utc
+from era5etl.read.text import csv_text, iso_time, iso_times
+
+# The weight of a grid point's cell: cos(latitude), computed in float8.
+_WEIGHT = sql.SQL("cos(radians(latitude::float8))")
+
+
+@dataclass
+class AreaSeries:
+    """``time`` (numpy datetime64[us], UTC: the hour, or the start of the UTC day or month); per step
+    ``points`` and ``hours`` (int64) and one float64 array per column in ``values`` (NaN where no point
+    had a value)."""
+
+    table: str
+    area: Area
+    step: str
+    columns: list[str]
+    time: np.ndarray
+    points: np.ndarray
+    hours: np.ndarray
+    values: dict[str, np.ndarray]
+
+
+def lattice_points(area: Area) -> int:
+    """Grid points of the 0.25 degree lattice inside the area: the most a table can hold there."""
+    return area.points(Grid())
+
+
+def check_inside(table: str, area: Area, bounds: Bounds) -> None:
+    """ReadError unless the area holds a lattice point and lies within the loaded grid points' box
+    (within half a cell of it: a point's cell reaches that far)."""
+    if lattice_points(area) == 0:
+        raise ReadError(f"the area {area} holds no grid point of the 0.25 degree grid: widen it (for example "
+                        f"{_widened(area)})")
+    north, west, south, east = (float(v) for v in (area.north, area.west, area.south, area.east))
+    if (north > bounds.north + MARGIN or south < bounds.south - MARGIN or west < bounds.west - MARGIN
+            or east > bounds.east + MARGIN):
+        raise ReadError(f"the area {area} reaches outside the area {table} holds: {bounds} (N/W/S/E, the loaded "
+                        "grid points' box); an area's mean is over loaded points only, so ask for an area inside it")
+
+
+def _widened(area: Area) -> str:
+    quarter = Decimal("0.25")
+    snap = [(v / quarter).to_integral_value(rounding=r) * quarter
+            for v, r in ((area.north, "ROUND_CEILING"), (area.west, "ROUND_FLOOR"), (area.south, "ROUND_FLOOR"),
+                         (area.east, "ROUND_CEILING"))]
+    return "/".join(f"{v.normalize():f}" for v in snap)
+
+
+def area_columns(variables: list[str] | None, data: list[str]) -> list[str]:
+    """The rollup columns an area's series answers with, at any step, in the order asked (a variable
+    stands for its aggregates; None: all); ReadError for a name the table's rollups do not know."""
+    accepted = [n for n in known("day", data) if n != "hours"]
+    names = None if variables is None else [v.strip() for v in variables if v.strip()]
+    unknown = [n for n in names or [] if n not in accepted]
+    if names is not None and (unknown or not names):
+        what = f"unknown variable(s) {', '.join(map(repr, unknown))}" if unknown else "no variable named"
+        raise ReadError(f"{what} for an area's series; the known ones are {', '.join(accepted)} (points and hours "
+                        "come at every step)")
+    return resolve("day", names, data)
+
+
+def _value(step: Step, column: str) -> sql.Composable:
+    """The per-row value a column of the area series aggregates: the rollup's column (daily, monthly)
+    or, hourly, the hypertable's column of its variable (a wind speed from its components)."""
+    if step != "hour":
+        return sql.SQL("{}::float8").format(sql.Identifier(column))
+    variable, _ = split_value_column(column)
+    parts = sources(variable)
+    if len(parts) == 2:
+        u, v = (sql.Identifier(p) for p in parts)
+        return sql.SQL("sqrt({}::float8 ^ 2 + {}::float8 ^ 2)").format(u, v)
+    return sql.SQL("{}::float8").format(sql.Identifier(parts[0]))
+
+
+def _aggregates(step: Step, column: str, i: int) -> tuple[list[sql.Composable], sql.Composable]:
+    """(the aggregates of one latitude row of a step, what the step's value is made of them): min and
+    max of min and max; a mean or a sum, weighted, from each row's sum and count of the points that
+    have a value: sum(cos(lat) * sum) / sum(cos(lat) * count), NULL when no point has one."""
+    value = _value(step, column)
+    _, agg = split_value_column(column)
+    if agg in ("min", "max"):
+        a = sql.Identifier(f"a{i}")
+        return [sql.SQL("{}({}) AS {}").format(sql.SQL(agg), value, a)], sql.SQL("{}({})").format(sql.SQL(agg), a)
+    total, count = sql.Identifier(f"s{i}"), sql.Identifier(f"n{i}")
+    return ([sql.SQL("sum({}) AS {}").format(value, total), sql.SQL("count({}) AS {}").format(value, count)],
+            sql.SQL("sum({w} * {}) / nullif(sum({w} * {}), 0)").format(total, count, w=_WEIGHT))
+
+
+def area_statement(relation: str, time_column: str, step: Step, columns: list[str],
+                   bounded: tuple[bool, bool] = (True, True)) -> sql.Composed:
+    """One row: the step's time, points, hours and each column packed, one element per step in time
+    order, of the rows in the box %(south)s..%(north)s, %(west)s..%(east)s and in [%(start)s, %(end)s)
+    (``bounded`` says which bound is asked for; one not asked is open).
+
+    The rows are grouped twice: by step and latitude first, with plain sums, counts, minima and
+    maxima (which TimescaleDB aggregates vectorised, on the columnstore's batches), then by step,
+    each latitude row weighted by its cos(latitude): the same weighted mean as
+    ``sum(x * cos(lat)) / sum(cos(lat))`` over the points, at half the time (docs/benchmarks.md)."""
+    t = sql.Identifier(time_column)
+    hours = sql.SQL("count(*)") if step == "hour" else sql.SQL("sum(hours)")
+    inner: list[sql.Composable] = [sql.SQL("{} AS t").format(t), sql.SQL("latitude"),
+                                   sql.SQL("count(*) AS points"), sql.SQL("{} AS hours").format(hours)]
+    middle: list[sql.Composable] = [sql.SQL("t"), sql.SQL("sum(points)::int8 AS points"),
+                                    sql.SQL("sum(hours)::int8 AS hours")]
+    for i, c in enumerate(columns):
+        parts, made = _aggregates(step, c, i)
+        inner += parts
+        middle.append(sql.SQL("{} AS {}").format(made, sql.Identifier(f"c{i}")))
+    outer = [packed(sql.Identifier("t"), "timestamptz"), packed(sql.Identifier("points"), "int8"),
+             packed(sql.Identifier("hours"), "int8")]
+    outer += [packed(sql.Identifier(f"c{i}"), "float8") for i in range(len(columns))]
+    where: list[sql.Composable] = [sql.SQL(
+        "location_id BETWEEN %(first_id)s AND %(last_id)s AND latitude BETWEEN %(south)s AND %(north)s"
+        " AND longitude BETWEEN %(west)s AND %(east)s")]
+    if bounded[0]:
+        where.append(sql.SQL("{} >= %(start)s").format(t))
+    if bounded[1]:
+        where.append(sql.SQL("{} < %(end)s").format(t))
+    return sql.SQL("SELECT {} FROM (SELECT {} FROM (SELECT {} FROM {} WHERE {} GROUP BY {}, latitude) g"
+                   " GROUP BY t ORDER BY t) q").format(
+        sql.SQL(", ").join(outer), sql.SQL(", ").join(middle), sql.SQL(", ").join(inner), table_ident(relation),
+        sql.SQL(" AND ").join(where), t)
+
+
+def _params(area: Area, start: datetime | None, end: datetime | None) -> dict[str, Any]:
+    # The ids of the box's south-west and north-east lattice points bound those inside it: lets the
+    # columnstore skip the batches of other points by their location_id metadata.
+    south, north = float(area.south), float(area.north)
+    west, east = float(area.west), float(area.east)
+    first = int(np.floor((south + 90) / 0.25)) * 1440 + int(np.floor((west + 179.75) / 0.25)) + 1
+    last = int(np.ceil((north + 90) / 0.25)) * 1440 + int(np.ceil((east + 179.75) / 0.25)) + 1
+    return {"south": south, "north": north, "west": west, "east": east, "first_id": first, "last_id": last,
+            "start": start, "end": end}
+
+
+def area_series(conn: Any, table: str, area: Area, start: datetime | None, end: datetime | None,
+                variables: list[str] | None, step: Step) -> AreaSeries:
+    """The area's series in [start, end) (None: from the first / to the last loaded) at ``step``.
+    ``variables``: a variable (for all its aggregates) or a rollup column name (``temperature_2m_max``)
+    at any step; None: every one the table's rollups keep. ReadError for an unknown variable, an area
+    without a grid point or reaching outside the loaded area, or a range without rows."""
+    step = check_step(step)
+    require_table(conn, table)
+    check_inside(table, area, loaded_bounds(conn, table))
+    columns = area_columns(variables, data_columns(conn, table))
+    start, end = _utc(start), _utc(end)
+    relation, time_column = _source(conn, table, step)
+    params = _params(area, start, end)
+    statement = area_statement(relation, time_column, step, columns, (start is not None, end is not None))
+    row = conn.cursor(binary=True).execute(statement, params).fetchone()
+    parts = list(row) if row else [None] * (len(columns) + 3)
+    times = unpack(parts[0], "timestamptz")
+    if times.size == 0:
+        raise _empty(conn, table, area, step, start, end, params)
+    values = {c: unpack(b, "float8").astype(np.float64) for c, b in zip(columns, parts[3:], strict=True)}
+    return AreaSeries(table, area, step, columns, times, unpack(parts[1], "int8").astype(np.int64),
+                      unpack(parts[2], "int8").astype(np.int64), values)
+
+
+def _empty(conn: Any, table: str, area: Area, step: Step, start: datetime | None, end: datetime | None,
+           params: dict[str, Any]) -> ReadError:
+    """Why an area has no rows: no grid point of the table inside it, or none in the range (then what
+    the area has loaded). Asked of the monthly rollup (small) when the table has one."""
+    relation = rollup_of(conn, table, "month")
+    t = sql.Identifier("bucket" if relation else "time")
+    found = conn.execute(sql.SQL(
+        "SELECT count(DISTINCT location_id), min({t}), max({t}) FROM {r} WHERE location_id BETWEEN %(first_id)s"
+        " AND %(last_id)s AND latitude BETWEEN %(south)s AND %(north)s AND longitude BETWEEN %(west)s AND %(east)s"
+    ).format(t=t, r=table_ident(relation or table)), params).fetchone()
+    if not found or not found[0]:
+        return ReadError(f"{table} holds no grid point inside the area {area} (its grid may be coarser than "
+                         "0.25 degrees): widen the area")
+    what = "hourly rows" if step == "hour" else f"{STEP_NAMES[step]} rollup rows"
+    asked = (f"from {iso_time(start) if start else 'the first row'} "
+             f"to {iso_time(end) + ' (exclusive)' if end else 'the last'}")
+    return ReadError(f"no {what} of {table} in the area {area} {asked}; its {found[0]:,} grid points have months "
+                     f"from {iso_time(found[1])[:7]} to {iso_time(found[2])[:7]} loaded")
+
+
+def _numbers(values: np.ndarray) -> list[float | None]:
+    return [None if v != v else v for v in np.asarray(values, dtype=np.float64).tolist()]
+
+
+def area_csv(s: AreaSeries) -> str:
+    """``time,points,hours,<column>,...``: ISO times (UTC), the means as float8, no value empty."""
+    cells: list[list[Any]] = [iso_times(s.time), s.points.tolist(), s.hours.tolist()]
+    cells += [_numbers(s.values[c]) for c in s.columns]
+    return csv_text(["time", "points", "hours", *s.columns], cells)
+
+
+def area_json(s: AreaSeries) -> dict[str, Any]:
+    """``table``, ``area`` (N/W/S/E), ``step``, ``columns``, ``units``, ``time`` (ISO, UTC), ``points``
+    and ``hours`` per step, ``values`` (one list per column, null where no point had a value), and
+    ``gaps``: the runs of steps with no row, as text."""
+    return {
+        "table": s.table,
+        "area": str(s.area),
+        "step": s.step,
+        "weighting": "cos(latitude)",
+        "columns": list(s.columns),
+        "units": {c: UNITS[c] for c in s.columns},
+        "time": iso_times(s.time),
+        "points": s.points.tolist(),
+        "hours": s.hours.tolist(),
+        "values": {c: _numbers(s.values[c]) for c in s.columns},
+        "gaps": gap_text(gaps(s.time, s.step), s.step),
+    }
+
+
+__all__ = ["AreaSeries", "ReadError", "area_columns", "area_csv", "area_json", "area_series", "check_inside",
+           "lattice_points"]
