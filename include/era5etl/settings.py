@@ -95,8 +95,9 @@ class Settings(BaseSettings):
     area: Annotated[Area, NoDecode, _parsed(Area)] = Field(
         Area.parse(DEFAULT_AREA),
         description="N/W/S/E in degrees, edges inclusive (refused if it crosses the antimeridian)")
-    grid: Annotated[Grid, NoDecode, _parsed(Grid)] = Field(
-        Grid(), description="grid step in degrees, a multiple of 0.25")
+    grid: Annotated[Grid, NoDecode, BeforeValidator(lambda v: Grid.parse(v, None) if isinstance(v, str | float | int)
+                                                    else v)] = Field(
+        Grid(), description="grid step in degrees, a multiple of the dataset's native step (0.25; ERA5-Land 0.1)")
     variables: Annotated[tuple[str, ...], NoDecode, BeforeValidator(_names)] = Field(
         DEFAULT_VARIABLES, json_schema_extra=_shown("all six"), description="comma-separated CDS names")
     data_format: DataFormat = Field(
@@ -196,6 +197,11 @@ class Settings(BaseSettings):
                     list(self.variables), catalogue=ds.catalogue)))
             if "table" not in self.model_fields_set:
                 object.__setattr__(self, "table", default_table(ds.name))
+        native = Grid.native(ds.grid.step)
+        if not self.grid.is_multiple_of(native):
+            if "grid" in self.model_fields_set:
+                raise ValueError(f"grid {self.grid}: {ds.name} needs a multiple of {native} degrees (its native grid)")
+            object.__setattr__(self, "grid", native)
         object.__setattr__(self, "levels", ds.parse_levels(self.levels))
         return self
 

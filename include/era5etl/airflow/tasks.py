@@ -33,6 +33,7 @@ def default_params(s: settings.Settings, dataset: Dataset | None = None) -> dict
     from airflow.sdk import Param
 
     from era5etl.core.datasets import by_name
+    from era5etl.pipeline.job import dataset_grid
 
     dataset = dataset or by_name(s.dataset)
     own = dataset.name == s.dataset
@@ -54,8 +55,9 @@ def default_params(s: settings.Settings, dataset: Dataset | None = None) -> dict
                                    "data interval"),
         "area": Param(str(s.area), type="string", pattern=rf"^{number}/{number}/{number}/{number}$",
                       title="Area (N/W/S/E)", description="north/west/south/east in degrees, edges inclusive"),
-        "grid": Param(str(s.grid), type="string", pattern=r"^\d+(\.\d+)?$", title="Grid step",
-                      description="grid step in degrees, a multiple of 0.25"),
+        "grid": Param(str(dataset_grid(s, dataset)), type="string", pattern=r"^\d+(\.\d+)?$", title="Grid step",
+                      description=f"grid step in degrees, a multiple of {dataset.grid.step:g} (the dataset's native "
+                                  "grid)"),
         "variables": Param(variables, type="array", title="Variables",
                            items={"type": "string", "enum": [v.cds_name for v in dataset.catalogue]},
                            description="CDS variable names, one column each"),

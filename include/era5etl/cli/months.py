@@ -18,7 +18,7 @@ from era5etl.cli.common import emit
 from era5etl.cli.progress import month_display
 from era5etl.core.datasets import DATASETS, by_name
 from era5etl.core.errors import InputError
-from era5etl.core.grid import Area, Grid
+from era5etl.core.grid import Area
 from era5etl.core.months import Month
 from era5etl.db import database_url
 from era5etl.fetch import Credentials
@@ -28,7 +28,8 @@ def add_parsers(sub: Any) -> None:
     rm = sub.add_parser("run-month", help="fetch, stage, load, validate and record one month")
     rm.add_argument("month", help="YYYY-MM")
     rm.add_argument("--area", help="N/W/S/E in degrees (default from ERA5_AREA or 50/5/45/10)")
-    rm.add_argument("--grid", help="grid step in degrees, a multiple of 0.25 (default 0.25)")
+    rm.add_argument("--grid", help="grid step in degrees, a multiple of the dataset's native step (0.25; ERA5-Land "
+                                   "0.1) (default ERA5_GRID, else the native step)")
     rm.add_argument("--variables", help="comma-separated CDS variable names (default: all six)")
     rm.add_argument("--table", help="hypertable name (default weather)")
     rm.add_argument("--data-format", choices=get_args(config.DataFormat), type=str.lower,
@@ -45,7 +46,7 @@ def add_parsers(sub: Any) -> None:
     va = sub.add_parser("validate", help="run the Great Expectations suite on a loaded month")
     va.add_argument("month", help="YYYY-MM")
     va.add_argument("--area", help="N/W/S/E in degrees (default ERA5_AREA or 50/5/45/10)")
-    va.add_argument("--grid", help="grid step in degrees (default 0.25)")
+    va.add_argument("--grid", help="grid step in degrees (default ERA5_GRID, else the dataset's native step)")
     va.add_argument("--table", help="hypertable name (default weather)")
     va.add_argument("--dataset", choices=sorted(DATASETS),
                     help="what the month holds (default: what the ledger recorded, else ERA5_DATASET)")
@@ -128,13 +129,13 @@ def _columnstore_line(packed: dict[str, Any], download_bytes: int | None) -> str
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    from era5etl.pipeline.job import dataset_grid
     from era5etl.track import ledger, metrics
     from era5etl.validate import validate_month
 
     settings = config.load()
     month = Month.parse(args.month)
     area = Area.parse(args.area) if args.area else settings.area
-    grid = Grid.parse(args.grid) if args.grid else settings.grid
     url = database_url()
     asked = by_name(args.dataset) if args.dataset else None
     table = args.table or (settings.table if asked is None else config.table_for(asked.name))
@@ -146,6 +147,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         levels = dataset.parse_levels(recorded[1])
     else:
         levels = dataset.parse_levels(settings.levels if dataset.name == settings.dataset else ())
+    grid = dataset_grid(settings, dataset, args.grid)
     run_id = f"cli__{datetime.now(UTC):%Y%m%dT%H%M%S}"
     with metrics.timed("validate") as fig:
         v = validate_month(url, table, month, area, grid, run_id=run_id, dataset=dataset, levels=levels)

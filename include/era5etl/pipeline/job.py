@@ -9,6 +9,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from era5etl.core.datasets import SINGLE_LEVELS, Dataset, by_name
+from era5etl.core.errors import InputError
 from era5etl.core.grid import Area, Grid, expected_rows
 from era5etl.core.months import Month
 from era5etl.core.variables import Variable, load_variables, parse_list
@@ -63,7 +64,7 @@ class MonthJob:
         return cls(
             month=month,
             area=Area.parse(area) if isinstance(area, str) else area or settings.area,
-            grid=Grid.parse(grid) if isinstance(grid, str) else grid or settings.grid,
+            grid=dataset_grid(settings, ds, grid),
             variables=tuple(parse_list(variables or default_variables, catalogue=ds.catalogue)),
             table=table or (settings.table if configured else table_for(ds.name)),
             dataset=ds,
@@ -75,3 +76,16 @@ class MonthJob:
             data_format=parse_data_format(data_format) if data_format else settings.data_format,
         )
 
+
+def dataset_grid(settings: Settings, dataset: Dataset, grid: Grid | str | None = None) -> Grid:
+    """The grid of a month of ``dataset``: the one asked for, a multiple of the dataset's native step
+    (ERA5's 0.25 degrees, ERA5-Land's 0.1); else ERA5_GRID when it is such a multiple; else the
+    dataset's native grid (ERA5-Land's 0.1 degree, whose lattice a 0.25 degree grid is not on)."""
+    native = Grid.native(dataset.grid.step)
+    if isinstance(grid, str):
+        return Grid.parse(grid, native.step)
+    if grid is not None:
+        if not grid.is_multiple_of(native):
+            raise InputError(f"grid {grid}: {dataset.name} needs a multiple of {native} degrees (its native grid)")
+        return grid
+    return settings.grid if settings.grid.is_multiple_of(native) else native
