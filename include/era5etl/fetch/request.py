@@ -11,7 +11,8 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, get_args
 
@@ -113,12 +114,22 @@ class RequestPart:
     index: int
     count: int
     variables: tuple[Variable, ...]
-    days: tuple[int, ...]  # day numbers, 1-based
+    days: tuple[int, ...]  # day numbers, 1-based; () for the previous hour's part
+    # The hour before the month (the previous day's 23 UTC), for a dataset whose accumulations are
+    # running totals from 00 UTC (ERA5-Land): the month's first hour's amount is its difference from
+    # it. The CDS crosses days with hours, so it is a request of its own; it is loaded from the month's
+    # start (``load(start=)``), never stored as a row.
+    previous_hour: bool = False
 
     def cds_request(self) -> dict[str, Any]:
         request = self.month.cds_request()
         request["variable"] = [v.cds_name for v in self.variables]
-        request["day"] = [f"{d:02d}" for d in self.days]
+        if self.previous_hour:
+            before = self.month.month.start - timedelta(hours=1)
+            request.update(year=[f"{before.year:04d}"], month=[f"{before.month:02d}"], day=[f"{before.day:02d}"],
+                           time=[f"{before.hour:02d}:00"])
+        else:
+            request["day"] = [f"{d:02d}" for d in self.days]
         return request
 
     @property
@@ -131,6 +142,9 @@ class RequestPart:
 
     @property
     def label(self) -> str:
+        if self.previous_hour:
+            return (f"{self.month.month} part {self.index + 1}/{self.count} (the previous day's 23 UTC, for the "
+                    f"first hour's accumulations, {len(self.variables)} variables)")
         days = f"days {self.days[0]:02d}-{self.days[-1]:02d}"
         return f"{self.month.month} part {self.index + 1}/{self.count} ({days}, {len(self.variables)} variables)"
 
@@ -138,8 +152,24 @@ class RequestPart:
         return costing.estimate(self.cds_request())
 
 
+def needs_previous_hour(request: MonthRequest) -> bool:
+    """Whether the month is fetched with the hour before it: a dataset whose accumulations are running
+    totals from 00 UTC (ERA5-Land), unless the month is the collection's first (there is no hour before)."""
+    return request.dataset.accumulation == "since_00utc" and str(request.month) > request.dataset.first_month
+
+
 def plan(request: MonthRequest, cost_limit: float | None = None) -> list[RequestPart]:
-    """The parts the month is fetched in: one when it fits under the limit, else as few as fit."""
+    """The parts the month is fetched in: one when it fits under the limit, else as few as fit; for
+    ERA5-Land one more, the previous day's 23 UTC (:func:`needs_previous_hour`)."""
+    parts = _month_parts(request, cost_limit)
+    if not needs_previous_hour(request):
+        return parts
+    count = len(parts) + 1
+    return [*(replace(p, count=count) for p in parts),
+            RequestPart(request, len(parts), count, request.variables, (), previous_hour=True)]
+
+
+def _month_parts(request: MonthRequest, cost_limit: float | None) -> list[RequestPart]:
     whole = request.cost()
     limit = cost_limit if cost_limit is not None else whole.limit()
     days = tuple(range(1, request.month.days + 1))
@@ -167,4 +197,4 @@ def _canonical(request: Mapping[str, Any]) -> str:
 
 
 __all__ = ["DATASET", "DATA_FORMATS", "DEFAULT_DATA_FORMAT", "FILE_KINDS", "DataFormat", "MonthRequest",
-           "RequestPart", "parse_data_format", "plan"]
+           "RequestPart", "needs_previous_hour", "parse_data_format", "plan"]

@@ -21,6 +21,7 @@ import numpy as np
 from era5etl.db import ensure_schema
 from era5etl.fetch import Credentials, Download, fetch, retention, staged_download
 from era5etl.fetch.manifest import removal as fetch_removal
+from era5etl.fetch.request import needs_previous_hour
 from era5etl.load import ChunkResult, LoadResult, columnstore, load
 from era5etl.pipeline.job import MonthJob
 from era5etl.settings import CompressionMode
@@ -59,7 +60,9 @@ class ValidationFailed(PipelineError):
 def _step(url: str, job: MonthJob, task: str, state: str) -> Iterator[StepFigures]:
     """Mark the month ``state``, time the body, record its figures; on error mark the month failed."""
     ledger.set_state(url, table=job.table, month=job.month, area=str(job.area), grid=str(job.grid),
-                     state=state, run_id=job.run_id, expected_rows=job.expected_rows, dataset=job.dataset.name,
+                     state=state, run_id=job.run_id, dataset=job.dataset.name,
+                     # ERA5-Land's are its hours x land points, known once the month is staged (stage_step)
+                     expected_rows=None if job.dataset.land_only else job.expected_rows,
                      levels=list(job.levels) or None)
     try:
         with metrics.timed(task) as figures:
@@ -129,19 +132,31 @@ def check_download(staged: StagedDownload, job: MonthJob) -> None:
     want = np.arange(np.datetime64(job.month.start.replace(tzinfo=None), "h"),
                      np.datetime64(job.month.end.replace(tzinfo=None), "h"), dtype="datetime64[h]")
     got = staged.valid_time.astype("datetime64[h]")
+    if needs_previous_hour(job.request):
+        # ERA5-Land: the previous day's 23 UTC was fetched too, for the first hour's amounts; it is not a
+        # row (the load starts at the month's start), but it must be there.
+        before = want[0] - np.timedelta64(1, "h")
+        if not len(got) or got[0] != before:
+            raise PipelineError(f"the download lacks {before}, the hour before {job.month} fetched so its first "
+                                "hour has its accumulations (ERA5-Land's running totals from 00 UTC)")
+        got = got[1:]
     if len(got) != len(want) or not np.array_equal(got, want):
         raise PipelineError(
             f"the download holds {len(got)} time steps ({got.min() if len(got) else '-'} .. "
             f"{got.max() if len(got) else '-'}), not the {len(want)} hours of {job.month}"
         )
     if staged.location_id is None:
-        raise PipelineError(f"the download's grid is off the global 0.25 degree lattice; request grid {job.grid} "
-                            "on the lattice so every point has a location_id")
+        raise PipelineError(f"the download's grid is off the global {job.dataset.grid.step:g} degree lattice; "
+                            f"request grid {job.grid} on the lattice so every point has a location_id")
     if staged.levels != job.levels:
         raise PipelineError(f"the download holds levels {', '.join(map(str, staged.levels)) or 'none'}, not the "
                             f"{', '.join(map(str, job.levels)) or 'none'} asked for")
     per_level = staged.points // max(1, len(staged.levels))
-    if per_level != job.area.points(job.grid):
+    if job.dataset.land_only:  # its land points only: at most the area's, at least one (staging refuses none)
+        if per_level > job.area.points(job.grid):
+            raise PipelineError(f"the download holds {per_level} land points, more than the "
+                                f"{job.area.points(job.grid)} grid points of the area {job.area} on grid {job.grid}")
+    elif per_level != job.area.points(job.grid):
         raise PipelineError(
             f"the download holds {per_level} grid points, the area {job.area} on grid {job.grid} "
             f"has {job.area.points(job.grid)}"
@@ -153,10 +168,12 @@ def stage_step(url: str, job: MonthJob) -> dict[str, Any]:
         paths = _download_paths(job)
         with open_download(paths, variables=job.load_variables, dataset=job.dataset) as staged:
             check_download(staged, job)
-            fig.rows = staged.rows
+            # The month's rows: not ERA5-Land's previous hour, fetched for the first hour's amounts only.
+            hours = int(np.count_nonzero(staged.valid_time >= np.datetime64(job.month.start.replace(tzinfo=None))))
+            fig.rows = hours * staged.points
             fig.bytes = sum(p.stat().st_size for p in paths)
             report: dict[str, Any] = {
-                "rows": staged.rows,
+                "rows": fig.rows,
                 "points": staged.points,
                 "dataset": job.dataset.name,
                 "levels": list(staged.levels),
@@ -172,7 +189,11 @@ def stage_step(url: str, job: MonthJob) -> dict[str, Any]:
                 log.info("%s %s: %s", job.month, job.table, said)
     ledger.set_state(url, table=job.table, month=job.month, area=str(job.area), grid=str(job.grid),
                      state="staged", run_id=job.run_id, expver=report["expver"], rows=None,
-                     request_hash=job.request.hash)
+                     request_hash=job.request.hash, expected_rows=report["rows"] if job.dataset.land_only else None)
+    if job.dataset.land_only:
+        # What the month's validation expects: its hours x the land points of the staged download's mask.
+        ledger.record_land_points(url, table=job.table, month=job.month, area=str(job.area),
+                                  points=report["points"])
     return report
 
 
@@ -214,7 +235,7 @@ def validate_step(url: str, job: MonthJob) -> Validation:
             retention.release(job, "failed")  # the verdict is final (no retry reads it): ERA5_KEEP_DOWNLOADS
             raise ValidationFailed(validation)
         if _rollups_on() and not job.dataset.has_levels:  # a table on levels has no rollups yet
-            checked = rollup_check.check(url, job.table, job.month, job.area, job.grid)
+            checked = rollup_check.check(url, job.table, job.month, job.area, job.grid, job.dataset)
             fig.detail = {**fig.detail, "rollups": checked.as_dict()}
             if not checked.ok:
                 raise RollupMismatch(job.table, str(job.month), checked.mismatches)
@@ -294,7 +315,7 @@ def run_month(url: str, job: MonthJob, credentials: Credentials, *,
         "dataset": job.dataset.name,
         "levels": list(job.levels),
         "rows": loaded.rows,
-        "expected_rows": job.expected_rows,
+        "expected_rows": validation.expected_rows,
         "seconds": round(time.perf_counter() - began, 3),
         "rows_per_s": round(loaded.rows_per_s),
         "success": validation.success,
