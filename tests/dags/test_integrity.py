@@ -194,3 +194,13 @@ def test_a_dag_per_dataset_from_the_one_factory(dagbag: Any) -> None:
     assert pl.params["levels"] == list(PRESSURE_LEVELS.levels)
     assert pl.params["variables"] == list(PRESSURE_LEVELS.default_variables)
     assert pl.params["table"] == "weather_pressure_levels" or "ERA5_TABLE" in __import__("os").environ
+
+
+def test_era5_land_has_its_dag_from_the_factory(dagbag: Any) -> None:
+    from era5etl.core.datasets import LAND
+
+    land, single = dagbag.dags["era5_monthly_land"], dagbag.dags["era5_monthly"]
+    assert [t.task_id for t in land.topological_sort()] == [t.task_id for t in single.topological_sort()]
+    assert land.params["dataset"] == "land" and "levels" not in land.params
+    assert land.params["variables"] == list(LAND.default_variables)
+    assert land.params["table"] == "weather_land" or "ERA5_TABLE" in __import__("os").environ
