@@ -100,7 +100,7 @@ def _table(header: list[str], rows: list[list[Any]]) -> str:
 
 
 def cmd_series(args: argparse.Namespace) -> int:
-    from era5etl.read.points import describe
+    from era5etl.read.points import describe, table_dataset
     from era5etl.read.series import nearest_point, series, series_csv, series_json
 
     start, last = _day(args.start, "--from"), _day(args.end, "--to")
@@ -118,9 +118,10 @@ def cmd_series(args: argparse.Namespace) -> int:
     target = _png(args.png) if args.png else None
     parquet = _png(args.parquet, "--parquet") if args.parquet else None
     with connect(database_url()) as conn:
-        point = nearest_point(conn, table, args.lat, args.lon)
+        dataset = table_dataset(conn, table)
+        point = nearest_point(conn, table, args.lat, args.lon, dataset)
         s = series(conn, table, point, start, end, variables, args.step, args.level)
-    where = (f"{describe(point, args.lat, args.lon)}, {len(s.time):,} {STEP_NAMES[args.step]} rows of {table}"
+    where = (f"{describe(point, args.lat, args.lon, dataset)}, {len(s.time):,} {STEP_NAMES[args.step]} rows of {table}"
              + (f" at {args.level} hPa" if args.level is not None else ""))
     print(f"# {where}" if args.csv else where)
     if args.csv:

@@ -127,10 +127,25 @@ def _outside(table: str, lat: float, lon: float, bounds: Bounds) -> ReadError:
                      "points' box)")
 
 
-def nearest_point(conn: Any, table: str, lat: float, lon: float, dataset: Dataset = SINGLE_LEVELS) -> Point:
-    """The grid point ``table`` holds nearest to (lat, lon), on ``dataset``'s lattice (for ERA5-Land
-    the nearest land point); ReadError if the place is outside the loaded area (the message gives the
-    area's bounds)."""
+def table_dataset(conn: Any, table: str) -> Dataset:
+    """The dataset ``table`` was loaded with, as the ledger records its months (single levels for a
+    table the pipeline has no month of, such as one load-file filled): whose lattice numbers its points."""
+    from era5etl.core.datasets import by_name
+
+    found = conn.execute("SELECT to_regclass('era5_months') IS NOT NULL").fetchone()
+    if not found or not found[0]:
+        return SINGLE_LEVELS
+    row = conn.execute("SELECT dataset FROM era5_months WHERE table_name = %s AND dataset IS NOT NULL"
+                       " ORDER BY updated_at DESC LIMIT 1", (table,)).fetchone()
+    return by_name(str(row[0])) if row else SINGLE_LEVELS
+
+
+def nearest_point(conn: Any, table: str, lat: float, lon: float, dataset: Dataset | None = None) -> Point:
+    """The grid point ``table`` holds nearest to (lat, lon), on ``dataset``'s lattice (by default the
+    one the ledger records for the table, :func:`table_dataset`; for ERA5-Land the nearest land
+    point); ReadError if the place is outside the loaded area (the message gives the area's bounds)."""
+    if dataset is None:
+        dataset = table_dataset(conn, table)
     grid = dataset.grid
     lat, lon = _place(lat, lon)
     require_table(conn, table)

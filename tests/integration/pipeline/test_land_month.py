@@ -86,6 +86,15 @@ def test_an_era5_land_month_in_netcdf_and_grib(db_url: str, cds: Any, tmp_path: 
         assert verdict is not None and verdict["success"]
         assert verdict["expected_rows"] == verdict["observed_rows"] == hours * land
 
+        # Read back: the CLI's series finds the table's dataset in the ledger, so its point is a land
+        # point on ERA5-Land's lattice, one of those loaded.
+        code, out, err, _ = cli("series", "45.5", "8.6", "--table", nc_table, "--from", "2020-01-01", "--to",
+                                "2020-01-01", "--json", env=env)
+        assert code == 0, out + err
+        said = out.splitlines()[0]
+        assert said.startswith("nearest land point ") and "24 hourly rows" in said, said
+        assert int(said.split()[3].rstrip(":")) in {r[1] for r in first}
+
         # A rerun: the same download, every row replaced by itself.
         code, out, err, again = cli("run-month", MONTH, "--dataset", "land", "--area", AREA, "--table", nc_table,
                                     "--json", env=env)
