@@ -36,6 +36,7 @@ import numpy.typing as npt
 from era5etl.core.catalogue_land import LAND_CATALOGUE
 from localcds.synth import packing
 from localcds.synth.fields import F64, FieldSlice, _Waves, synth_range
+from localcds.synth.netcdf import _HDF5
 from localcds.synth.variables import META, VarMeta, _cf_name
 
 LAND_DATASET = "reanalysis-era5-land"
@@ -120,7 +121,7 @@ def write_land_netcdf(variables: Sequence[VarMeta], lats: F64, lons: F64, times:
                       *, seed: int, expver: str) -> Path:
     """One new-CDS ERA5-Land NetCDF: every variable in one file, NaN at sea, expver a scalar."""
     seconds = np.array([int(t.timestamp()) for t in times], dtype=np.int64)
-    with netCDF4.Dataset(dest, "w", format="NETCDF4") as ds:
+    with _HDF5, netCDF4.Dataset(dest, "w", format="NETCDF4") as ds:  # one HDF5 writer at a time (synth.netcdf)
         ds.setncattr("GRIB_centre", "ecmf")
         ds.setncattr("Conventions", "CF-1.7")
         ds.setncattr("institution", "European Centre for Medium-Range Weather Forecasts")
