@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import timedelta
 from pathlib import Path
-from typing import Annotated, Any, Literal, cast
+from typing import Annotated, Any, Literal, Self, cast
 
-from pydantic import BeforeValidator, Field, ValidationError, field_validator
+from pydantic import BeforeValidator, Field, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from era5etl.core.errors import InputError
@@ -67,7 +67,8 @@ class Settings(BaseSettings):
         json_schema_extra=_shown("the local server"))
     table: str = Field(
         "weather", pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?$",
-        description="the hypertable (created if missing), optionally schema-qualified")
+        description="the hypertable (created if missing), optionally schema-qualified; "
+                    "`weather_<dataset>` (`weather_pressure_levels`) for a dataset other than single-levels when unset")
     home: Path = Field(
         PROJECT_ROOT / ".local", json_schema_extra=_shown(".local"),
         description="where the checkout's TimescaleDB (its copy of the server image and its data) lives")
@@ -85,11 +86,18 @@ class Settings(BaseSettings):
         "http://deb.debian.org/debian", description="the Debian mirror the server image is built from")
 
     # --- what a month loads -----------------------------------------------------------------------
+    dataset: Annotated[str, BeforeValidator(_lowercase)] = Field(
+        "single-levels", description="the ERA5 collection loaded: `single-levels`, `pressure-levels` (or another "
+                                     "of docs/datasets.md); its variables, table and levels default to its own")
+    levels: Annotated[tuple[int, ...], NoDecode, BeforeValidator(_names)] = Field(
+        (), json_schema_extra=_shown("all 37"),
+        description="pressure levels in hPa, comma-separated (`pressure-levels` only; empty: all of them)")
     area: Annotated[Area, NoDecode, _parsed(Area)] = Field(
         Area.parse(DEFAULT_AREA),
         description="N/W/S/E in degrees, edges inclusive (refused if it crosses the antimeridian)")
-    grid: Annotated[Grid, NoDecode, _parsed(Grid)] = Field(
-        Grid(), description="grid step in degrees, a multiple of 0.25")
+    grid: Annotated[Grid, NoDecode, BeforeValidator(lambda v: Grid.parse(v, None) if isinstance(v, str | float | int)
+                                                    else v)] = Field(
+        Grid(), description="grid step in degrees, a multiple of the dataset's native step (0.25; ERA5-Land 0.1)")
     variables: Annotated[tuple[str, ...], NoDecode, BeforeValidator(_names)] = Field(
         DEFAULT_VARIABLES, json_schema_extra=_shown("all six"), description="comma-separated CDS names")
     data_format: DataFormat = Field(
@@ -160,10 +168,42 @@ class Settings(BaseSettings):
 
     @field_validator("variables")
     @classmethod
-    def _known(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+    def _known(cls, v: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
         from era5etl.core.variables import parse_list
 
+        if info.data.get("dataset", "single-levels") != "single-levels":
+            return v  # checked against the dataset's catalogue in _per_dataset
         return tuple(var.cds_name for var in parse_list(list(v)))
+
+    @field_validator("dataset")
+    @classmethod
+    def _dataset(cls, v: str) -> str:
+        from era5etl.core.datasets import by_name
+
+        return by_name(v).name
+
+    @model_validator(mode="after")
+    def _per_dataset(self) -> Self:
+        """Variables, levels and the table of the dataset: its own defaults where none were set."""
+        from era5etl.core.datasets import SINGLE_LEVELS, by_name
+        from era5etl.core.variables import parse_list
+
+        ds = by_name(self.dataset)
+        if ds is not SINGLE_LEVELS:
+            if "variables" not in self.model_fields_set:
+                object.__setattr__(self, "variables", ds.default_variables)
+            else:
+                object.__setattr__(self, "variables", tuple(v.cds_name for v in parse_list(
+                    list(self.variables), catalogue=ds.catalogue)))
+            if "table" not in self.model_fields_set:
+                object.__setattr__(self, "table", default_table(ds.name))
+        native = Grid.native(ds.grid.step)
+        if not self.grid.is_multiple_of(native):
+            if "grid" in self.model_fields_set:
+                raise ValueError(f"grid {self.grid}: {ds.name} needs a multiple of {native} degrees (its native grid)")
+            object.__setattr__(self, "grid", native)
+        object.__setattr__(self, "levels", ds.parse_levels(self.levels))
+        return self
 
     @field_validator("log_level", mode="before")
     @classmethod
@@ -185,6 +225,20 @@ class Settings(BaseSettings):
         return timedelta(days=self.publication_delay)
 
 
+def default_table(dataset: str) -> str:
+    """The table of a dataset when ERA5_TABLE is not set: ``weather`` for single levels, else
+    ``weather_<dataset>`` (``weather_pressure_levels``)."""
+    return "weather" if dataset == "single-levels" else f"weather_{dataset.replace('-', '_')}"
+
+
+def table_for(dataset: str, env: Mapping[str, str] | None = None) -> str:
+    """The table a load of ``dataset`` goes to without --table: ERA5_TABLE when set, else its default."""
+    import os
+
+    given = (env if env is not None else os.environ).get(env_name("table"))
+    return given if given else default_table(dataset)
+
+
 def env_name(field: str) -> str:
     return f"{ENV_PREFIX}{field.upper()}"
 
@@ -202,11 +256,14 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
 
 
 def _problem(error: Any) -> str:
-    field = str(error["loc"][0]) if error.get("loc") else "?"
     value = error.get("input")
     message = str(error.get("msg", "is not valid"))
     if isinstance(error.get("ctx", {}).get("error"), InputError):
         message = str(error["ctx"]["error"])
+    if not error.get("loc"):  # the settings together (_per_dataset): the dataset and what it was given
+        given = {env_name(k): v for k, v in value.items()} if isinstance(value, dict) else {}
+        return f"{', '.join(f'{k}={v!r}' for k, v in given.items())}: {message.removeprefix('Value error, ')}"
+    field = str(error["loc"][0])
     return f"{env_name(field)}={value!r}: {message.removeprefix('Value error, ')}"
 
 

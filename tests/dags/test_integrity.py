@@ -108,7 +108,12 @@ def test_without_catchup_the_schedule_starts_at_the_month_under_way(dagbag: Any)
 def test_finalize_dag_triggers_monthly_runs(dagbag: Any) -> None:
     dag = dagbag.dags["era5_finalize"]
     assert [t.task_id for t in dag.topological_sort()] == ["find", "reload"]
-    assert dag.get_task("reload").partial_kwargs["trigger_dag_id"] == "era5_monthly"
+    # Each month's own dataset's DAG, named by `find` (era5_monthly for single levels).
+    assert "trigger_dag_id" not in dag.get_task("reload").partial_kwargs
+    from era5etl.airflow.tasks import monthly_dag_id
+
+    assert monthly_dag_id("single-levels") == "era5_monthly"
+    assert monthly_dag_id("pressure-levels") == "era5_monthly_pressure_levels" in dagbag.dags
     assert dag.max_active_runs == 1
 
 
@@ -175,3 +180,27 @@ def test_validate_updates_the_tables_asset_and_the_example_schedules_on_it(dagba
     downstream = dagbag.dags["era5_downstream_example"]
     assert downstream.timetable.asset_condition.objects == (table_asset(settings.load().table),)
     assert [t.task_id for t in downstream.tasks] == ["landed_months"]
+
+
+def test_a_dag_per_dataset_from_the_one_factory(dagbag: Any) -> None:
+    from era5etl.core.datasets import DATASETS, PRESSURE_LEVELS
+
+    assert {"era5_monthly", "era5_monthly_pressure_levels"} <= set(dagbag.dags)
+    assert len([d for d in dagbag.dags if d.startswith("era5_monthly")]) == len(DATASETS)
+    single, pl = dagbag.dags["era5_monthly"], dagbag.dags["era5_monthly_pressure_levels"]
+    assert [t.task_id for t in pl.topological_sort()] == [t.task_id for t in single.topological_sort()]
+    assert single.params["dataset"] == "single-levels" and "levels" not in single.params
+    assert pl.params["dataset"] == "pressure-levels"
+    assert pl.params["levels"] == list(PRESSURE_LEVELS.levels)
+    assert pl.params["variables"] == list(PRESSURE_LEVELS.default_variables)
+    assert pl.params["table"] == "weather_pressure_levels" or "ERA5_TABLE" in __import__("os").environ
+
+
+def test_era5_land_has_its_dag_from_the_factory(dagbag: Any) -> None:
+    from era5etl.core.datasets import LAND
+
+    land, single = dagbag.dags["era5_monthly_land"], dagbag.dags["era5_monthly"]
+    assert [t.task_id for t in land.topological_sort()] == [t.task_id for t in single.topological_sort()]
+    assert land.params["dataset"] == "land" and "levels" not in land.params
+    assert land.params["variables"] == list(LAND.default_variables)
+    assert land.params["table"] == "weather_land" or "ERA5_TABLE" in __import__("os").environ

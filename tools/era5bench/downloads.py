@@ -48,12 +48,17 @@ def day_request(days: Sequence[date], area: Sequence[float] | None = None) -> di
     return req
 
 
-def cached_download(request: dict[str, Any], cache_dir: Path = CACHE_DIR, seed: int = 0) -> Path:
-    """The synthetic download for ``request``, generated once and reused (keyed by request and seed)."""
+def cached_download(request: dict[str, Any], cache_dir: Path = CACHE_DIR, seed: int = 0,
+                    dataset: str = "reanalysis-era5-single-levels") -> Path:
+    """The synthetic download for ``request`` to ``dataset``, generated once and reused (keyed by request,
+    seed and, for another dataset than single levels, the dataset)."""
     from localcds.synth import parse_request, write_download
 
-    key = hashlib.sha256(json.dumps({"request": request, "seed": seed}, sort_keys=True).encode()).hexdigest()[:16]
-    path = cache_dir / f"{key}.{parse_request(request).extension}"
+    keyed: dict[str, Any] = {"request": request, "seed": seed}
+    if dataset != "reanalysis-era5-single-levels":
+        keyed["dataset"] = dataset
+    key = hashlib.sha256(json.dumps(keyed, sort_keys=True).encode()).hexdigest()[:16]
+    path = cache_dir / f"{key}.{parse_request(request, dataset).extension}"
     if path.exists():
         return path
     cache_dir.mkdir(parents=True, exist_ok=True)
@@ -61,8 +66,8 @@ def cached_download(request: dict[str, Any], cache_dir: Path = CACHE_DIR, seed: 
     log(f"bench: generating {path.name} ({', '.join(request['day'])} {request['year']}-{request['month']}, "
         f"area {request.get('area', 'global')}) ...")
     # write_download replaces the file atomically, so a concurrent bench never reads half a file.
-    write_download(request, path, seed=seed, now=SYNTH_NOW)
-    (cache_dir / f"{key}.json").write_text(json.dumps({"request": request, "seed": seed}, indent=1))
+    write_download(request, path, seed=seed, now=SYNTH_NOW, dataset=dataset)
+    (cache_dir / f"{key}.json").write_text(json.dumps(keyed, indent=1))
     log(f"bench: generated {path.name}: {path.stat().st_size / 2**20:,.0f} MiB in "
         f"{time.perf_counter() - began:.1f} s")
     return path

@@ -33,7 +33,7 @@ AREA_AREA = (50.0, 5.0, 45.0, 10.0)  # 21 x 21 = 441 grid points: reads' default
 AREA_YEARS = (2000, 2024)
 # The area's file is published to the end of 2024 (SYNTH_NOW, 2025-01-01, holds back its last days).
 AREA_NOW = datetime(2025, 2, 1, tzinfo=UTC)
-SHAPES = ("global-day", "decades", "area")
+SHAPES = ("global-day", "decades", "area", "pl-global-hour", "land-global-day")  # pl: 37 levels; land: ERA5-Land
 
 
 def decades_download(cache_dir: Path = CACHE_DIR, *, area: tuple[float, ...] = DECADES_AREA,
@@ -60,9 +60,41 @@ def decades_download(cache_dir: Path = CACHE_DIR, *, area: tuple[float, ...] = D
     return path
 
 
-def run(path: Path, table: str, with_rollups: bool = True) -> dict[str, Any]:
+def land_day_request(day: date) -> dict[str, Any]:
+    """A global ERA5-Land day (0.1 degree, no product type) of ERA5-Land's default variables."""
+    from era5etl.core.datasets import LAND
+
+    return {"variable": list(LAND.default_variables), "year": [f"{day.year}"], "month": [f"{day.month:02d}"],
+            "day": [f"{day.day:02d}"], "time": [f"{h:02d}:00" for h in range(24)], "data_format": "netcdf",
+            "download_format": "unarchived"}
+
+
+def pl_hour_download(cache_dir: Path = CACHE_DIR) -> Path:
+    """One global hour on all 37 pressure levels of the pressure-level table's six variables (synthetic,
+    new-CDS NetCDF): 38,414,880 rows."""
+    from era5etl.core.datasets import PRESSURE_LEVELS
+    from localcds.synth import PL_DATASET, write_download
+
+    path = cache_dir / "pl-global-hour-37-levels.nc"
+    if path.exists():
+        return path
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    request = {
+        "product_type": ["reanalysis"], "variable": list(PRESSURE_LEVELS.default_variables),
+        "pressure_level": [str(level) for level in PRESSURE_LEVELS.levels],
+        "year": ["2020"], "month": ["01"], "day": ["01"], "time": ["12:00"], "data_format": "netcdf",
+        "download_format": "unarchived",
+    }
+    began = time.perf_counter()
+    log(f"bench: generating {path.name} ...")
+    write_download(request, path, seed=0, now=SYNTH_NOW, dataset=PL_DATASET)
+    log(f"bench: generated {path.name}: {path.stat().st_size / 2**20:,.0f} MiB in {time.perf_counter() - began:.1f} s")
+    return path
+
+
+def run(path: Path, table: str, with_rollups: bool = True, dataset: str | None = None) -> dict[str, Any]:
     """``python -m era5etl load-file PATH --table TABLE --json`` in a process of its own, timed
-    (``with_rollups``: ERA5_ROLLUPS for that process)."""
+    (``with_rollups``: ERA5_ROLLUPS for that process; ``dataset``: its --dataset, e.g. land)."""
     from era5etl.db import connect, database_url, drop_table
 
     url = database_url()
@@ -71,7 +103,8 @@ def run(path: Path, table: str, with_rollups: bool = True) -> dict[str, Any]:
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         began = time.perf_counter()
         child = subprocess.Popen([sys.executable, "-m", "era5etl", "load-file", str(path), "--table", table,
-                                  "--json"], stdout=out, stderr=err, text=True,
+                                  "--json", *(["--dataset", dataset] if dataset else [])],
+                                 stdout=out, stderr=err, text=True,
                                  env={**os.environ, "ERA5_ROLLUPS": "true" if with_rollups else "false"})
         # wait4: this child's own resource usage (its peak RSS), not the largest of all children's.
         _, status, usage = os.wait4(child.pid, 0)
@@ -115,8 +148,13 @@ def main(argv: list[str]) -> int:
         p.error(f"unknown shape(s) {', '.join(bad)}")
     out: dict[str, Any] = {}
     for shape in shapes:
+        dataset = "land" if shape == "land-global-day" else None
         if shape == "global-day":
             path = cached_download(day_request([date(2020, 1, 1)]))
+        elif shape == "land-global-day":
+            path = cached_download(land_day_request(date(2020, 1, 1)), dataset="reanalysis-era5-land")
+        elif shape == "pl-global-hour":
+            path = pl_hour_download()
         elif shape == "area":
             path = decades_download(area=AREA_AREA, years=AREA_YEARS, name="area", now=AREA_NOW)
         else:
@@ -124,9 +162,9 @@ def main(argv: list[str]) -> int:
         table = f"bench_{shape.replace('-', '_')}"
         runs, bare = [], []
         for _ in range(max(1, args.repeat)):
-            runs.append(run(path, table))
+            runs.append(run(path, table, dataset=dataset))
             if args.compare:
-                bare.append(run(path, table, with_rollups=False))
+                bare.append(run(path, table, with_rollups=False, dataset=dataset))
         out[shape] = sorted(runs, key=lambda r: r["wall_s"])[len(runs) // 2]
         if args.compare:
             with_s = sorted(r["load_s"] for r in runs)[len(runs) // 2]

@@ -130,7 +130,7 @@ class JobQueue:
             job.set_status("successful", utcnow())
 
     def _produce(self, job: Job) -> dict[str, Any]:
-        req = synth.parse_request(job.inputs)
+        req = synth.parse_request(job.inputs, job.process_id)
         failing = sorted({str(m) for m in req.months} & self.fail_months)
         if failing:
             raise _InjectedFailure(failing)
@@ -150,7 +150,7 @@ class JobQueue:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(b"<html><body><h1>502 Bad Gateway</h1></body></html>\n" * 64)
         else:
-            synth.write_download(job.inputs, path, seed=self.seed, now=self.clock())
+            synth.write_download(job.inputs, path, seed=self.seed, now=self.clock(), dataset=job.process_id)
         size = path.stat().st_size
         checksum = file_md5(path)
         with self._lock:

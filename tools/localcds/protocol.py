@@ -22,6 +22,20 @@ DATASETS: dict[str, dict[str, str]] = {
             "Served here by a local stand-in with synthetic values."
         ),
     },
+    "reanalysis-era5-land": {
+        "title": "ERA5-Land hourly data from 1950 to present",
+        "description": (
+            "ERA5-Land is a reanalysis dataset providing a consistent view of the evolution of land variables "
+            "at 0.1 degree. Served here by a local stand-in with synthetic values: land points only, "
+            "accumulations as running totals from 00 UTC."
+        ),
+    },
+    synth.PL_DATASET: {
+        "title": "ERA5 hourly data on pressure levels from 1940 to present",
+        "description": (
+            "ERA5 on 37 pressure levels from 1000 to 1 hPa. Served here by a local stand-in with synthetic values."
+        ),
+    },
 }
 
 # OGC API - Processes exception types, as the real service sends them.

@@ -192,7 +192,7 @@ class ApiHandler(BaseHandler):
                                  "detail": "the body must be {\"inputs\": {...}}"})
         inputs: dict[str, Any] = body.get("inputs") or {}
         try:
-            synth.parse_request(inputs)
+            synth.parse_request(inputs, pid)
         except synth.RequestError as exc:
             raise ApiError(400, {"type": "invalid request", "title": "invalid request",
                                  "detail": str(exc)}) from None

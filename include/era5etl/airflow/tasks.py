@@ -15,20 +15,39 @@ from era5etl.airflow import assets, stats
 from era5etl.airflow.hooks import database_url
 
 if TYPE_CHECKING:
+    from era5etl.core.datasets import Dataset
     from era5etl.pipeline.job import MonthJob
 
 log = logging.getLogger(__name__)
 
 
-def default_params(s: settings.Settings) -> dict[str, Any]:
+def monthly_dag_id(dataset: str) -> str:
+    """The monthly DAG of a dataset: ``era5_monthly`` for single levels, else ``era5_monthly_<dataset>``."""
+    return "era5_monthly" if dataset == "single-levels" else f"era5_monthly_{dataset.replace('-', '_')}"
+
+
+def default_params(s: settings.Settings, dataset: Dataset | None = None) -> dict[str, Any]:
     """The trigger form: each field titled, described and checked before a run is created; the
-    defaults are the settings ``s``."""
+    defaults are the settings ``s`` for ``dataset`` (ERA5_DATASET's by default): a DAG of another
+    dataset than ERA5_DATASET gets that dataset's own variables, table and levels."""
     from airflow.sdk import Param
 
-    from era5etl.core.variables import CATALOGUE
+    from era5etl.core.datasets import by_name
+    from era5etl.pipeline.job import dataset_grid
 
+    dataset = dataset or by_name(s.dataset)
+    own = dataset.name == s.dataset
+    variables = list(s.variables) if own else list(dataset.default_variables)
+    table = s.table if own else settings.table_for(dataset.name)
     number = r"-?\d+(\.\d+)?"
+    levels: dict[str, Any] = {}
+    if dataset.has_levels:
+        levels["levels"] = Param(list(s.levels if own and s.levels else dataset.levels), type="array",
+                                 title="Pressure levels (hPa)", items={"type": "integer", "enum": list(dataset.levels)},
+                                 description="the levels to load, each a row per hour and point")
     return {
+        "dataset": Param(dataset.name, type="string", enum=[dataset.name], title="Dataset",
+                         description=f"{dataset.title} ({dataset.collection}): this DAG's"),
         # month and revision may be left empty, so they are nullable: the UI's trigger and backfill
         # forms treat a param whose type excludes null as required and refuse to submit it empty.
         "month": Param(None, type=["null", "string"], pattern=r"^(\d{4}-(0[1-9]|1[0-2]))?$", title="Month",
@@ -36,12 +55,14 @@ def default_params(s: settings.Settings) -> dict[str, Any]:
                                    "data interval"),
         "area": Param(str(s.area), type="string", pattern=rf"^{number}/{number}/{number}/{number}$",
                       title="Area (N/W/S/E)", description="north/west/south/east in degrees, edges inclusive"),
-        "grid": Param(str(s.grid), type="string", pattern=r"^\d+(\.\d+)?$", title="Grid step",
-                      description="grid step in degrees, a multiple of 0.25"),
-        "variables": Param(list(s.variables), type="array", title="Variables",
-                           items={"type": "string", "enum": [v.cds_name for v in CATALOGUE]},
+        "grid": Param(str(dataset_grid(s, dataset)), type="string", pattern=r"^\d+(\.\d+)?$", title="Grid step",
+                      description=f"grid step in degrees, a multiple of {dataset.grid.step:g} (the dataset's native "
+                                  "grid)"),
+        "variables": Param(variables, type="array", title="Variables",
+                           items={"type": "string", "enum": [v.cds_name for v in dataset.catalogue]},
                            description="CDS variable names, one column each"),
-        "table": Param(s.table, type="string", pattern=r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$",
+        **levels,
+        "table": Param(table, type="string", pattern=r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$",
                        title="Table", description="the hypertable to load (created if missing)"),
         "data_format": Param(s.data_format, type="string", enum=list(get_args(settings.DataFormat)),
                              title="Data format", description="what the CDS is asked for: netcdf, or grib "
@@ -67,7 +88,8 @@ def job(context: Any) -> MonthJob:
         raise ValueError("this run has no data interval: trigger it with the month param (YYYY-MM)")
     return MonthJob.create(settings.load(), month, run_id=context["run_id"], area=params.get("area"),
                            grid=params.get("grid"), variables=params.get("variables"), table=params.get("table"),
-                           revision=params.get("revision") or "", data_format=params.get("data_format"))
+                           revision=params.get("revision") or "", data_format=params.get("data_format"),
+                           dataset=params.get("dataset"), levels=params.get("levels"))
 
 
 def stage(**context: Any) -> dict[str, Any]:
@@ -143,6 +165,6 @@ def finalize_runs(**context: Any) -> list[dict[str, Any]]:
         j = finalize.reload_job(item, revision, settings.load(), run_id=context["run_id"])
         finalize.supersede_jobs(url, j)
         area = item.area.replace("/", "_").replace(".", "p")
-        runs.append({"conf": item.conf(revision),
+        runs.append({"conf": item.conf(revision), "trigger_dag_id": monthly_dag_id(item.dataset),
                      "trigger_run_id": f"finalize__{item.table}__{item.month}__{area}__{revision}"})
     return runs

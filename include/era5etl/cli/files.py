@@ -10,6 +10,7 @@ from typing import Any
 from era5etl import settings
 from era5etl.cli.common import emit
 from era5etl.cli.progress import month_display
+from era5etl.core.datasets import DATASETS, SINGLE_LEVELS, Dataset, by_name
 from era5etl.core.errors import InputError
 from era5etl.core.months import Month
 from era5etl.db import database_url, ensure_schema, rollup_tables
@@ -18,15 +19,41 @@ from era5etl.db import database_url, ensure_schema, rollup_tables
 def add_parsers(sub: Any) -> None:
     lf = sub.add_parser("load-file", help="load NetCDF/ZIP files as the CDS delivered them")
     lf.add_argument("paths", nargs="+", help="the files of one download (.nc, or a ZIP even when named .nc)")
-    lf.add_argument("--table", help="hypertable name (default ERA5_TABLE or weather; created if missing)")
+    lf.add_argument("--table", help="hypertable name (default ERA5_TABLE, else weather, or weather_<dataset> for "
+                                    "another dataset; created if missing)")
+    lf.add_argument("--dataset", choices=sorted(DATASETS),
+                    help="what the files are (default: what they show - a level dimension or isobaric GRIB "
+                         "messages are pressure-levels, a 0.1 degree grid or GRIB class l5 is land - else "
+                         "ERA5_DATASET); a file that contradicts it is refused")
     lf.add_argument("--json", action="store_true", help="end with one JSON object of the figures")
     lf.set_defaults(func=cmd_load_file)
+
+
+def file_dataset(paths: list[Path], asked: str | None) -> Dataset:
+    """The dataset of the files: the one asked for, checked against what the files show; else what
+    they show; else ERA5_DATASET. Files that contradict the dataset asked for are refused here, before
+    anything is written (the stager refuses what this look at the headers cannot tell)."""
+    from era5etl.stage.detect import detect_dataset
+
+    shown = detect_dataset(paths)
+    if asked is None:
+        return shown or by_name(settings.load().dataset)
+    dataset = by_name(asked)
+    if shown is not None and shown is not dataset:
+        why = ("ERA5-Land's 0.1 degree grid or MARS class l5" if shown.land_only
+               else "a level dimension or isobaric messages")
+        raise InputError(f"{', '.join(map(str, paths))}: the files are {shown.name} ({shown.collection}: {why}), "
+                         f"not {dataset.name}; use --dataset {shown.name}")
+    if shown is None and dataset.has_levels:
+        raise InputError(f"{', '.join(map(str, paths))}: the files have no pressure levels, so they are not "
+                         f"{dataset.name}; leave --dataset out or name the dataset they are")
+    return dataset
 
 
 def cmd_load_file(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from era5etl.core.variables import CATALOGUE, DATA_COLUMNS, load_variables
+    from era5etl.core.variables import CATALOGUE, load_variables
     from era5etl.db.columns import ensure_columns
     from era5etl.load import columnstore, load
     from era5etl.load.columnstore import finish, span_bytes
@@ -36,11 +63,14 @@ def cmd_load_file(args: argparse.Namespace) -> int:
     for p in paths:
         if not p.exists():
             raise InputError(f"{p}: no such file")
+    dataset = file_dataset(paths, args.dataset)
+    table = args.table or settings.table_for(dataset.name)
     url = database_url()
-    table = args.table or settings.load().table
+    catalogue = CATALOGUE if dataset is SINGLE_LEVELS else dataset.catalogue
+    base = tuple(v.column for v in dataset.base_variables)
     # Every catalogued variable the files hold is loaded; a column the table lacks is added.
-    with open_download(paths, variables=CATALOGUE) as staged:
-        missing = [c for c in staged.missing_columns if c in DATA_COLUMNS]  # of the six: left NULL
+    with open_download(paths, variables=catalogue, dataset=dataset) as staged:
+        missing = [c for c in staged.missing_columns if c in base]  # of the table's own columns: left NULL
         if missing and not args.json:
             print(f"columns left NULL (not in the files): {', '.join(missing)}")
         if staged.ignored and not args.json:
@@ -48,14 +78,16 @@ def cmd_load_file(args: argparse.Namespace) -> int:
         for note in [] if args.json else staged.notes:
             print(note)
         if staged.location_id is None and not args.json:
-            print("grid points are off the global 0.25 degree lattice: location_id left NULL")
-        ensure_schema(url, table)
-        added = ensure_columns(url, table, load_variables(staged.variables))
+            print(f"grid points are off the global {dataset.grid.step:g} degree lattice: location_id left NULL")
+        if staged.levels and not args.json:
+            print(f"{dataset.name}: levels {', '.join(map(str, staged.levels))} hPa")
+        ensure_schema(url, table, dataset=dataset)
+        added = ensure_columns(url, table, load_variables(staged.variables, dataset))
         if added and not args.json:
             print(f"table {table}: added column(s) {', '.join(added)}")
         with month_display(staged.rows, enabled=None if not args.json else False) as shown:
             shown.on_step("load", "start")
-            result = load(url, table, staged, on_chunk=shown.on_chunk)
+            result = load(url, table, staged, on_chunk=shown.on_chunk, dataset=dataset)
             shown.on_step("load", "done")
         months = [Month.parse(str(m)) for m in np.unique(staged.valid_time.astype("datetime64[M]"))]
         # The span the files touch ends as the pipeline's months do: compressed, a month one chunk at
@@ -68,7 +100,7 @@ def cmd_load_file(args: argparse.Namespace) -> int:
         # Months can share a chunk (a year's): the file's bytes are its chunks', each counted once.
         stored = span_bytes(url, table, months[0].start, months[-1].end) if months else 0
         rollup_bytes = 0
-        if months and settings.load().rollups:
+        if months and settings.load().rollups and not dataset.has_levels:
             names = rollup_tables(table)
             rollup_bytes = sum(span_bytes(url, names[step], months[0].start, months[-1].end) for step in names)
         download_bytes = sum(path.stat().st_size for path in paths)
@@ -78,6 +110,8 @@ def cmd_load_file(args: argparse.Namespace) -> int:
             "seconds": round(result.seconds, 3),
             "rows_per_s": round(result.rows_per_s),
             "table": table,
+            "dataset": dataset.name,
+            "levels": list(staged.levels),
             "variables": [v.cds_name for v in staged.variables],
             "missing_columns": missing,
             "ignored": staged.ignored,

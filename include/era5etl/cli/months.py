@@ -16,8 +16,9 @@ from typing import Any, get_args
 from era5etl import settings as config
 from era5etl.cli.common import emit
 from era5etl.cli.progress import month_display
+from era5etl.core.datasets import DATASETS, by_name
 from era5etl.core.errors import InputError
-from era5etl.core.grid import Area, Grid
+from era5etl.core.grid import Area
 from era5etl.core.months import Month
 from era5etl.db import database_url
 from era5etl.fetch import Credentials
@@ -27,11 +28,17 @@ def add_parsers(sub: Any) -> None:
     rm = sub.add_parser("run-month", help="fetch, stage, load, validate and record one month")
     rm.add_argument("month", help="YYYY-MM")
     rm.add_argument("--area", help="N/W/S/E in degrees (default from ERA5_AREA or 50/5/45/10)")
-    rm.add_argument("--grid", help="grid step in degrees, a multiple of 0.25 (default 0.25)")
+    rm.add_argument("--grid", help="grid step in degrees, a multiple of the dataset's native step (0.25; ERA5-Land "
+                                   "0.1) (default ERA5_GRID, else the native step)")
     rm.add_argument("--variables", help="comma-separated CDS variable names (default: all six)")
     rm.add_argument("--table", help="hypertable name (default weather)")
     rm.add_argument("--data-format", choices=get_args(config.DataFormat), type=str.lower,
                     help="what the CDS is asked for: netcdf or grib (default from ERA5_DATA_FORMAT or netcdf)")
+    rm.add_argument("--dataset", choices=sorted(DATASETS),
+                    help="the ERA5 collection (default ERA5_DATASET, single-levels); another than ERA5_DATASET "
+                         "takes its own default variables and table (weather_<dataset>)")
+    rm.add_argument("--levels", help="pressure levels in hPa, comma-separated (pressure-levels only; default "
+                                     "ERA5_LEVELS, else all 37)")
     rm.add_argument("--local-cds", action="store_true", help="start the local CDS server for this run")
     rm.add_argument("--json", action="store_true", help="end with one JSON object of the figures")
     rm.set_defaults(func=cmd_run_month)
@@ -39,8 +46,12 @@ def add_parsers(sub: Any) -> None:
     va = sub.add_parser("validate", help="run the Great Expectations suite on a loaded month")
     va.add_argument("month", help="YYYY-MM")
     va.add_argument("--area", help="N/W/S/E in degrees (default ERA5_AREA or 50/5/45/10)")
-    va.add_argument("--grid", help="grid step in degrees (default 0.25)")
+    va.add_argument("--grid", help="grid step in degrees (default ERA5_GRID, else the dataset's native step)")
     va.add_argument("--table", help="hypertable name (default weather)")
+    va.add_argument("--dataset", choices=sorted(DATASETS),
+                    help="what the month holds (default: what the ledger recorded, else ERA5_DATASET)")
+    va.add_argument("--levels", help="the month's pressure levels, hPa, comma-separated (default: the ledger's, "
+                                     "else ERA5_LEVELS, else all of the dataset's)")
     va.add_argument("--json", action="store_true", help="end with one JSON object of the verdict")
     va.set_defaults(func=cmd_validate)
 
@@ -84,7 +95,7 @@ def cmd_run_month(args: argparse.Namespace) -> int:
 
     job = MonthJob.create(config.load(), Month.parse(args.month), run_id=f"cli__{datetime.now(UTC):%Y%m%dT%H%M%S}",
                           area=args.area, grid=args.grid, variables=args.variables, table=args.table,
-                          data_format=args.data_format)
+                          data_format=args.data_format, dataset=args.dataset, levels=args.levels)
     url = database_url()
     began = time.perf_counter()
     with _credentials(args.local_cds) as creds, month_display(job.expected_rows,
@@ -118,18 +129,28 @@ def _columnstore_line(packed: dict[str, Any], download_bytes: int | None) -> str
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    from era5etl.pipeline.job import dataset_grid
     from era5etl.track import ledger, metrics
     from era5etl.validate import validate_month
 
     settings = config.load()
     month = Month.parse(args.month)
     area = Area.parse(args.area) if args.area else settings.area
-    grid = Grid.parse(args.grid) if args.grid else settings.grid
-    table = args.table or settings.table
     url = database_url()
+    asked = by_name(args.dataset) if args.dataset else None
+    table = args.table or (settings.table if asked is None else config.table_for(asked.name))
+    recorded = ledger.loaded_from(url, table, month, str(area))
+    dataset = asked or by_name(recorded[0] if recorded else settings.dataset)
+    if args.levels:
+        levels = dataset.parse_levels(args.levels)
+    elif recorded and recorded[0] == dataset.name and recorded[1]:
+        levels = dataset.parse_levels(recorded[1])
+    else:
+        levels = dataset.parse_levels(settings.levels if dataset.name == settings.dataset else ())
+    grid = dataset_grid(settings, dataset, args.grid)
     run_id = f"cli__{datetime.now(UTC):%Y%m%dT%H%M%S}"
     with metrics.timed("validate") as fig:
-        v = validate_month(url, table, month, area, grid, run_id=run_id)
+        v = validate_month(url, table, month, area, grid, run_id=run_id, dataset=dataset, levels=levels)
     fig.rows, fig.bytes, fig.detail = v.observed_rows or 0, v.bytes, {**v.summary(), "on_demand": True}
     # An on-demand verdict is recorded like a pipeline's, so the ledger keeps describing the table as it is.
     in_ledger = ledger.record_validation(url, table=table, month=month, area=str(area), failed=v.failed,

@@ -54,6 +54,8 @@ def add_parsers(sub: Any) -> None:
 
 
 def _common(p: argparse.ArgumentParser) -> Any:
+    p.add_argument("--level", type=int, metavar="HPA",
+                   help="the pressure level, hPa: required for a table on pressure levels, refused for one without")
     """--table and the output choices (a mutually exclusive group, returned for a read's own)."""
     p.add_argument("--table", help="the hypertable to read (default ERA5_TABLE, else weather)")
     out = p.add_mutually_exclusive_group()
@@ -98,6 +100,7 @@ def _table(header: list[str], rows: list[list[Any]]) -> str:
 
 
 def cmd_series(args: argparse.Namespace) -> int:
+    from era5etl.read.points import describe, table_dataset
     from era5etl.read.series import nearest_point, series, series_csv, series_json
 
     start, last = _day(args.start, "--from"), _day(args.end, "--to")
@@ -115,10 +118,11 @@ def cmd_series(args: argparse.Namespace) -> int:
     target = _png(args.png) if args.png else None
     parquet = _png(args.parquet, "--parquet") if args.parquet else None
     with connect(database_url()) as conn:
-        point = nearest_point(conn, table, args.lat, args.lon)
-        s = series(conn, table, point, start, end, variables, args.step)
-    where = (f"point {point.location_id}: {point.latitude:g}, {point.longitude:g} ({point.distance_km:.1f} km from "
-             f"{args.lat:g}, {args.lon:g}), {len(s.time):,} {STEP_NAMES[args.step]} rows of {table}")
+        dataset = table_dataset(conn, table)
+        point = nearest_point(conn, table, args.lat, args.lon, dataset)
+        s = series(conn, table, point, start, end, variables, args.step, args.level)
+    where = (f"{describe(point, args.lat, args.lon, dataset)}, {len(s.time):,} {STEP_NAMES[args.step]} rows of {table}"
+             + (f" at {args.level} hPa" if args.level is not None else ""))
     print(f"# {where}" if args.csv else where)
     if args.csv:
         print(series_csv(s), end="")
@@ -183,7 +187,7 @@ def cmd_map(args: argparse.Namespace) -> int:
     table = args.table or settings.load().table
     target = _png(args.png) if args.png else None
     with connect(database_url()) as conn:
-        m = hour_map(conn, table, at, args.variable, area)
+        m = hour_map(conn, table, at, args.variable, area, args.level)
     if args.csv:
         print(map_csv(m), end="")
     elif args.json:
@@ -197,7 +201,9 @@ def cmd_map(args: argparse.Namespace) -> int:
         finite = m.values[np.isfinite(m.values)]
         spread = (f"min {finite.min():g}, mean {finite.mean():g}, max {finite.max():g}" if finite.size
                   else "every value missing")
-        print(f"{m.variable} ({UNITS[m.variable]}) at {m.time:%Y-%m-%dT%H:%MZ} in {table}: {m.values.size:,} grid "
+        at_level = f" at {m.level} hPa" if m.level is not None else ""
+        print(f"{m.variable} ({UNITS[m.variable]}){at_level} at {m.time:%Y-%m-%dT%H:%MZ} in {table}: "
+              f"{m.values.size:,} grid "
               f"points in {m.latitude.max():g}/{m.longitude.min():g}/{m.latitude.min():g}/{m.longitude.max():g} "
               f"(N/W/S/E); {spread}")
     return 0

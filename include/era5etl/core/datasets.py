@@ -20,6 +20,7 @@ Single levels are the default and unchanged: its grid numbers points as the proj
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -27,6 +28,8 @@ import numpy as np
 import numpy.typing as npt
 
 from era5etl.core.catalogue import CATALOGUE, Variable
+from era5etl.core.catalogue_land import LAND_CATALOGUE, LAND_DEFAULT_VARIABLES
+from era5etl.core.catalogue_pl import PL_CATALOGUE, PRESSURE_LEVELS_HPA
 from era5etl.core.errors import InputError
 
 Accumulation = Literal["hourly", "since_00utc"]
@@ -70,7 +73,7 @@ class LatLonGrid:
         index = np.asarray(ids, dtype=np.int64) - 1
         lat = (index // self.lon_count) * self.step - 90.0
         lon = (index % self.lon_count) * self.step + self.lon_first
-        return lat.astype(np.float64), lon.astype(np.float64)
+        return np.asarray(lat, dtype=np.float64), np.asarray(lon, dtype=np.float64)
 
 
 ERA5_GRID = LatLonGrid(step=0.25, lat_count=721, lon_count=1440, lon_first=-179.75)
@@ -95,13 +98,70 @@ class Dataset:
     def has_levels(self) -> bool:
         return bool(self.levels)
 
+    @property
+    def base_variables(self) -> tuple[Variable, ...]:
+        """The columns its table is made with, each load writing them all (a row is replaced whole).
+
+        A table without levels is the one table layout of single levels with its six columns, whatever
+        the dataset (ERA5-Land's too: its rollups and reads are those of that table, and
+        total_cloud_cover, which ERA5-Land has not, stays NULL); a table on levels has its dataset's
+        default variables."""
+        if not self.has_levels:
+            return CATALOGUE[:6]
+        return tuple(v for v in self.catalogue if v.cds_name in self.default_variables)
+
+    def variable(self, name: str) -> Variable | None:
+        """One of its variables by CDS name, NetCDF name or column."""
+        return next((v for v in self.catalogue if name in (v.cds_name, v.short_name, v.column)), None)
+
+    def parse_levels(self, levels: str | Iterable[int | str] | None) -> tuple[int, ...]:
+        """The levels asked for (a comma-separated text or numbers; None or empty: all of them), checked
+        against the dataset's and sorted top to bottom (ascending hPa). A dataset without levels takes none."""
+        if isinstance(levels, str):
+            levels = [t for t in levels.replace(" ", ",").split(",") if t.strip()]
+        asked = list(levels or ())
+        if not self.has_levels:
+            if asked:
+                raise InputError(f"{self.name} has no pressure levels; levels {', '.join(map(str, asked))} "
+                                 "were asked for")
+            return ()
+        if not asked:
+            return self.levels
+        out: set[int] = set()
+        for item in asked:
+            try:
+                value = float(str(item).strip().lower().removesuffix("hpa"))
+            except ValueError:
+                raise InputError(f"level {item!r}: expected a pressure in hPa, one of "
+                                 f"{', '.join(map(str, self.levels))}") from None
+            if value != int(value) or int(value) not in self.levels:
+                raise InputError(f"level {item!r} hPa is not one of {self.name}'s levels "
+                                 f"({', '.join(map(str, self.levels))})")
+            out.add(int(value))
+        return tuple(sorted(out))
+
 
 SINGLE_LEVELS = Dataset(
     name="single-levels", collection="reanalysis-era5-single-levels", title="ERA5 hourly on single levels",
     grid=ERA5_GRID, catalogue=CATALOGUE, default_variables=tuple(v.cds_name for v in CATALOGUE[:6]),
     first_month="1940-01", request_keys={"product_type": ["reanalysis"]})
 
-DATASETS: dict[str, Dataset] = {SINGLE_LEVELS.name: SINGLE_LEVELS}
+# ERA5-Land: 0.1 degree, land points only (sea is NaN in NetCDF, bitmap-missing in GRIB, and no row),
+# no product type, accumulations a running total from 00 UTC (stored as hourly amounts, see
+# era5etl.stage.land and docs/land.md).
+LAND = Dataset(
+    name="land", collection="reanalysis-era5-land", title="ERA5-Land hourly",
+    grid=LAND_GRID, catalogue=LAND_CATALOGUE, default_variables=LAND_DEFAULT_VARIABLES,
+    first_month="1950-01", request_keys={}, accumulation="since_00utc", land_only=True)
+
+
+# Request keys: product_type only; the pressure_level list is the asked levels (fetch.request).
+PRESSURE_LEVELS = Dataset(
+    name="pressure-levels", collection="reanalysis-era5-pressure-levels", title="ERA5 hourly on pressure levels",
+    grid=ERA5_GRID, catalogue=PL_CATALOGUE, default_variables=tuple(v.cds_name for v in PL_CATALOGUE[:6]),
+    first_month="1940-01", request_keys={"product_type": ["reanalysis"]}, levels=PRESSURE_LEVELS_HPA)
+
+DATASETS: dict[str, Dataset] = {d.name: d for d in (SINGLE_LEVELS, LAND, PRESSURE_LEVELS)}
 DEFAULT = SINGLE_LEVELS
 
 

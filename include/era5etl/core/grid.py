@@ -63,7 +63,10 @@ class Grid:
     step: Decimal = Decimal("0.25")
 
     @classmethod
-    def parse(cls, text: str | float) -> Grid:
+    def parse(cls, text: str | float, native: Decimal | float | None = Decimal("0.25")) -> Grid:
+        """A grid step, a multiple of ``native``, the dataset's native step (ERA5's 0.25 degrees by
+        default, ERA5-Land's 0.1); None: a multiple of either (the settings, checked against the
+        dataset once it is known)."""
         raw = str(text).split("/")[0]
         try:
             step = Decimal(raw.strip())
@@ -71,9 +74,19 @@ class Grid:
             raise InputError(f"grid {text!r} is not a number of degrees (for example 0.25)") from None
         if not step.is_finite() or step <= 0:
             raise InputError(f"grid {text!r} must be a positive number of degrees")
-        if (step / Decimal("0.25")) % 1 != 0:
-            raise InputError(f"grid {text!r}: the step must be a multiple of 0.25 degrees (ERA5's native grid)")
+        natives = [Decimal("0.25"), Decimal("0.1")] if native is None else [Decimal(str(native))]
+        if not any(cls(step).is_multiple_of(cls(n)) for n in natives):
+            raise InputError(f"grid {text!r}: the step must be a multiple of "
+                             f"{' or '.join(f'{n:f}' for n in natives)} degrees (the dataset's native grid)")
         return cls(step)
+
+    def is_multiple_of(self, native: Grid) -> bool:
+        return (self.step / native.step) % 1 == 0
+
+    @classmethod
+    def native(cls, step: float) -> Grid:
+        """The grid of a dataset's native step (``LatLonGrid.step``, a float: 0.25, 0.1)."""
+        return cls(Decimal(str(step)))
 
     def __str__(self) -> str:
         return f"{self.step.normalize():f}"

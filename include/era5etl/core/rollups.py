@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from era5etl.core.catalogue import CATALOGUE
+from era5etl.core.catalogue_land import LAND_CATALOGUE
 
 AGGREGATES: tuple[str, ...] = ("min", "max", "mean", "sum")
 WIND_SPEED = "wind_speed_10m"
@@ -34,8 +35,9 @@ WIND_SPEED = "wind_speed_10m"
 WIND_COMPONENTS: dict[str, tuple[str, str]] = {WIND_SPEED: ("zonal_wind_10m", "meridional_wind_10m"),
                                                "wind_speed_100m": ("zonal_wind_100m", "meridional_wind_100m")}
 _COMPONENTS = frozenset(c for pair in WIND_COMPONENTS.values() for c in pair)
-_ACCUMULATED = frozenset(v.column for v in CATALOGUE if v.step_type == "accum")
-_FRACTIONS = frozenset(v.column for v in CATALOGUE if v.table_unit == "0-1")
+# ERA5's and ERA5-Land's columns (a column means one thing whichever dataset's table has it).
+_ACCUMULATED = frozenset(v.column for v in (*CATALOGUE, *LAND_CATALOGUE) if v.step_type == "accum")
+_FRACTIONS = frozenset(v.column for v in (*CATALOGUE, *LAND_CATALOGUE) if v.table_unit == "0-1")
 # Key columns of both rollups, in their order: what every row has before its aggregates.
 KEY_COLUMNS: tuple[str, ...] = ("bucket", "location_id", "latitude", "longitude", "hours")
 

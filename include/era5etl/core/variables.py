@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from era5etl.core.catalogue import CATALOGUE as CATALOGUE, PACKING_TOLERANCE as PACKING_TOLERANCE, Variable
+from era5etl.core.datasets import SINGLE_LEVELS, Dataset
 from era5etl.core.errors import InputError
 
 __all__ = [
@@ -50,40 +51,49 @@ if len(BY_CDS_NAME) != len(CATALOGUE) or len(CATALOGUE_BY_SHORT_NAME) != len(CAT
     raise RuntimeError("the catalogue names a variable twice")
 
 
-def lookup(name: str) -> Variable | None:
+def lookup(name: str, catalogue: Sequence[Variable] = CATALOGUE) -> Variable | None:
     """A catalogued variable by CDS name or NetCDF short name."""
-    return BY_CDS_NAME.get(name) or CATALOGUE_BY_SHORT_NAME.get(name)
+    if catalogue is CATALOGUE:
+        return BY_CDS_NAME.get(name) or CATALOGUE_BY_SHORT_NAME.get(name)
+    return next((v for v in catalogue if name in (v.cds_name, v.short_name)), None)
 
 
-def resolve(names: Iterable[str]) -> list[Variable]:
-    """Catalogued variables by CDS name or NetCDF short name: the table's six first, in its column
-    order, then the rest in catalogue order; unknown names are an error."""
+def resolve(names: Iterable[str], catalogue: Sequence[Variable] = CATALOGUE) -> list[Variable]:
+    """Catalogued variables by CDS name or NetCDF short name, in catalogue order (the single-level
+    table's six first, in its column order); unknown names are an error. ``catalogue``: another
+    dataset's (core.datasets)."""
     wanted: set[Variable] = set()
     unknown = []
     for name in names:
-        var = lookup(name)
+        var = lookup(name, catalogue)
         if var is None:
             unknown.append(name)
         else:
             wanted.add(var)
     if unknown:
-        raise InputError(
-            f"unknown variable(s) {', '.join(map(repr, unknown))}: not in the catalogue of ERA5 single-level "
-            f"variables (CDS or NetCDF names; `{LIST_COMMAND}` lists them); the table holds "
-            + ", ".join(v.cds_name for v in VARIABLES)
-        )
+        if catalogue is CATALOGUE:
+            raise InputError(
+                f"unknown variable(s) {', '.join(map(repr, unknown))}: not in the catalogue of ERA5 single-level "
+                f"variables (CDS or NetCDF names; `{LIST_COMMAND}` lists them); the table holds "
+                + ", ".join(v.cds_name for v in VARIABLES)
+            )
+        raise InputError(f"unknown variable(s) {', '.join(map(repr, unknown))}: not in the dataset's catalogue "
+                         f"({', '.join(v.cds_name for v in catalogue)})")
     if not wanted:
         raise InputError("no variables requested")
-    return [v for v in CATALOGUE if v in wanted]
+    return [v for v in catalogue if v in wanted]
 
 
-def parse_list(text: str | Sequence[str]) -> list[Variable]:
+def parse_list(text: str | Sequence[str], catalogue: Sequence[Variable] = CATALOGUE) -> list[Variable]:
     names = text.split(",") if isinstance(text, str) else list(text)
-    return resolve(n.strip() for n in names if n.strip())
+    return resolve((n.strip() for n in names if n.strip()), catalogue)
 
 
-def load_variables(asked: Iterable[Variable]) -> tuple[Variable, ...]:
-    """The variables a load writes: the table's six (a row is replaced whole, so a six not in the
-    download is written NULL), then any other catalogued variable asked for, in catalogue order."""
-    extra = set(asked) - set(VARIABLES)
-    return (*VARIABLES, *(v for v in CATALOGUE if v in extra))
+def load_variables(asked: Iterable[Variable], dataset: Dataset = SINGLE_LEVELS) -> tuple[Variable, ...]:
+    """The variables a load of ``dataset`` writes: its table's base columns
+    (:attr:`Dataset.base_variables`: the six of single levels, ERA5-Land's table too; a row is replaced
+    whole, so one not in the download is written NULL), then any other variable of the dataset's
+    catalogue asked for, in its order (ERA5-Land's snow cover is in its catalogue, not in ERA5's)."""
+    base = dataset.base_variables
+    extra = set(asked) - set(base)
+    return (*base, *(v for v in dataset.catalogue if v in extra))

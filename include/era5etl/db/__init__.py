@@ -12,13 +12,16 @@ import logging
 from collections.abc import Iterator
 from importlib import resources
 from importlib.resources.abc import Traversable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 from psycopg import sql
 
 from era5etl.core.errors import InputError
+
+if TYPE_CHECKING:
+    from era5etl.core.datasets import Dataset
 from era5etl.db.errors import DatabaseError
 from era5etl.db.local import LocalTimescale
 
@@ -122,10 +125,54 @@ def drop_table(conn: psycopg.Connection[Any], table: str) -> None:
     conn.execute(sql.SQL("DROP TABLE IF EXISTS {} CASCADE").format(table_ident(table)))
 
 
-def ensure_schema(url: str, table: str = "weather", chunk_interval: str = "1 day") -> None:
-    """Create the extension, the pipeline's own tables, the hypertable ``table`` and its rollups if missing."""
+# A table on pressure levels: its key has the level (hPa) between the point and its coordinates.
+LEVEL_COLUMN = "level"
+# Its columnstore order (docs/datasets.md): an hour's rows level by level, each level's points in id
+# order, so a level's map for one hour and one place's profile each decompress few batches.
+LEVEL_ORDERBY = "time, level, location_id"
+
+
+def has_level_column(conn: psycopg.Connection[Any], table: str) -> bool | None:
+    """Whether ``table`` has a level column; None when it does not exist."""
+    rel = table_ident(table).as_string(conn)
+    found = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (rel,)).fetchone()
+    if not found or not found[0]:
+        return None
+    row = conn.execute("SELECT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass(%s)"
+                       " AND attname = %s AND NOT attisdropped)", (rel, LEVEL_COLUMN)).fetchone()
+    return bool(row and row[0])
+
+
+def _check_kind(conn: psycopg.Connection[Any], table: str, dataset: Dataset) -> None:
+    """A dataset with levels goes to a table with a level column, one without to a table without."""
+    levels = has_level_column(conn, table)
+    if levels is None or levels == dataset.has_levels:
+        return
+    if dataset.has_levels:
+        raise InputError(f"table {table} has no level column: it holds data without levels, not "
+                         f"{dataset.name}; load {dataset.name} into another table (--table, ERA5_TABLE; "
+                         f"weather_{dataset.name.replace('-', '_')} by default)")
+    raise InputError(f"table {table} has a level column: it holds pressure-level data, not {dataset.name}; "
+                     "load it into another table (--table, ERA5_TABLE)")
+
+
+def _level_table_sql(table: str, dataset: Dataset) -> sql.Composed:
+    columns = [sql.SQL("{} real").format(sql.Identifier(v.column)) for v in dataset.base_variables]
+    return sql.SQL("CREATE TABLE IF NOT EXISTS {} (time timestamptz NOT NULL, location_id int, {} smallint NOT NULL,"
+                   " latitude float4, longitude float4, {})").format(
+        table_ident(table), sql.Identifier(LEVEL_COLUMN), sql.SQL(", ").join(columns))
+
+
+def ensure_schema(url: str, table: str = "weather", chunk_interval: str = "1 day",
+                  dataset: Dataset | None = None) -> None:
+    """Create the extension, the pipeline's own tables, the hypertable ``table`` and its rollups if missing.
+
+    ``dataset`` (single levels by default) says the table's kind: one on pressure levels has a
+    ``level`` column and, for now, no rollups; an existing table of the other kind is refused."""
+    from era5etl.core.datasets import SINGLE_LEVELS
     from era5etl.db.rollups import ensure_rollups
 
+    dataset = dataset or SINGLE_LEVELS
     ident = table_ident(table)
     with connect(url, autocommit=True) as conn:
         # Two first runs at once would both try CREATE; a session lock keeps them in line.
@@ -135,9 +182,14 @@ def ensure_schema(url: str, table: str = "weather", chunk_interval: str = "1 day
             conn.execute(_render(SQL_DIR / "002_pipeline_tables.sql"))
             conn.execute(_render(SQL_DIR / "003_cds_jobs.sql"))
             conn.execute(_render(SQL_DIR / "004_validation.sql"))
+            conn.execute(_render(SQL_DIR / "005_land_points.sql"))
             found = conn.execute("SELECT to_regclass(%s)", (ident.as_string(conn),)).fetchone()
             new = found is None or found[0] is None
-            conn.execute(_render(SQL_DIR / "010_weather_hypertable.sql", table=ident))
+            _check_kind(conn, table, dataset)
+            if dataset.has_levels:
+                conn.execute(_level_table_sql(table, dataset))
+            else:
+                conn.execute(_render(SQL_DIR / "010_weather_hypertable.sql", table=ident))
             conn.execute(
                 "SELECT create_hypertable(%s::regclass, by_range('time', %s::interval),"
                 " create_default_indexes => false, if_not_exists => true)",
@@ -146,8 +198,10 @@ def ensure_schema(url: str, table: str = "weather", chunk_interval: str = "1 day
             # A new table gets the columnstore where the licence has it; an existing one keeps the
             # layout it has (a table someone set to the row store stays there).
             if new and columnstore_available(conn):
-                conn.execute(_render(SQL_DIR / "020_columnstore.sql", table=ident,
-                                     orderby=sql.Literal("time, location_id")))
+                conn.execute(_render(SQL_DIR / "020_columnstore.sql", table=ident, orderby=sql.Literal(
+                    LEVEL_ORDERBY if dataset.has_levels else "time, location_id")))
+            if dataset.has_levels:
+                return  # no rollups for a table on levels yet (docs/datasets.md)
             # New and existing tables alike: a table made before the rollups existed gets them now
             # (empty: the loader fills them as it loads), with a column per aggregate of each column.
             ensure_rollups(conn, table, columnstore_enabled(conn, table))
@@ -170,6 +224,7 @@ def airflow_database_url() -> str:
     return with_database(database_url(), "airflow")
 
 
-__all__ = ["ROLLUP_STEPS", "SQL_DIR", "DatabaseError", "LocalTimescale", "airflow_database_url",
-           "columnstore_available", "columnstore_enabled", "connect", "database_url", "drop_table", "ensure_schema",
-           "licence", "redact", "rollup_tables", "split_table", "table_ident", "with_database"]
+__all__ = ["LEVEL_COLUMN", "LEVEL_ORDERBY", "ROLLUP_STEPS", "SQL_DIR", "DatabaseError", "LocalTimescale",
+           "airflow_database_url", "columnstore_available", "columnstore_enabled", "connect", "database_url",
+           "drop_table", "ensure_schema", "has_level_column", "licence", "redact", "rollup_tables", "split_table",
+           "table_ident", "with_database"]

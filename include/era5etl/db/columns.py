@@ -35,7 +35,7 @@ def ensure_columns(url: str, table: str, variables: Iterable[Variable]) -> list[
         for column in added:
             conn.execute(sql.SQL("ALTER TABLE {} ADD COLUMN IF NOT EXISTS {} real").format(
                 table_ident(table), sql.Identifier(column)))
-        if added:
+        if added and "level" not in have:  # a table on levels has no rollups yet
             # The rollups aggregate every data column: theirs follow (era5etl.core.rollups).
             ensure_rollups(conn, table, columnstore_enabled(conn, table))
     if added:

@@ -65,8 +65,8 @@ class _Api:
         self.session = requests.Session()  # for assets: the object store needs no key, so none is sent
         self.remotes: dict[str, Any] = {}
 
-    def submit(self, request: dict[str, Any]) -> Any:
-        remote = self.legacy.retrieve(DATASET, request)
+    def submit(self, request: dict[str, Any], collection: str = DATASET) -> Any:
+        remote = self.legacy.retrieve(collection, request)
         self.remotes[remote.request_id] = remote
         return remote
 
@@ -122,7 +122,7 @@ def _licences(detail: str) -> list[tuple[str, int]]:
 
 def _classify(exc: Exception, what: str, where: str, redact: Callable[[str], str], *,
               cost: Callable[[], tuple[costing.Cost, float]] | None = None,
-              job_failed: Callable[[str], JobFailedError] | None = None) -> Exception:
+              job_failed: Callable[[str], JobFailedError] | None = None, collection: str = DATASET) -> Exception:
     """A permanent FetchError, or one of the internal signals (_Transient, _JobLost, ...).
 
     ``where`` says what was asked ("submit", "job", "results", "asset", "jobs"): a 404 means a lost
@@ -158,9 +158,9 @@ def _classify(exc: Exception, what: str, where: str, redact: Callable[[str], str
         licences = _licences(detail)
         named = ", ".join(f"'{lid}' (revision {rev})" for lid, rev in licences) or "the dataset's licence"
         return LicenceError(redact(
-            f"{what}: the licence {named} of {DATASET} has not been accepted for this CDS account. "
+            f"{what}: the licence {named} of {collection} has not been accepted for this CDS account. "
             f"Log in to the CDS with the account of this key, open "
-            f"{LICENCE_PAGE.format(dataset=DATASET)} and accept it, then rerun"), licences)
+            f"{LICENCE_PAGE.format(dataset=collection)} and accept it, then rerun"), licences)
     if status == 403 and "cost" in (title + detail).lower():
         estimate, limit = cost() if cost is not None else (None, math.nan)
         ours = (f"Our estimate for it is {estimate}, against a configured limit of {limit:,.0f}: the "

@@ -61,7 +61,7 @@ from era5etl.fetch.errors import (
 from era5etl.fetch.jobs import JobRecord, JobStore
 from era5etl.fetch.manifest import MANIFEST, Download, _PartFile, removal, staged_download
 from era5etl.fetch.options import FetchOptions
-from era5etl.fetch.request import DATASET, MonthRequest, RequestPart, _canonical
+from era5etl.fetch.request import MonthRequest, RequestPart, _canonical
 
 log = logging.getLogger(__name__)
 
@@ -157,7 +157,8 @@ class Fetcher(_Downloads):
     def _new_record(self, part: RequestPart) -> JobRecord:
         return JobRecord(
             api_url=self.api_url, request_hash=part.hash, month_hash=self.request.hash,
-            month=self.request.month.start.date(), part=part.index, parts=part.count, dataset=DATASET,
+            month=self.request.month.start.date(), part=part.index, parts=part.count,
+            dataset=self.request.dataset.collection,
             request=part.cds_request(), state="submitting", cost=part.cost().value,
         )
 
@@ -218,8 +219,10 @@ class Fetcher(_Downloads):
             self.store.put(record)  # before the call: a crash now still leaves a trace to adopt from
             since = record.submitted_at
             try:
+                collection = self.request.dataset.collection
                 remote = self._retry(
-                    f"submitting {part.label}", "submit", lambda: self.api.submit(part.cds_request()), part=part,
+                    f"submitting {part.label}", "submit", lambda: self.api.submit(part.cds_request(), collection),
+                    part=part,
                     before_retry=lambda: self._adopt(part, since),
                 )
             except FetchError as exc:
@@ -248,6 +251,8 @@ class Fetcher(_Downloads):
                     break  # newest first: the rest are older still
                 if job.get("status") in ("failed", "rejected", "dismissed", "deleted"):
                     continue
+                if job.get("processID") not in (None, self.request.dataset.collection):
+                    continue  # the same keys asked of another collection
                 remote = self.api.remote(str(job["jobID"]))
                 ids = remote.json.get("metadata", {}).get("request", {}).get("ids")
                 if isinstance(ids, dict) and _canonical(ids) == want:

@@ -11,10 +11,12 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, get_args
 
+from era5etl.core.datasets import SINGLE_LEVELS, Dataset
 from era5etl.core.errors import InputError
 from era5etl.core.grid import Area, Grid
 from era5etl.core.months import Month
@@ -23,7 +25,7 @@ from era5etl.fetch import cost as costing
 from era5etl.fetch.errors import CostLimitError
 from era5etl.settings import DataFormat
 
-DATASET = "reanalysis-era5-single-levels"
+DATASET = SINGLE_LEVELS.collection  # the default collection
 
 DATA_FORMATS: tuple[DataFormat, ...] = get_args(DataFormat)
 DEFAULT_DATA_FORMAT: DataFormat = "netcdf"
@@ -43,8 +45,9 @@ def parse_data_format(text: str) -> DataFormat:
     return value
 
 
-def _hash(request: Mapping[str, Any]) -> str:
-    canonical = json.dumps({"dataset": DATASET, **request}, sort_keys=True)
+def _hash(request: Mapping[str, Any], collection: str = DATASET) -> str:
+    # The collection is part of the key, as it always was for single levels (whose hashes are unchanged).
+    canonical = json.dumps({"dataset": collection, **request}, sort_keys=True)
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
@@ -59,14 +62,25 @@ class MonthRequest:
     revision: str = ""
     # Sent as the request's data_format, so it is part of every hash; NetCDF keeps the old hashes.
     data_format: DataFormat = DEFAULT_DATA_FORMAT
+    # The CDS collection and its fixed request keys (Dataset.request_keys); single levels by default.
+    dataset: Dataset = SINGLE_LEVELS
+    # hPa, for a dataset with levels: sent as pressure_level; empty asks for all of the dataset's.
+    levels: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         if self.data_format not in DATA_FORMATS:
             raise InputError(f"data format {self.data_format!r}: expected one of {', '.join(DATA_FORMATS)}")
+        object.__setattr__(self, "levels", self.dataset.parse_levels(self.levels))
+        foreign = [v.cds_name for v in self.variables if v not in self.dataset.catalogue]
+        if foreign:
+            raise InputError(f"{', '.join(foreign)}: not variables of {self.dataset.name} "
+                             f"({self.dataset.collection})")
 
     def cds_request(self) -> dict[str, Any]:
+        levels = {"pressure_level": [str(level) for level in self.levels]} if self.dataset.has_levels else {}
         return {
-            "product_type": ["reanalysis"],
+            **{key: list(values) for key, values in self.dataset.request_keys.items()},
+            **levels,
             "variable": [v.cds_name for v in self.variables],
             "year": [f"{self.month.year:04d}"],
             "month": [f"{self.month.month:02d}"],
@@ -82,8 +96,8 @@ class MonthRequest:
     def hash(self) -> str:
         """The month's key: its staging folder, whatever split its download took."""
         if self.revision:
-            return _hash({**self.cds_request(), "revision": self.revision})
-        return _hash(self.cds_request())
+            return _hash({**self.cds_request(), "revision": self.revision}, self.dataset.collection)
+        return _hash(self.cds_request(), self.dataset.collection)
 
     def folder(self, staging_root: Path) -> Path:
         return staging_root / str(self.month) / self.hash
@@ -100,17 +114,27 @@ class RequestPart:
     index: int
     count: int
     variables: tuple[Variable, ...]
-    days: tuple[int, ...]  # day numbers, 1-based
+    days: tuple[int, ...]  # day numbers, 1-based; () for the previous hour's part
+    # The hour before the month (the previous day's 23 UTC), for a dataset whose accumulations are
+    # running totals from 00 UTC (ERA5-Land): the month's first hour's amount is its difference from
+    # it. The CDS crosses days with hours, so it is a request of its own; it is loaded from the month's
+    # start (``load(start=)``), never stored as a row.
+    previous_hour: bool = False
 
     def cds_request(self) -> dict[str, Any]:
         request = self.month.cds_request()
         request["variable"] = [v.cds_name for v in self.variables]
-        request["day"] = [f"{d:02d}" for d in self.days]
+        if self.previous_hour:
+            before = self.month.month.start - timedelta(hours=1)
+            request.update(year=[f"{before.year:04d}"], month=[f"{before.month:02d}"], day=[f"{before.day:02d}"],
+                           time=[f"{before.hour:02d}:00"])
+        else:
+            request["day"] = [f"{d:02d}" for d in self.days]
         return request
 
     @property
     def hash(self) -> str:
-        return _hash(self.cds_request())
+        return _hash(self.cds_request(), self.month.dataset.collection)
 
     @property
     def stem(self) -> str:
@@ -118,6 +142,9 @@ class RequestPart:
 
     @property
     def label(self) -> str:
+        if self.previous_hour:
+            return (f"{self.month.month} part {self.index + 1}/{self.count} (the previous day's 23 UTC, for the "
+                    f"first hour's accumulations, {len(self.variables)} variables)")
         days = f"days {self.days[0]:02d}-{self.days[-1]:02d}"
         return f"{self.month.month} part {self.index + 1}/{self.count} ({days}, {len(self.variables)} variables)"
 
@@ -125,8 +152,24 @@ class RequestPart:
         return costing.estimate(self.cds_request())
 
 
+def needs_previous_hour(request: MonthRequest) -> bool:
+    """Whether the month is fetched with the hour before it: a dataset whose accumulations are running
+    totals from 00 UTC (ERA5-Land), unless the month is the collection's first (there is no hour before)."""
+    return request.dataset.accumulation == "since_00utc" and str(request.month) > request.dataset.first_month
+
+
 def plan(request: MonthRequest, cost_limit: float | None = None) -> list[RequestPart]:
-    """The parts the month is fetched in: one when it fits under the limit, else as few as fit."""
+    """The parts the month is fetched in: one when it fits under the limit, else as few as fit; for
+    ERA5-Land one more, the previous day's 23 UTC (:func:`needs_previous_hour`)."""
+    parts = _month_parts(request, cost_limit)
+    if not needs_previous_hour(request):
+        return parts
+    count = len(parts) + 1
+    return [*(replace(p, count=count) for p in parts),
+            RequestPart(request, len(parts), count, request.variables, (), previous_hour=True)]
+
+
+def _month_parts(request: MonthRequest, cost_limit: float | None) -> list[RequestPart]:
     whole = request.cost()
     limit = cost_limit if cost_limit is not None else whole.limit()
     days = tuple(range(1, request.month.days + 1))
@@ -137,7 +180,9 @@ def plan(request: MonthRequest, cost_limit: float | None = None) -> list[Request
         # two); a GRIB file holds every step type anyway.
         groups = None if request.data_format == "grib" else [
             0 if v.step_type == "instant" else 1 for v in request.variables]
-        splits = costing.split(len(request.variables), len(days), 24, whole.weight, limit, groups=groups)
+        # Each level of each variable is a field of its own: the split weighs a variable-day-hour by them.
+        weight = whole.weight * max(1, len(request.levels))
+        splits = costing.split(len(request.variables), len(days), 24, weight, limit, groups=groups)
     except costing.CostError as exc:
         raise CostLimitError(f"{request.month}: {exc}", whole.value, limit) from None
     return [
@@ -152,4 +197,4 @@ def _canonical(request: Mapping[str, Any]) -> str:
 
 
 __all__ = ["DATASET", "DATA_FORMATS", "DEFAULT_DATA_FORMAT", "FILE_KINDS", "DataFormat", "MonthRequest",
-           "RequestPart", "parse_data_format", "plan"]
+           "RequestPart", "needs_previous_hour", "parse_data_format", "plan"]

@@ -82,7 +82,8 @@ class _Session:
             return c, self._limit(c)
 
         return _classify(exc, what, where, self._redact, cost=cost,
-                         job_failed=lambda reason: self._job_failed(job_id, part, reason))
+                         job_failed=lambda reason: self._job_failed(job_id, part, reason),
+                         collection=self.request.dataset.collection)
 
     def _job_failed(self, job_id: str | None, part: RequestPart | None, reason: str) -> JobFailedError:
         where = part.label if part is not None else str(self.request.month)

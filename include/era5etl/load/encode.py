@@ -37,22 +37,31 @@ TRAILER: bytes = struct.pack(">h", -1)
 PG_EPOCH_US = 946_684_800_000_000
 
 
-def copy_columns(data_columns: tuple[str, ...] = DATA_COLUMNS, int_columns: tuple[str, ...] = ()) -> tuple[str, ...]:
+LEVEL = "level"  # int2, hPa: the key column a table on pressure levels has after location_id
+
+
+def copy_columns(data_columns: tuple[str, ...] = DATA_COLUMNS, int_columns: tuple[str, ...] = (),
+                 level: bool = False) -> tuple[str, ...]:
     """The columns a COPY of ``data_columns`` names, in the order the tuples hold them (``int_columns``,
-    int4 and never NULL, between the key columns and the data columns: a rollup's ``hours``)."""
-    return (*KEY_COLUMNS, *int_columns, *data_columns)
+    int4 and never NULL, between the key columns and the data columns: a rollup's ``hours``; ``level``,
+    int2 and never NULL, after location_id for a table on pressure levels)."""
+    keys = (*KEY_COLUMNS[:2], LEVEL, *KEY_COLUMNS[2:]) if level else KEY_COLUMNS
+    return (*keys, *int_columns, *data_columns)
 
 
 @lru_cache(maxsize=64)
 def _tuple_dtype(present: frozenset[str], with_id: bool = True,
-                 data_columns: tuple[str, ...] = DATA_COLUMNS, int_columns: tuple[str, ...] = ()) -> np.dtype[np.void]:
+                 data_columns: tuple[str, ...] = DATA_COLUMNS, int_columns: tuple[str, ...] = (),
+                 level: bool = False) -> np.dtype[np.void]:
     fields: list[tuple[str, str]] = [("nfields", ">i2"), ("time.len", ">i4"), ("time", ">i8"),
                                      ("location_id.len", ">i4")]
     if with_id:
         fields.append(("location_id", ">i4"))
-    for c in copy_columns(data_columns, int_columns)[2:]:
+    for c in copy_columns(data_columns, int_columns, level)[2:]:
         fields.append((f"{c}.len", ">i4"))
-        if c in int_columns:
+        if c == LEVEL and level:
+            fields.append((c, ">i2"))
+        elif c in int_columns:
             fields.append((c, ">i4"))
         elif c in present:
             fields.append((c, ">f4"))
@@ -61,9 +70,11 @@ def _tuple_dtype(present: frozenset[str], with_id: bool = True,
 
 def _encode(shape: tuple[int, ...], pg_time: npt.NDArray[np.int64], location_id: npt.NDArray[Any] | None,
             floats: Mapping[str, npt.NDArray[np.floating[Any]]], data_columns: tuple[str, ...],
-            ints: Mapping[str, npt.NDArray[np.integer[Any]]] | None = None) -> bytes:
+            ints: Mapping[str, npt.NDArray[np.integer[Any]]] | None = None,
+            level: npt.NDArray[np.integer[Any]] | None = None) -> bytes:
     """Tuples for arrays broadcastable to ``shape`` (flattened in C order); ``floats`` holds latitude,
-    longitude and the data columns present; ``ints`` the int4 columns after the key columns."""
+    longitude and the data columns present; ``ints`` the int4 columns after the key columns; ``level``
+    the int2 level of a table on pressure levels (None: the table has no level column)."""
     ints = ints or {}
     n = int(np.prod(shape))
     if n == 0:
@@ -79,9 +90,9 @@ def _encode(shape: tuple[int, ...], pg_time: npt.NDArray[np.int64], location_id:
         if nan.any():
             nulls[c] = np.broadcast_to(nan, shape)
     int_columns = tuple(ints)
-    dt = _tuple_dtype(frozenset(present), location_id is not None, data_columns, int_columns)
+    dt = _tuple_dtype(frozenset(present), location_id is not None, data_columns, int_columns, level is not None)
     rows = np.empty(shape, dtype=dt)
-    rows["nfields"] = len(KEY_COLUMNS) + len(int_columns) + len(data_columns)
+    rows["nfields"] = len(KEY_COLUMNS) + len(int_columns) + len(data_columns) + (level is not None)
     rows["time.len"] = 8
     rows["time"] = pg_time
     if location_id is None:  # a grid off the 0.25 degree lattice: no ids, NULL
@@ -89,6 +100,9 @@ def _encode(shape: tuple[int, ...], pg_time: npt.NDArray[np.int64], location_id:
     else:
         rows["location_id.len"] = 4
         rows["location_id"] = location_id
+    if level is not None:
+        rows[f"{LEVEL}.len"] = 2
+        rows[LEVEL] = level
     for c, counts in ints.items():
         rows[f"{c}.len"] = 4
         rows[c] = counts
@@ -135,7 +149,12 @@ def encode_block(block: Block, data_columns: tuple[str, ...] = DATA_COLUMNS) -> 
     floats: dict[str, npt.NDArray[np.floating[Any]]] = {
         "latitude": block.latitude[None, :], "longitude": block.longitude[None, :], **block.values}
     ids = None if block.location_id is None else block.location_id[None, :]
-    return _encode((t, p), pg_time[:, None], ids, floats, data_columns)
+    level = None
+    if block.level is not None:
+        if block.level.shape != (p,):
+            raise ValueError(f"level must have one value per point ({p})")
+        level = block.level[None, :]
+    return _encode((t, p), pg_time[:, None], ids, floats, data_columns, level=level)
 
 
 def encode_grid(times: npt.NDArray[np.datetime64], location_id: npt.NDArray[Any], latitude: npt.NDArray[np.float32],

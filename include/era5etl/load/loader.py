@@ -19,6 +19,7 @@ import numpy as np
 import psycopg
 
 from era5etl import settings as settings_model
+from era5etl.core.datasets import SINGLE_LEVELS, Dataset
 from era5etl.db import connect
 from era5etl.load import encode as pgcopy
 from era5etl.load.chunks import chunk_plan
@@ -43,7 +44,8 @@ def _reordered(block: Block, order: np.ndarray) -> Block:
     """The block's grid points in ``order`` (location_id ascending): a copy, one block at a time."""
     assert block.location_id is not None
     return Block(block.valid_time, block.location_id[order], block.latitude[order], block.longitude[order],
-                 {c: v[:, order] for c, v in block.values.items()})
+                 {c: v[:, order] for c, v in block.values.items()},
+                 None if block.level is None else block.level[order])
 
 
 def load(
@@ -56,12 +58,23 @@ def load(
     workers: int = 2,
     on_chunk: Callable[[ChunkResult], None] | None = None,
     rollups: bool | None = None,
+    dataset: Dataset = SINGLE_LEVELS,
 ) -> LoadResult:
     """Replace, chunk by chunk, the table's rows at the download's time steps inside its box, and
-    with them their daily and monthly rollups (``rollups``: default ERA5_ROLLUPS)."""
+    with them their daily and monthly rollups (``rollups``: default ERA5_ROLLUPS).
+
+    ``dataset``: what the download is (single levels by default). On pressure levels each row also
+    has its level, a reload replaces the download's levels only, and no rollups are written yet."""
     if rollups is None:
         rollups = settings_model.load().rollups
-    box = Box.of(staged)
+    on_levels = staged.level is not None
+    if on_levels != dataset.has_levels:
+        raise LoadError(f"the download {'is' if on_levels else 'is not'} on pressure levels but the dataset "
+                        f"{dataset.name} {'has no levels' if on_levels else 'has'}")
+    if on_levels:
+        rollups = False  # a table on levels has no rollups yet (docs/datasets.md)
+    base = tuple(v.column for v in dataset.base_variables)
+    box = Box.of(staged, base)
     times = staged.valid_time
     if start is not None:
         times = times[times >= _np(start)]
@@ -72,10 +85,14 @@ def load(
     if not windows:
         return result
     began = time.perf_counter()
-    settings = copy_settings(url, table)
-    # Rows reach a columnstore chunk in its order (time, location_id): the grid points sorted once.
+    settings = copy_settings(url, table, levels=on_levels)
+    # Rows reach a columnstore chunk in its order (time, location_id; time, level, location_id on
+    # levels): the grid points sorted once.
     sorted_copy = settings is not None and settings["timescaledb.enable_direct_compress_copy_client_sorted"] == "on"
-    order = np.argsort(staged.location_id, kind="stable") if sorted_copy and staged.location_id is not None else None
+    order = None
+    if sorted_copy and staged.location_id is not None:
+        order = (np.argsort(staged.location_id, kind="stable") if staged.level is None
+                 else np.lexsort((staged.location_id, staged.level)))
     # About a million rows per block: big enough to amortise reads and COPY calls, small enough that
     # memory follows the block (a global hour is one block), never the chunk or the month.
     hours = max(1, min(BLOCK_HOURS, BLOCK_ROWS // max(staged.points, 1)))
@@ -200,14 +217,15 @@ def _pieces(block: Block, rows: int) -> Iterator[Block]:
         for a in range(0, t, step):
             b = min(a + step, t)
             yield Block(block.valid_time[a:b], block.location_id, block.latitude, block.longitude,
-                        {c: v[a:b] for c, v in block.values.items()})
+                        {c: v[a:b] for c, v in block.values.items()}, block.level)
         return
     for h in range(t):
         for a in range(0, p, rows):
             b = min(a + rows, p)
             ids = None if block.location_id is None else block.location_id[a:b]
             yield Block(block.valid_time[h:h + 1], ids, block.latitude[a:b], block.longitude[a:b],
-                        {c: v[h:h + 1, a:b] for c, v in block.values.items()})
+                        {c: v[h:h + 1, a:b] for c, v in block.values.items()},
+                        None if block.level is None else block.level[a:b])
 
 
 def _put(q: queue.Queue[tuple[bytes, int] | None], item: tuple[bytes, int] | None, stop: threading.Event) -> bool:

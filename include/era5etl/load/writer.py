@@ -54,9 +54,10 @@ COLUMNSTORE_COPY_SETTINGS: dict[str, str] = {
 }
 # The order the loader sends rows in, as TimescaleDB reports a table's columnstore settings.
 SENT_ORDER = ("", "time,location_id")
+SENT_ORDER_LEVELS = ("", "time,level,location_id")  # a table on pressure levels (db.LEVEL_ORDERBY)
 
 
-def copy_settings(url: str, table: str) -> dict[str, str] | None:
+def copy_settings(url: str, table: str, levels: bool = False) -> dict[str, str] | None:
     """How to COPY into ``table``: None for the row store; else the columnstore's session settings.
 
     Only a table laid out in the order the loader sends (SENT_ORDER) may be told the rows are
@@ -72,7 +73,7 @@ def copy_settings(url: str, table: str) -> dict[str, str] | None:
             " FROM timescaledb_information.hypertable_columnstore_settings WHERE hypertable = %s::regclass",
             (table_ident(table).as_string(conn),)).fetchone()
     layout = (str(row[0]), str(row[1]).replace('"', "").replace(" ", "")) if row else None
-    if layout == SENT_ORDER:
+    if layout == (SENT_ORDER_LEVELS if levels else SENT_ORDER):
         return dict(COLUMNSTORE_COPY_SETTINGS)
     return {**COLUMNSTORE_COPY_SETTINGS, "timescaledb.enable_direct_compress_copy_client_sorted": "off"}
 
@@ -88,12 +89,25 @@ class Box:
     # The six, then the columns of any other catalogued variable the download holds (a reload
     # replaces whole rows: a column not written is NULL in them).
     columns: tuple[str, ...] = DATA_COLUMNS
+    # A download on pressure levels replaces its levels only (hPa); () for a table without levels.
+    levels: tuple[int, ...] = ()
 
     @classmethod
-    def of(cls, staged: StagedDownload) -> Box:
+    def of(cls, staged: StagedDownload, base: tuple[str, ...] = DATA_COLUMNS) -> Box:
+        """``base``: the columns the table is made with (the six of single levels), written NULL when
+        the download lacks them."""
         lat, lon = staged.latitude, staged.longitude
-        extra = tuple(v.column for v in staged.variables if v.column not in DATA_COLUMNS)
-        return cls(float(lat.min()), float(lat.max()), float(lon.min()), float(lon.max()), (*DATA_COLUMNS, *extra))
+        extra = tuple(v.column for v in staged.variables if v.column not in base)
+        return cls(float(lat.min()), float(lat.max()), float(lon.min()), float(lon.max()), (*base, *extra),
+                   tuple(getattr(staged, "levels", ())))
+
+    def params(self) -> dict[str, Any]:
+        """The box's bounds (and levels) as a statement's parameters."""
+        return {k: v for k, v in asdict(self).items() if k not in ("columns", "levels")} | (
+            {"levels": list(self.levels)} if self.levels else {})
+
+    def level_filter(self) -> sql.Composable:
+        return sql.SQL(" AND level = ANY(%(levels)s)") if self.levels else sql.SQL("")
 
 
 def _utc(seconds: int) -> datetime:
@@ -146,13 +160,13 @@ def _write_chunk(conn: psycopg.Connection[tuple[Any, ...]], table: str, box: Box
         every_hour = bool(np.all(np.diff(w.times) == 3600))
         steps = sql.SQL("TRUE") if every_hour else sql.SQL("time = ANY(%(times)s)")
         params = {"times": [] if every_hour else [_utc(t) for t in w.times], "t0": first, "t1": last,
-                  **{k: v for k, v in asdict(box).items() if k != "columns"}}
+                  **box.params()}
         # The whole chunk is replaced when everything it holds is at these time steps inside this box:
         # TRUNCATE then, which leaves no dead rows behind. Otherwise only those rows go.
         others = cur.execute(
             sql.SQL("SELECT EXISTS (SELECT 1 FROM {} WHERE NOT (time >= %(t0)s AND time <= %(t1)s AND {}"
-                    " AND latitude BETWEEN %(south)s AND %(north)s AND longitude BETWEEN %(west)s AND %(east)s)"
-                    " OR latitude IS NULL OR longitude IS NULL)").format(chunk, steps),
+                    " AND latitude BETWEEN %(south)s AND %(north)s AND longitude BETWEEN %(west)s AND %(east)s{})"
+                    " OR latitude IS NULL OR longitude IS NULL)").format(chunk, steps, box.level_filter()),
             params,
         ).fetchone()
         if others is not None and others[0]:
@@ -161,7 +175,7 @@ def _write_chunk(conn: psycopg.Connection[tuple[Any, ...]], table: str, box: Box
             cur.execute(
                 sql.SQL("DELETE FROM {} WHERE time >= %(t0)s AND time <= %(t1)s AND {}"
                         " AND latitude BETWEEN %(south)s AND %(north)s AND longitude BETWEEN %(west)s"
-                        " AND %(east)s").format(chunk, steps),
+                        " AND %(east)s{}").format(chunk, steps, box.level_filter()),
                 params,
             )
             deleted, replaced = max(cur.rowcount, 0), "delete"
@@ -190,7 +204,7 @@ def _write_chunk(conn: psycopg.Connection[tuple[Any, ...]], table: str, box: Box
             # order the loader sends them (time, location_id), with no sort and no row-store detour.
             for setting, value in (settings or {}).items():
                 cur.execute("SELECT set_config(%s, %s, true)", (setting, value))
-        columns = sql.SQL(", ").join(map(sql.Identifier, pgcopy.copy_columns(box.columns)))
+        columns = sql.SQL(", ").join(map(sql.Identifier, pgcopy.copy_columns(box.columns, level=bool(box.levels))))
         t_copy = time.perf_counter()
         with cur.copy(sql.SQL("COPY {} ({}) FROM STDIN (FORMAT BINARY{})").format(chunk, columns, freeze)) as cp:
             cp.write(pgcopy.HEADER)

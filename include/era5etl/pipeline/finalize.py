@@ -39,8 +39,10 @@ def supersede_jobs(url: str, job: MonthJob) -> int:
 
 def reload_job(item: Finalize, revision: str, settings: Settings, run_id: str) -> MonthJob:
     # The ledger does not record the variables a month was loaded with: the configured ones are used.
+    # The dataset and levels are the ledger's: a pressure-level month is reloaded as one.
     return MonthJob.create(settings, Month.parse(item.month), run_id=run_id, area=item.area, grid=item.grid,
-                           table=item.table, revision=revision)
+                           table=item.table, revision=revision, dataset=item.dataset,
+                           levels=list(item.levels) or None)
 
 
 def reload_month(url: str, item: Finalize, credentials: Credentials, *, revision: str,

@@ -71,11 +71,18 @@ class Finalize:
     grid: str
     expver: list[str]
     state: str
+    dataset: str = "single-levels"  # what the ledger says the month was loaded from
+    levels: tuple[int, ...] = ()
 
-    def conf(self, revision: str) -> dict[str, str]:
-        """The ``era5_monthly`` run conf that reloads it."""
-        return {"month": self.month, "area": self.area, "grid": self.grid, "table": self.table,
-                "revision": revision}
+    def conf(self, revision: str) -> dict[str, Any]:
+        """The run conf (of its dataset's monthly DAG) that reloads it."""
+        conf: dict[str, Any] = {"month": self.month, "area": self.area, "grid": self.grid, "table": self.table,
+                                "revision": revision}
+        if self.dataset != "single-levels":
+            conf["dataset"] = self.dataset
+        if self.levels:
+            conf["levels"] = list(self.levels)
+        return conf
 
 
 def select_to_finalize(rows: Iterable[Mapping[str, Any]], now: datetime,
@@ -95,7 +102,8 @@ def select_to_finalize(rows: Iterable[Mapping[str, Any]], now: datetime,
         month = Month.parse(str(row["month"]))
         if final_expected_at(month, n) <= now:
             picked.append(Finalize(str(row["table_name"]), str(month), str(row["area"]), str(row["grid"]),
-                                   expver, str(row["state"])))
+                                   expver, str(row["state"]), str(row.get("dataset") or "single-levels"),
+                                   tuple(int(v) for v in row.get("levels") or ())))
     return picked
 
 

@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from era5etl.core.variables import load_variables
 from era5etl.db import ensure_schema
 from era5etl.fetch import Credentials, Download, fetch, retention, staged_download
 from era5etl.fetch.manifest import removal as fetch_removal
+from era5etl.fetch.request import needs_previous_hour
 from era5etl.load import ChunkResult, LoadResult, columnstore, load
 from era5etl.pipeline.job import MonthJob
 from era5etl.settings import CompressionMode
@@ -60,7 +60,10 @@ class ValidationFailed(PipelineError):
 def _step(url: str, job: MonthJob, task: str, state: str) -> Iterator[StepFigures]:
     """Mark the month ``state``, time the body, record its figures; on error mark the month failed."""
     ledger.set_state(url, table=job.table, month=job.month, area=str(job.area), grid=str(job.grid),
-                     state=state, run_id=job.run_id, expected_rows=job.expected_rows)
+                     state=state, run_id=job.run_id, dataset=job.dataset.name,
+                     # ERA5-Land's are its hours x land points, known once the month is staged (stage_step)
+                     expected_rows=None if job.dataset.land_only else job.expected_rows,
+                     levels=list(job.levels) or None)
     try:
         with metrics.timed(task) as figures:
             yield figures
@@ -77,8 +80,8 @@ def prepare(url: str, job: MonthJob) -> list[str]:
     lacks (logged and returned: a load never ignores a variable it was asked for)."""
     from era5etl.db.columns import ensure_columns
 
-    ensure_schema(url, job.table, f"{int(job.chunk_interval.total_seconds())} seconds")
-    return ensure_columns(url, job.table, load_variables(job.variables))
+    ensure_schema(url, job.table, f"{int(job.chunk_interval.total_seconds())} seconds", dataset=job.dataset)
+    return ensure_columns(url, job.table, job.load_variables)
 
 
 def fetch_step(url: str, job: MonthJob, credentials: Credentials, *, wait: bool = True) -> Download:
@@ -129,17 +132,33 @@ def check_download(staged: StagedDownload, job: MonthJob) -> None:
     want = np.arange(np.datetime64(job.month.start.replace(tzinfo=None), "h"),
                      np.datetime64(job.month.end.replace(tzinfo=None), "h"), dtype="datetime64[h]")
     got = staged.valid_time.astype("datetime64[h]")
+    if needs_previous_hour(job.request):
+        # ERA5-Land: the previous day's 23 UTC was fetched too, for the first hour's amounts; it is not a
+        # row (the load starts at the month's start), but it must be there.
+        before = want[0] - np.timedelta64(1, "h")
+        if not len(got) or got[0] != before:
+            raise PipelineError(f"the download lacks {before}, the hour before {job.month} fetched so its first "
+                                "hour has its accumulations (ERA5-Land's running totals from 00 UTC)")
+        got = got[1:]
     if len(got) != len(want) or not np.array_equal(got, want):
         raise PipelineError(
             f"the download holds {len(got)} time steps ({got.min() if len(got) else '-'} .. "
             f"{got.max() if len(got) else '-'}), not the {len(want)} hours of {job.month}"
         )
     if staged.location_id is None:
-        raise PipelineError(f"the download's grid is off the global 0.25 degree lattice; request grid {job.grid} "
-                            "on the lattice so every point has a location_id")
-    if staged.points != job.area.points(job.grid):
+        raise PipelineError(f"the download's grid is off the global {job.dataset.grid.step:g} degree lattice; "
+                            f"request grid {job.grid} on the lattice so every point has a location_id")
+    if staged.levels != job.levels:
+        raise PipelineError(f"the download holds levels {', '.join(map(str, staged.levels)) or 'none'}, not the "
+                            f"{', '.join(map(str, job.levels)) or 'none'} asked for")
+    per_level = staged.points // max(1, len(staged.levels))
+    if job.dataset.land_only:  # its land points only: at most the area's, at least one (staging refuses none)
+        if per_level > job.area.points(job.grid):
+            raise PipelineError(f"the download holds {per_level} land points, more than the "
+                                f"{job.area.points(job.grid)} grid points of the area {job.area} on grid {job.grid}")
+    elif per_level != job.area.points(job.grid):
         raise PipelineError(
-            f"the download holds {staged.points} grid points, the area {job.area} on grid {job.grid} "
+            f"the download holds {per_level} grid points, the area {job.area} on grid {job.grid} "
             f"has {job.area.points(job.grid)}"
         )
 
@@ -147,13 +166,17 @@ def check_download(staged: StagedDownload, job: MonthJob) -> None:
 def stage_step(url: str, job: MonthJob) -> dict[str, Any]:
     with _step(url, job, "stage", "staged") as fig:
         paths = _download_paths(job)
-        with open_download(paths, variables=load_variables(job.variables)) as staged:
+        with open_download(paths, variables=job.load_variables, dataset=job.dataset) as staged:
             check_download(staged, job)
-            fig.rows = staged.rows
+            # The month's rows: not ERA5-Land's previous hour, fetched for the first hour's amounts only.
+            hours = int(np.count_nonzero(staged.valid_time >= np.datetime64(job.month.start.replace(tzinfo=None))))
+            fig.rows = hours * staged.points
             fig.bytes = sum(p.stat().st_size for p in paths)
             report: dict[str, Any] = {
-                "rows": staged.rows,
+                "rows": fig.rows,
                 "points": staged.points,
+                "dataset": job.dataset.name,
+                "levels": list(staged.levels),
                 "hours": len(staged.valid_time),
                 "variables": [v.cds_name for v in staged.variables],
                 "ignored": staged.ignored,
@@ -166,16 +189,21 @@ def stage_step(url: str, job: MonthJob) -> dict[str, Any]:
                 log.info("%s %s: %s", job.month, job.table, said)
     ledger.set_state(url, table=job.table, month=job.month, area=str(job.area), grid=str(job.grid),
                      state="staged", run_id=job.run_id, expver=report["expver"], rows=None,
-                     request_hash=job.request.hash)
+                     request_hash=job.request.hash, expected_rows=report["rows"] if job.dataset.land_only else None)
+    if job.dataset.land_only:
+        # What the month's validation expects: its hours x the land points of the staged download's mask.
+        ledger.record_land_points(url, table=job.table, month=job.month, area=str(job.area),
+                                  points=report["points"])
     return report
 
 
 def load_step(url: str, job: MonthJob, on_chunk: Callable[[ChunkResult], None] | None = None) -> LoadResult:
     with _step(url, job, "load", "loading") as fig:
         paths = _download_paths(job)
-        with open_download(paths, variables=load_variables(job.variables)) as staged:
+        with open_download(paths, variables=job.load_variables, dataset=job.dataset) as staged:
             check_download(staged, job)
-            result = load(url, job.table, staged, start=job.month.start, end=job.month.end, on_chunk=on_chunk)
+            result = load(url, job.table, staged, start=job.month.start, end=job.month.end, on_chunk=on_chunk,
+                          dataset=job.dataset)
         fig.rows, fig.bytes = result.rows, result.bytes
         fig.detail = {"deleted": result.deleted, "chunks": result.chunk_rates(),
                       "rollups": {"daily_rows": result.daily_rows, "monthly_rows": result.monthly_rows,
@@ -193,7 +221,8 @@ def validate_step(url: str, job: MonthJob) -> Validation:
     from era5etl.read import rollup_check
 
     with _step(url, job, "validate", "loaded") as fig:
-        validation = validate_month(url, job.table, job.month, job.area, job.grid, run_id=job.run_id)
+        validation = validate_month(url, job.table, job.month, job.area, job.grid, run_id=job.run_id,
+                                    dataset=job.dataset, levels=job.levels)
         fig.rows, fig.bytes = validation.observed_rows or 0, validation.bytes
         fig.detail = validation.summary()
         ledger.record_validation(url, table=job.table, month=job.month, area=str(job.area),
@@ -205,8 +234,8 @@ def validate_step(url: str, job: MonthJob) -> Validation:
                            figures=fig)
             retention.release(job, "failed")  # the verdict is final (no retry reads it): ERA5_KEEP_DOWNLOADS
             raise ValidationFailed(validation)
-        if _rollups_on():
-            checked = rollup_check.check(url, job.table, job.month, job.area, job.grid)
+        if _rollups_on() and not job.dataset.has_levels:  # a table on levels has no rollups yet
+            checked = rollup_check.check(url, job.table, job.month, job.area, job.grid, job.dataset)
             fig.detail = {**fig.detail, "rollups": checked.as_dict()}
             if not checked.ok:
                 raise RollupMismatch(job.table, str(job.month), checked.mismatches)
@@ -283,8 +312,10 @@ def run_month(url: str, job: MonthJob, credentials: Credentials, *,
         "month": str(job.month),
         "area": str(job.area),
         "table": job.table,
+        "dataset": job.dataset.name,
+        "levels": list(job.levels),
         "rows": loaded.rows,
-        "expected_rows": job.expected_rows,
+        "expected_rows": validation.expected_rows,
         "seconds": round(time.perf_counter() - began, 3),
         "rows_per_s": round(loaded.rows_per_s),
         "success": validation.success,

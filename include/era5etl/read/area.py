@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from psycopg import sql
 
-from era5etl.core.grid import Area, Grid
+from era5etl.core.grid import GLOBAL_STEP, Area, Grid
 from era5etl.core.rollups import sources, split_value_column
 from era5etl.db import table_ident
 from era5etl.db.rollups import data_columns
@@ -180,8 +180,14 @@ def area_series(conn: Any, table: str, area: Area, start: datetime | None, end: 
     ``variables``: a variable (for all its aggregates) or a rollup column name (``temperature_2m_max``)
     at any step; None: every one the table's rollups keep. ReadError for an unknown variable, an area
     without a grid point or reaching outside the loaded area, or a range without rows."""
+    from era5etl.read.points import table_dataset
+
     step = check_step(step)
     require_table(conn, table)
+    dataset = table_dataset(conn, table)
+    if dataset.grid.step != GLOBAL_STEP:
+        raise ReadError(f"{table} holds {dataset.title} on its {dataset.grid.step:g} degree grid; an area's series "
+                        "is made on ERA5's 0.25 degree one only, so far: read a place's series instead")
     check_inside(table, area, loaded_bounds(conn, table))
     columns = area_columns(variables, data_columns(conn, table))
     start, end = _utc(start), _utc(end)

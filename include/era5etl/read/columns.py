@@ -13,6 +13,8 @@ from types import MappingProxyType
 from typing import Literal
 
 from era5etl.core.catalogue import CATALOGUE
+from era5etl.core.catalogue_land import LAND_CATALOGUE
+from era5etl.core.catalogue_pl import PL_CATALOGUE
 from era5etl.core.rollups import AGGREGATES, KEY_COLUMNS as ROLLUP_KEYS, WIND_SPEED, rolled_up, value_columns
 from era5etl.core.variables import DATA_COLUMNS
 from era5etl.read.errors import ReadError
@@ -34,8 +36,9 @@ ROLLUP_COLUMNS: tuple[str, ...] = (*ROLLUP_KEYS, *ROLLUP_VALUES)
 
 # The unit of every column a read can answer with: each catalogued variable's column in the table's
 # unit (era5etl.core.catalogue), a rollup's column that of its variable; JSON answers carry them.
-_UNIT_OF = {**{v.column: v.table_unit for v in CATALOGUE}, WIND_SPEED: "m/s", "wind_speed_100m": "m/s",
-            "latitude": "degrees_north", "longitude": "degrees_east", "hours": "hours"}
+_UNIT_OF = {**{v.column: v.table_unit for v in (*LAND_CATALOGUE, *CATALOGUE, *PL_CATALOGUE)}, WIND_SPEED: "m/s",
+            "wind_speed_100m": "m/s", "latitude": "degrees_north", "longitude": "degrees_east", "hours": "hours",
+            "level": "hPa"}
 UNITS: MappingProxyType[str, str] = MappingProxyType(
     {**_UNIT_OF, **{f"{variable}_{agg}": unit for variable, unit in _UNIT_OF.items() for agg in AGGREGATES}})
 

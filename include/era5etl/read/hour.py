@@ -15,16 +15,20 @@ from era5etl.read.packed import packed, unpack
 HOUR_COLUMNS = ("location_id", "latitude", "longitude", "temperature_2m", "total_precipitation")
 
 
-def hour_statement(table: str, columns: list[str]) -> sql.Composed:
+def hour_statement(table: str, columns: list[str], level: bool = False) -> sql.Composed:
     """One hour's field as one row: each column's values concatenated in their binary form
-    (``read.packed``: a million rows cost the client more as rows than the server spends reading them)."""
+    (``read.packed``: a million rows cost the client more as rows than the server spends reading them).
+    ``level``: a table on pressure levels, read at one level (the second parameter)."""
     parts = [packed(sql.Identifier(c), "int4" if c == "location_id" else "float4") for c in columns]
-    return sql.SQL("SELECT {} FROM {} WHERE time = %s AND location_id IS NOT NULL").format(
-        sql.SQL(", ").join(parts), table_ident(table))
+    return sql.SQL("SELECT {} FROM {} WHERE time = %s AND location_id IS NOT NULL{}").format(
+        sql.SQL(", ").join(parts), table_ident(table), sql.SQL(" AND level = %s") if level else sql.SQL(""))
 
 
-def hour_columns(conn: Any, table: str, at: datetime | str, columns: list[str]) -> dict[str, np.ndarray]:
-    """One hour's values of ``columns`` (``location_id`` as int32, the rest float32), one array each."""
-    row = conn.cursor(binary=True).execute(hour_statement(table, columns), (at,)).fetchone()
+def hour_columns(conn: Any, table: str, at: datetime | str, columns: list[str],
+                 level: int | None = None) -> dict[str, np.ndarray]:
+    """One hour's values of ``columns`` (``location_id`` as int32, the rest float32), one array each;
+    at ``level`` (hPa) for a table on pressure levels."""
+    params = (at,) if level is None else (at, level)
+    row = conn.cursor(binary=True).execute(hour_statement(table, columns, level is not None), params).fetchone()
     return {c: unpack(b, "int4" if c == "location_id" else "float4")
             for c, b in zip(columns, row or [None] * len(columns), strict=True)}

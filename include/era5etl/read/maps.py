@@ -21,6 +21,7 @@ from era5etl.db.rollups import data_columns
 from era5etl.read.columns import UNITS, known
 from era5etl.read.errors import ReadError
 from era5etl.read.hour import hour_columns
+from era5etl.read.levels import check_level
 from era5etl.read.points import require_table
 from era5etl.read.text import csv_text, decimals, iso_time
 
@@ -37,6 +38,7 @@ class HourMap:
     latitude: np.ndarray
     longitude: np.ndarray
     values: np.ndarray
+    level: int | None = None  # hPa, for a table on pressure levels
 
 
 def _hour(at: datetime) -> datetime:
@@ -46,17 +48,20 @@ def _hour(at: datetime) -> datetime:
     return at
 
 
-def hour_map(conn: Any, table: str, at: datetime, variable: str, area: Area | None) -> HourMap:
+def hour_map(conn: Any, table: str, at: datetime, variable: str, area: Area | None,
+             level: int | None = None) -> HourMap:
     """``variable`` (a column of the table, or ``wind_speed_10m``) at hour ``at`` over ``area`` (None:
-    every grid point loaded at that hour). ReadError for an unknown variable, an hour not loaded
-    (saying which hours are), or an area holding none of the hour's points."""
+    every grid point loaded at that hour), at ``level`` hPa for a table on pressure levels (required
+    there, refused elsewhere). ReadError for an unknown variable, an hour not loaded (saying which
+    hours are), or an area holding none of the hour's points."""
     require_table(conn, table)
+    level = check_level(conn, table, level)
     shown = known("hour", data_columns(conn, table))
     if variable not in shown:
         raise ReadError(f"unknown variable {variable!r}; a map shows one of {', '.join(shown)}")
     at = _hour(at)
     wanted = _WIND if variable == WIND_SPEED else [variable]
-    got = hour_columns(conn, table, at, ["location_id", "latitude", "longitude", *wanted])
+    got = hour_columns(conn, table, at, ["location_id", "latitude", "longitude", *wanted], level)
     ids = got["location_id"]
     if ids.size == 0:
         raise _not_loaded(conn, table, at)
@@ -74,7 +79,7 @@ def hour_map(conn: Any, table: str, at: datetime, variable: str, area: Area | No
             raise ReadError(f"{table} holds no grid point inside {area} at {iso_time(at)}; that hour's points lie in "
                             f"{lat.max():g}/{lon.min():g}/{lat.min():g}/{lon.max():g} (N/W/S/E)")
         keep = keep[inside[keep]]
-    return HourMap(at, variable, lat[keep], lon[keep], values[keep])
+    return HourMap(at, variable, lat[keep], lon[keep], values[keep], level)
 
 
 def _not_loaded(conn: Any, table: str, at: datetime) -> ReadError:
@@ -95,6 +100,7 @@ def map_json(m: HourMap) -> dict[str, Any]:
     """``time`` (ISO, UTC), ``variable``, ``unit``, and ``latitude``, ``longitude``, ``values`` as
     lists (null where NULL)."""
     return {"time": iso_time(m.time), "variable": m.variable, "unit": UNITS[m.variable],
+            **({"level": m.level} if m.level is not None else {}),
             "latitude": decimals(m.latitude), "longitude": decimals(m.longitude), "values": decimals(m.values)}
 
 

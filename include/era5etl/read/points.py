@@ -7,6 +7,11 @@ million points in milliseconds. Candidates grow in squares around the place unti
 table on a coarser grid, or a sparse one, has gaps), then every point of the spherical cap that
 could be nearer is probed too, so the choice is the nearest by great-circle distance. A table whose
 rollups hold nothing yet (loaded by ``load-file``) is matched among the points of its latest hour.
+
+The lattice is the dataset's (``nearest_point(..., dataset=)``): ERA5's 0.25 degree one by default,
+ERA5-Land's 0.1 degree one for a land table. ERA5-Land has rows at land points only, so a place at sea
+or on a coast is read at the nearest land point, which the search finds like any other gap;
+:func:`describe` says "land point" and how far it is.
 """
 
 from __future__ import annotations
@@ -18,8 +23,9 @@ from typing import Any
 import numpy as np
 from psycopg import sql
 
+from era5etl.core.datasets import SINGLE_LEVELS, Dataset, LatLonGrid
 from era5etl.core.errors import InputError
-from era5etl.core.grid import GLOBAL_LAT_COUNT, GLOBAL_LON_COUNT, GLOBAL_STEP, normalize_longitude
+from era5etl.core.grid import GLOBAL_STEP, normalize_longitude
 from era5etl.db import rollup_tables, table_ident
 from era5etl.read.errors import ReadError
 from era5etl.read.hour import hour_columns
@@ -47,21 +53,30 @@ class Bounds:
     west: float
     south: float
     east: float
+    margin: float = MARGIN  # half the lattice's step
 
     def __str__(self) -> str:
         return f"{self.north:g}/{self.west:g}/{self.south:g}/{self.east:g}"
 
     def holds(self, lat: float, lon: float) -> bool:
         """Whether the place is inside the box, or within MARGIN of it (across 180 too)."""
-        if not self.south - MARGIN <= lat <= self.north + MARGIN:
+        m = self.margin
+        if not self.south - m <= lat <= self.north + m:
             return False
-        return any(self.west - MARGIN <= lon + turn <= self.east + MARGIN for turn in (-360.0, 0.0, 360.0))
+        return any(self.west - m <= lon + turn <= self.east + m for turn in (-360.0, 0.0, 360.0))
 
 
-def coordinates(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(latitude, longitude) of location ids: the inverse of ``core.grid.location_ids``."""
-    index = np.asarray(ids, dtype=np.int64) - 1
-    return (index // GLOBAL_LON_COUNT) * GLOBAL_STEP - 90.0, (index % GLOBAL_LON_COUNT) * GLOBAL_STEP - 179.75
+def coordinates(ids: np.ndarray, grid: LatLonGrid = SINGLE_LEVELS.grid) -> tuple[np.ndarray, np.ndarray]:
+    """(latitude, longitude) of location ids: the inverse of ``core.grid.location_ids`` (of ``grid``'s)."""
+    return grid.coordinates(ids)
+
+
+def describe(point: Point, lat: float, lon: float, dataset: Dataset = SINGLE_LEVELS) -> str:
+    """How a read names the point it picked: "point 123: ..." (a land point for ERA5-Land, whose sea
+    points are not rows: a place at sea is read at the nearest land point, and this says how far)."""
+    kind = "nearest land point" if dataset.land_only else "point"
+    return (f"{kind} {point.location_id}: {point.latitude:g}, {point.longitude:g} ({point.distance_km:.1f} km "
+            f"from {lat:g}, {lon:g})")
 
 
 def distance_km(lat: float, lon: float, lats: np.ndarray, lons: np.ndarray) -> np.ndarray:
@@ -95,16 +110,16 @@ def _place(lat: float, lon: float) -> tuple[float, float]:
     return float(lat), float(normalize_longitude(lon))
 
 
-def _nearest(lat: float, lon: float, ids: np.ndarray) -> Point:
-    lats, lons = coordinates(ids)
+def _nearest(lat: float, lon: float, ids: np.ndarray, grid: LatLonGrid) -> Point:
+    lats, lons = grid.coordinates(ids)
     d = distance_km(lat, lon, lats, lons)
     best = int(np.lexsort((ids, d))[0])  # the nearest; of equals, the lowest id
     return Point(int(ids[best]), float(lats[best]), float(lons[best]), float(d[best]))
 
 
-def _bounds_of(ids: np.ndarray) -> Bounds:
-    lats, lons = coordinates(ids)
-    return Bounds(float(lats.max()), float(lons.min()), float(lats.min()), float(lons.max()))
+def _bounds_of(ids: np.ndarray, grid: LatLonGrid) -> Bounds:
+    lats, lons = grid.coordinates(ids)
+    return Bounds(float(lats.max()), float(lons.min()), float(lats.min()), float(lons.max()), grid.step / 2)
 
 
 def _outside(table: str, lat: float, lon: float, bounds: Bounds) -> ReadError:
@@ -112,9 +127,26 @@ def _outside(table: str, lat: float, lon: float, bounds: Bounds) -> ReadError:
                      "points' box)")
 
 
-def nearest_point(conn: Any, table: str, lat: float, lon: float) -> Point:
-    """The grid point ``table`` holds nearest to (lat, lon); ReadError if the place is outside the
-    loaded area (the message gives the area's bounds)."""
+def table_dataset(conn: Any, table: str) -> Dataset:
+    """The dataset ``table`` was loaded with, as the ledger records its months (single levels for a
+    table the pipeline has no month of, such as one load-file filled): whose lattice numbers its points."""
+    from era5etl.core.datasets import by_name
+
+    found = conn.execute("SELECT to_regclass('era5_months') IS NOT NULL").fetchone()
+    if not found or not found[0]:
+        return SINGLE_LEVELS
+    row = conn.execute("SELECT dataset FROM era5_months WHERE table_name = %s AND dataset IS NOT NULL"
+                       " ORDER BY updated_at DESC LIMIT 1", (table,)).fetchone()
+    return by_name(str(row[0])) if row else SINGLE_LEVELS
+
+
+def nearest_point(conn: Any, table: str, lat: float, lon: float, dataset: Dataset | None = None) -> Point:
+    """The grid point ``table`` holds nearest to (lat, lon), on ``dataset``'s lattice (by default the
+    one the ledger records for the table, :func:`table_dataset`; for ERA5-Land the nearest land
+    point); ReadError if the place is outside the loaded area (the message gives the area's bounds)."""
+    if dataset is None:
+        dataset = table_dataset(conn, table)
+    grid = dataset.grid
     lat, lon = _place(lat, lon)
     require_table(conn, table)
     monthly = rollup_of(conn, table, "month")
@@ -122,30 +154,31 @@ def nearest_point(conn: Any, table: str, lat: float, lon: float) -> Point:
                        .format(table_ident(monthly))).fetchone() if monthly else None
     if row is None or row[0] is None:
         ids = _latest_hour_ids(conn, table)
-        bounds = _bounds_of(ids)
+        bounds = _bounds_of(ids, grid)
         if not bounds.holds(lat, lon):
             raise _outside(table, lat, lon, bounds)
-        return _nearest(lat, lon, ids)
+        return _nearest(lat, lon, ids, grid)
     assert monthly is not None
     # The lowest and highest ids are the southmost and northmost rows; west and east from the
     # longitude index: four index lookups whatever the rollup's size.
-    lats, _ = coordinates(np.array(row[:2]))
-    bounds = Bounds(float(lats[1]), float(row[2]), float(lats[0]), float(row[3]))
+    lats, _ = grid.coordinates(np.array(row[:2]))
+    bounds = Bounds(float(lats[1]), float(row[2]), float(lats[0]), float(row[3]), grid.step / 2)
     if not bounds.holds(lat, lon):
         raise _outside(table, lat, lon, bounds)
-    return _Search(conn, monthly, bounds).nearest(lat, lon)
+    return _Search(conn, monthly, bounds, grid).nearest(lat, lon)
 
 
-def loaded_bounds(conn: Any, table: str) -> Bounds:
+def loaded_bounds(conn: Any, table: str, dataset: Dataset = SINGLE_LEVELS) -> Bounds:
     """The loaded grid points' box: from the monthly rollup's lowest and highest ids and its longitude
-    range (four index lookups), or from the latest hour's points when the rollups hold nothing yet."""
+    range (four index lookups), or from the latest hour's points when the rollups hold nothing yet
+    (``dataset``: whose lattice numbers them)."""
     require_table(conn, table)
     monthly = rollup_of(conn, table, "month")
     row = conn.execute(sql.SQL("SELECT min(location_id), max(location_id), min(longitude), max(longitude) FROM {}")
                        .format(table_ident(monthly))).fetchone() if monthly else None
     if row is None or row[0] is None:
-        return _bounds_of(_latest_hour_ids(conn, table))
-    lats, _ = coordinates(np.array(row[:2]))
+        return _bounds_of(_latest_hour_ids(conn, table), dataset.grid)
+    lats, _ = dataset.grid.coordinates(np.array(row[:2]))
     return Bounds(float(lats[1]), float(row[2]), float(lats[0]), float(row[3]))
 
 
@@ -155,45 +188,48 @@ def _latest_hour_ids(conn: Any, table: str) -> np.ndarray:
         raise ReadError(f"{table} holds no rows yet")
     ids = hour_columns(conn, table, last[0], ["location_id"])["location_id"].astype(np.int64)
     if ids.size == 0:
-        raise ReadError(f"{table} holds no grid point with a location_id (its grid is off the 0.25 degree lattice)")
+        raise ReadError(f"{table} holds no grid point with a location_id (its grid is off the dataset's lattice)")
     return np.unique(ids)
 
 
-def _index(degrees: float, origin: float) -> float:
-    return (degrees - origin) / GLOBAL_STEP
+def _index(degrees: float, origin: float, step: float = GLOBAL_STEP) -> float:
+    return (degrees - origin) / step
 
 
-def _cap_box(lat: float, lon: float, km: float) -> tuple[int, int, int, int]:
+def _cap_box(lat: float, lon: float, km: float, grid: LatLonGrid = SINGLE_LEVELS.grid) -> tuple[int, int, int, int]:
     """Lattice rows and columns (first, last) of the box around the spherical cap of radius ``km``
     about (lat, lon), a cell wider each side; every column when the cap holds a pole."""
+    step, west = grid.step, grid.lon_first
     delta = math.degrees(km / EARTH_RADIUS_KM)
     south, north = lat - delta, lat + delta
     if south <= -90 or north >= 90:
-        return (math.floor(_index(max(south, -90), -90)) - 1, math.ceil(_index(min(north, 90), -90)) + 1,
-                0, GLOBAL_LON_COUNT - 1)
+        return (math.floor(_index(max(south, -90), -90, step)) - 1, math.ceil(_index(min(north, 90), -90, step)) + 1,
+                0, grid.lon_count - 1)
     wide = math.degrees(math.asin(min(1.0, math.sin(math.radians(delta)) / math.cos(math.radians(lat)))))
-    return (math.floor(_index(south, -90)) - 1, math.ceil(_index(north, -90)) + 1,
-            math.floor(_index(lon - wide, -179.75)) - 1, math.ceil(_index(lon + wide, -179.75)) + 1)
+    return (math.floor(_index(south, -90, step)) - 1, math.ceil(_index(north, -90, step)) + 1,
+            math.floor(_index(lon - wide, west, step)) - 1, math.ceil(_index(lon + wide, west, step)) + 1)
 
 
 class _Search:
     """Grid points around a place, probed against a rollup holding one row per point and bucket."""
 
-    def __init__(self, conn: Any, relation: str, bounds: Bounds) -> None:
+    def __init__(self, conn: Any, relation: str, bounds: Bounds, grid: LatLonGrid = SINGLE_LEVELS.grid) -> None:
         self.conn = conn
+        self.grid = grid
         self.probe_sql = sql.SQL("SELECT c.id FROM unnest(%s::int[]) AS c(id)"
                                  " WHERE EXISTS (SELECT FROM {} r WHERE r.location_id = c.id)").format(
             table_ident(relation))
-        self.rows = (round(_index(bounds.south, -90)), round(_index(bounds.north, -90)))
-        self.columns = (round(_index(bounds.west, -179.75)), round(_index(bounds.east, -179.75)))
+        step, west = grid.step, grid.lon_first
+        self.rows = (round(_index(bounds.south, -90, step)), round(_index(bounds.north, -90, step)))
+        self.columns = (round(_index(bounds.west, west, step)), round(_index(bounds.east, west, step)))
 
     def box(self, row0: int, row1: int, col0: int, col1: int) -> np.ndarray:
         """Ids of the lattice box (columns wrap around 180), clipped to the loaded bounds."""
-        rows = np.arange(max(row0, self.rows[0], 0), min(row1, self.rows[1], GLOBAL_LAT_COUNT - 1) + 1)
-        cols = (np.arange(GLOBAL_LON_COUNT) if col1 - col0 + 1 >= GLOBAL_LON_COUNT
-                else np.arange(col0, col1 + 1) % GLOBAL_LON_COUNT)
+        n_lon = self.grid.lon_count
+        rows = np.arange(max(row0, self.rows[0], 0), min(row1, self.rows[1], self.grid.lat_count - 1) + 1)
+        cols = (np.arange(n_lon) if col1 - col0 + 1 >= n_lon else np.arange(col0, col1 + 1) % n_lon)
         cols = cols[(cols >= self.columns[0]) & (cols <= self.columns[1])]
-        return np.asarray((rows[:, None] * GLOBAL_LON_COUNT + cols[None, :] + 1).ravel(), dtype=np.int64)
+        return np.asarray((rows[:, None] * n_lon + cols[None, :] + 1).ravel(), dtype=np.int64)
 
     def existing(self, ids: np.ndarray) -> np.ndarray:
         if ids.size == 0:
@@ -202,16 +238,18 @@ class _Search:
         return np.array(sorted(int(r[0]) for r in found), dtype=np.int64)
 
     def nearest(self, lat: float, lon: float) -> Point:
-        row, col = round(_index(lat, -90)), round(_index(lon, -179.75))
+        step, west = self.grid.step, self.grid.lon_first
+        row, col = round(_index(lat, -90, step)), round(_index(lon, west, step))
         reach = 1
         while True:
             found = self.existing(self.box(row - reach, row + reach, col - reach, col + reach))
-            if found.size or reach >= GLOBAL_LON_COUNT:
+            if found.size or reach >= self.grid.lon_count:
                 break
             reach *= 2
         if found.size == 0:
             raise ReadError(f"no grid point found near {lat:g}, {lon:g}")
         # A point nearer than the first found lies in the cap of that radius, which a square of
         # cells does not always hold (longitude cells narrow away from the equator): probe it all.
-        nearer = self.existing(self.box(*_cap_box(lat, lon, _nearest(lat, lon, found).distance_km)))
-        return _nearest(lat, lon, np.union1d(found, nearer))
+        nearer = self.existing(self.box(*_cap_box(lat, lon, _nearest(lat, lon, found, self.grid).distance_km,
+                                                  self.grid)))
+        return _nearest(lat, lon, np.union1d(found, nearer), self.grid)

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 from psycopg import sql
 
+from era5etl.core.datasets import SINGLE_LEVELS, Dataset
 from era5etl.core.grid import Area, Grid, location_ids
 from era5etl.core.months import Month
 from era5etl.core.rollups import rolled_up, sources
@@ -58,10 +59,12 @@ class RollupCheck:
         return dict(self.__dict__)
 
 
-def area_ids(area: Area, grid: Grid) -> np.ndarray:
-    """The location ids of the area's grid points, sorted."""
+def area_ids(area: Area, grid: Grid, dataset: Dataset = SINGLE_LEVELS) -> np.ndarray:
+    """The location ids of the area's grid points on ``dataset``'s lattice, sorted."""
     lat, lon = np.meshgrid(area.latitudes(grid), area.longitudes(grid), indexing="ij")
-    return np.sort(location_ids(lat.ravel(), lon.ravel()).astype(np.int64))
+    ids = location_ids(lat.ravel(), lon.ravel()) if dataset is SINGLE_LEVELS else \
+        dataset.grid.location_ids(lat.ravel(), lon.ravel())
+    return np.sort(ids.astype(np.int64))
 
 
 class _Day:
@@ -155,10 +158,18 @@ def _compare(result: RollupCheck, ids: np.ndarray, day: str, want: _Day, got: di
                                      f"e.g. point {ids[i]}: rollup {a[i]:.9g}, hourly rows {b[i]:.9g}")
 
 
-def check(url: str, table: str, month: Month, area: Area, grid: Grid) -> RollupCheck:
-    """Compare both rollups of ``month`` over ``area`` on ``grid`` with the table's hourly rows."""
+def check(url: str, table: str, month: Month, area: Area, grid: Grid, dataset: Dataset = SINGLE_LEVELS
+          ) -> RollupCheck:
+    """Compare both rollups of ``month`` over ``area`` on ``grid`` with the table's hourly rows.
+
+    For a land-only dataset (ERA5-Land) the points are the area's that the month's first hour holds:
+    its land points, whose count the month's validation has checked against the staged download's."""
     names = rollup_tables(table)
-    ids = area_ids(area, grid)
+    ids = area_ids(area, grid, dataset)
+    if dataset.land_only:
+        with connect(url) as conn:
+            held = hour_columns(conn, table, month.start, ["location_id"])["location_id"].astype(np.int64)
+        ids = np.intersect1d(ids, held)
     result = RollupCheck(points=int(ids.size), days=month.days)
     window = {"start": month.start, "end": month.end, "ids": ids.tolist()}
     with connect(url) as conn:

@@ -21,6 +21,7 @@ from era5etl.db import table_ident
 from era5etl.db.rollups import data_columns
 from era5etl.read.columns import STEP_NAMES, UNITS, Step, check_step, resolve
 from era5etl.read.errors import ReadError
+from era5etl.read.levels import check_level
 from era5etl.read.packed import Kind, packed, unpack
 from era5etl.read.points import Point, nearest_point, require_table, rollup_of
 from era5etl.read.text import csv_text, decimals, iso_time, iso_times
@@ -65,12 +66,14 @@ def _source(conn: Any, table: str, step: Step) -> tuple[str, str]:
 
 
 def _statement(relation: str, time_column: str, columns: list[str], start: datetime | None,
-               end: datetime | None) -> sql.Composed:
+               end: datetime | None, level: int | None = None) -> sql.Composed:
     """One row: the time column and each column packed, of one point's rows in the range, in time order."""
     t = sql.Identifier(time_column)
     inner = [sql.SQL("{} AS t").format(t)] + [sql.SQL("{} AS {}").format(_expression(c), sql.Identifier(f"c{i}"))
                                                for i, c in enumerate(columns)]
     where: list[sql.Composable] = [sql.SQL("location_id = %(id)s")]
+    if level is not None:
+        where.append(sql.SQL("level = %(level)s"))
     if start is not None:
         where.append(sql.SQL("{} >= %(start)s").format(t))
     if end is not None:
@@ -83,7 +86,7 @@ def _statement(relation: str, time_column: str, columns: list[str], start: datet
 
 
 def series(conn: Any, table: str, point: Point, start: datetime | None, end: datetime | None,
-           variables: list[str] | None, step: Step) -> Series:
+           variables: list[str] | None, step: Step, level: int | None = None) -> Series:
     """The rows of ``point`` with a time in [start, end) (None: from the first / to the last loaded), at
     ``step``: "hour" (the hypertable: its data columns, added ones too, and ``wind_speed_10m``), "day"
     or "month" (the rollups: each column's aggregates, ``core.rollups``, and ``hours``; a variable's
@@ -91,11 +94,16 @@ def series(conn: Any, table: str, point: Point, start: datetime | None, end: dat
     (saying what range the point has loaded)."""
     step = check_step(step)
     require_table(conn, table)
+    level = check_level(conn, table, level)  # a table on pressure levels is read one level at a time
+    if level is not None and step != "hour":
+        raise ReadError(f"{table} is on pressure levels, which have no daily or monthly rollups yet: "
+                        "read its hourly rows (leave out --daily/--monthly)")
     columns = resolve(step, variables, data_columns(conn, table))
     start, end = _utc(start), _utc(end)
     relation, time_column = _source(conn, table, step)
-    params = {"id": point.location_id, "start": start, "end": end}
-    row = conn.cursor(binary=True).execute(_statement(relation, time_column, columns, start, end), params).fetchone()
+    params = {"id": point.location_id, "start": start, "end": end, "level": level}
+    row = conn.cursor(binary=True).execute(_statement(relation, time_column, columns, start, end, level),
+                                           params).fetchone()
     parts = list(row) if row else [None] * (len(columns) + 1)
     times = unpack(parts[0], "timestamptz")
     if times.size == 0:

@@ -88,6 +88,8 @@ class SeriesRequest(_Query):
         description="comma-separated columns (hourly) or variables / rollup columns (daily, monthly); "
                     "default: all")] = None
     step: Annotated[Step, Field(description=f"one of {', '.join(STEPS)}")] = "day"
+    level: Annotated[int | None, Field(ge=1, le=1000, description="the pressure level, hPa: required for a table "
+                                       "on pressure levels, refused for one without")] = None
     table: Annotated[str | None, Field(description="a pipeline table (in the ledger era5_months); default: the "
                                                    "one updated last")] = None
     format: Annotated[Literal["json", "csv", "parquet"], Field(
@@ -172,6 +174,8 @@ class MapRequest(_Query):
     at: Annotated[datetime, Field(alias="time", description="the hour, UTC: YYYY-MM-DDTHH[:00][Z]")]
     variable: Annotated[str, Field(description="one hourly column, or wind_speed_10m")] = DEFAULT_MAP_VARIABLE
     area: Annotated[str | None, Field(description="N/W/S/E; default: every grid point loaded at that hour")] = None
+    level: Annotated[int | None, Field(ge=1, le=1000, description="the pressure level, hPa: required for a table "
+                                       "on pressure levels, refused for one without")] = None
     table: Annotated[str | None, Field(description="a pipeline table (in the ledger era5_months); default: the "
                                                    "one updated last")] = None
     format: Annotated[Literal["json", "csv"], Field(description="json or csv")] = "json"
@@ -240,13 +244,16 @@ def _build(model: type[M], data: dict[str, Any]) -> M:
 
 def series_request(*, lat: str | None = None, lon: str | None = None, area: str | None = None,
                    start: str | None = None, end: str | None = None, variables: str | None = None,
-                   step: str | None = None, table: str | None = None, fmt: str | None = None) -> SeriesRequest:
+                   step: str | None = None, table: str | None = None, fmt: str | None = None,
+                   level: str | None = None) -> SeriesRequest:
     """The series request of these query values, as the HTTP route gets it; InputError if refused."""
     return _build(SeriesRequest, {"lat": lat, "lon": lon, "area": area, "from": start, "to": end,
-                                  "variables": variables, "step": step, "table": table, "format": fmt})
+                                  "variables": variables, "step": step, "table": table, "format": fmt,
+                                  "level": level})
 
 
 def map_request(*, time: str | None, variable: str | None = None, area: str | None = None,
-                table: str | None = None, fmt: str | None = None) -> MapRequest:
+                table: str | None = None, fmt: str | None = None, level: str | None = None) -> MapRequest:
     """The map request of these query values, as the HTTP route gets it; InputError if refused."""
-    return _build(MapRequest, {"time": time, "variable": variable, "area": area, "table": table, "format": fmt})
+    return _build(MapRequest, {"time": time, "variable": variable, "area": area, "table": table, "format": fmt,
+                               "level": level})

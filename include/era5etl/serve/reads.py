@@ -98,7 +98,7 @@ def read_series(url: str, req: SeriesRequest) -> Reply:
         check_series(req.start or span[0], req.end or span[1], req.step)
         try:
             point = nearest_point(conn, table, req.lat, req.lon)
-            s = series(conn, table, point, req.start, exclusive_end(req.end), req.variables, req.step)
+            s = series(conn, table, point, req.start, exclusive_end(req.end), req.variables, req.step, req.level)
         except psycopg.errors.QueryCanceled:
             raise TooSlowError(f"the series took longer than {STATEMENT_TIMEOUT_MS / 1000:g} s: narrow from= and to=,"
                                " or ask step=day") from None
@@ -144,7 +144,7 @@ def read_map(url: str, req: MapRequest) -> Reply:
         _guarded(conn)
         table, _, _ = resolve_table(conn, req.table)
         try:
-            m = hour_map(conn, table, req.at, req.variable, box)
+            m = hour_map(conn, table, req.at, req.variable, box, req.level)
         except psycopg.errors.QueryCanceled:
             raise TooSlowError(f"the map took longer than {STATEMENT_TIMEOUT_MS / 1000:g} s: narrow area=") from None
     check_cells(len(m.values), f"the loaded area at {req.at:%Y-%m-%dT%H:00Z}")

@@ -35,3 +35,10 @@ CREATE TABLE IF NOT EXISTS era5_metrics (
     detail       jsonb       NOT NULL DEFAULT jsonb_build_object()
 );
 CREATE INDEX IF NOT EXISTS era5_metrics_month_idx ON era5_metrics (table_name, month, recorded_at);
+
+-- Which ERA5 collection a month was loaded from, and on which pressure levels (NULL: a dataset
+-- without levels): the table's name alone does not say it. Months loaded before datasets existed
+-- are single levels.
+ALTER TABLE era5_months
+    ADD COLUMN IF NOT EXISTS dataset text NOT NULL DEFAULT 'single-levels',
+    ADD COLUMN IF NOT EXISTS levels  smallint[];

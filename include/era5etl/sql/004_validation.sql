@@ -40,3 +40,12 @@ CREATE TABLE IF NOT EXISTS era5_validation_days (
 );
 CREATE INDEX IF NOT EXISTS era5_validation_days_month_idx
     ON era5_validation_days (table_name, month, area, profiled_at);
+-- A table without the six (ERA5 on pressure levels: its own columns, each added as above) profiles
+-- none of them: their counts are NULL in its rows. Earlier rows keep the counts they have.
+ALTER TABLE era5_validation_days
+    ALTER COLUMN temperature_2m_nonfinite DROP NOT NULL,
+    ALTER COLUMN zonal_wind_10m_nonfinite DROP NOT NULL,
+    ALTER COLUMN meridional_wind_10m_nonfinite DROP NOT NULL,
+    ALTER COLUMN total_cloud_cover_nonfinite DROP NOT NULL,
+    ALTER COLUMN total_precipitation_nonfinite DROP NOT NULL,
+    ALTER COLUMN snowfall_nonfinite DROP NOT NULL;

@@ -35,6 +35,9 @@ class Block:
     latitude: F32  # (P,)
     longitude: F32  # (P,) in (-180, 180]
     values: dict[str, F32]  # column -> (T, P), NaN where missing; only the columns the download holds
+    # (P,) hPa for a download on pressure levels, whose P runs over (level, point) pairs level-major
+    # (levels ascending, each level's points as above); None for a dataset without levels.
+    level: npt.NDArray[np.int16] | None = None
 
     @property
     def rows(self) -> int:
@@ -63,6 +66,10 @@ class StagedDownload(Protocol):
     @property
     def location_id(self) -> npt.NDArray[np.int32] | None: ...
     @property
+    def level(self) -> npt.NDArray[np.int16] | None: ...  # (P,) hPa, or None: no levels
+    @property
+    def levels(self) -> tuple[int, ...]: ...  # the levels held, ascending hPa; () for none
+    @property
     def rows(self) -> int: ...
     def blocks(self, start: datetime | None = None, end: datetime | None = None, hours: int = 1
                ) -> Iterator[Block]: ...
@@ -77,6 +84,9 @@ class BlockReader:
 
     valid_time: DT64
     _closed: bool = False
+    # What blocks' values are: float32 in table units; the ERA5-Land stager (stage.land) asks its
+    # inner reader for float64 file values (unit-free variables) and makes the table's from them.
+    dtype: type[np.floating] = np.float32
 
     def blocks(self, start: datetime | None = None, end: datetime | None = None, hours: int = 1
                ) -> Iterator[Block]:

@@ -25,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 import xarray as xr
 
+from era5etl.core.datasets import SINGLE_LEVELS, Dataset, LatLonGrid
 from era5etl.core.grid import normalize_longitude
 from era5etl.core.variables import VARIABLES, Variable
 from era5etl.stage.archive import _extract_zip, _sniff
@@ -52,10 +53,12 @@ class NetcdfDownload(BlockReader):
     latitude: F32
     longitude: F32
     location_id: npt.NDArray[np.int32] | None  # None: off the 0.25 degree lattice, stored NULL
+    level: npt.NDArray[np.int16] | None  # (P,) hPa on pressure levels: P runs over (level, point) pairs
+    levels: tuple[int, ...]  # hPa ascending; () for a dataset without levels
     time_chunk: int  # the deepest time chunking of a table variable: blocks of this many hours read best
 
     def __init__(self, paths: list[Path], parts: list[_Part], tmpdir: Path | None,
-                 variables: Sequence[Variable] = VARIABLES) -> None:
+                 variables: Sequence[Variable] = VARIABLES, lattice: LatLonGrid | None = None) -> None:
         self.paths = paths
         self.parts = [p.label for p in parts]
 
@@ -79,6 +82,10 @@ class NetcdfDownload(BlockReader):
                     or not np.allclose(normalize_longitude(p.lon), lon_norm, rtol=0, atol=_GRID_TOLERANCE)):
                 raise StageError(f"the parts of this download are on different grids: {_grid(first)} "
                                  f"but {_grid(p)}")
+            if p.levels != first.levels:
+                raise StageError(f"the parts of this download hold different pressure levels: {first.label} "
+                                 f"{', '.join(map(str, first.levels))} hPa but {p.label} "
+                                 f"{', '.join(map(str, p.levels))} hPa")
 
         by_name = {v.short_name: v for v in variables}
         sources: dict[str, list[_Source]] = {}
@@ -100,9 +107,11 @@ class NetcdfDownload(BlockReader):
         self.expver = sorted({e for p in table_parts for e in p.expver})
         self.time_chunk = max(p.time_chunk for p in table_parts)
 
-        grid = grid_points(first.lat, first.lon, _grid(first))
+        self.levels = first.levels
+        grid = grid_points(first.lat, first.lon, _grid(first), lattice).on_levels(self.levels)
         self.points = grid.count
         self.latitude, self.longitude, self.location_id = grid.latitude, grid.longitude, grid.location_id
+        self.level = grid.level
         self.notes: list[str] = []  # what the GRIB stager reports of expver and duplicates; none here
         # Registered last: if a check above raises, open_download releases the parts itself.
         self._finalizer = weakref.finalize(self, _release, [p.ds for p in parts], tmpdir)
@@ -122,7 +131,7 @@ class NetcdfDownload(BlockReader):
                 if part.cached and part.nc is not None and part.times is not None and part.times[-1] <= times[-1]:
                     _release_chunk_caches(part.nc, part.table_names)
                     part.cached = False
-            yield Block(times, self.location_id, self.latitude, self.longitude, values)
+            yield Block(times, self.location_id, self.latitude, self.longitude, values, self.level)
 
     def _read(self, column: str, times: DT64) -> F32:
         sources = self._sources[column]
@@ -133,12 +142,12 @@ class NetcdfDownload(BlockReader):
         for s, j0, j1 in spans:
             if j1 - j0 == len(times):
                 s.part.cached = True
-                return s.read(j0, j1)
-        out = np.full((len(times), self.points), np.nan, dtype=np.float32)
+                return s.read(j0, j1, self.dtype)
+        out = np.full((len(times), self.points), np.nan, dtype=self.dtype)
         for s, j0, j1 in spans:
             if j1 > j0:
                 s.part.cached = True
-                out[np.searchsorted(times, s.times[j0:j1])] = s.read(j0, j1)
+                out[np.searchsorted(times, s.times[j0:j1])] = s.read(j0, j1, self.dtype)
         return out
 
     def _release(self) -> None:
@@ -146,8 +155,9 @@ class NetcdfDownload(BlockReader):
 
     def __repr__(self) -> str:
         span = f"{self.valid_time[0]}..{self.valid_time[-1]}" if len(self.valid_time) else "no time steps"
+        levels = f" ({len(self.levels)} levels x {self.points // len(self.levels)} points)" if self.levels else ""
         return (f"<NetcdfDownload {', '.join(p.name for p in self.paths)}: {len(self.valid_time)} steps "
-                f"({span}) x {self.points} points, columns {[v.column for v in self.variables]}>")
+                f"({span}) x {self.points} points{levels}, columns {[v.column for v in self.variables]}>")
 
 
 def _release(datasets: list[xr.Dataset], tmpdir: Path | None) -> None:
@@ -166,16 +176,38 @@ def _grid(p: _Part) -> str:
             f"longitude {p.lon[0]:g}..{p.lon[-1]:g})")
 
 
-def open_download(paths: Sequence[Path], *, variables: Sequence[Variable] = VARIABLES, tmp_dir: Path | None = None,
-                  chunk_cache_bytes: int = DEFAULT_CHUNK_CACHE_BYTES) -> StagedDownload:
+def open_download(paths: Sequence[Path], *, variables: Sequence[Variable] | None = None,
+                  tmp_dir: Path | None = None, chunk_cache_bytes: int = DEFAULT_CHUNK_CACHE_BYTES,
+                  dataset: Dataset = SINGLE_LEVELS) -> StagedDownload:
     """Open the files of one download (NetCDF, GRIB, or ZIPs of either) for reading in blocks.
 
     ``tmp_dir``: where ZIPs are extracted (a fresh temporary directory inside it, removed on close).
     A grid off the global 0.25 degree lattice opens with ``location_id`` None (its rows get NULL ids).
     GRIB files are read by :mod:`era5etl.stage.grib`; one download is all GRIB or all NetCDF.
-    ``variables``: what is loaded from it (any catalogued ones; the table's six by default); anything
-    else in the files is named in ``ignored``.
+    ``variables``: what is loaded from it (any of the dataset's catalogue; the table's six by default,
+    for pressure levels its default variables, for another dataset its whole catalogue); anything else
+    in the files is named in ``ignored``.
+    ``dataset``: whose download it is (single levels by default). Its grid numbers the points; a file
+    on pressure levels staged as a dataset without levels, or one without levels staged as pressure
+    levels, is refused with a StageError. For ERA5-Land (land only, running totals from 00 UTC) the
+    download is read through :class:`era5etl.stage.land.LandDownload`: sea points are not rows,
+    accumulations hourly amounts.
     """
+    if variables is None:
+        variables = (VARIABLES if dataset is SINGLE_LEVELS else dataset.base_variables if dataset.has_levels
+                     else dataset.catalogue)
+    lattice = None if dataset is SINGLE_LEVELS else dataset.grid
+    if dataset.land_only or dataset.accumulation != "hourly":
+        from era5etl.stage.land import LandDownload, raw_variables
+
+        inner = open_download(paths, variables=raw_variables(variables), tmp_dir=tmp_dir,
+                              chunk_cache_bytes=chunk_cache_bytes, dataset=_numbered_by(dataset))
+        try:
+            inner.dtype = np.float64  # type: ignore[attr-defined]
+            return LandDownload(inner, variables, dataset)
+        except BaseException:
+            inner.close()
+            raise
     if not paths:
         raise StageError("no files given")
     tmpdir: Path | None = None
@@ -198,7 +230,7 @@ def open_download(paths: Sequence[Path], *, variables: Sequence[Variable] = VARI
         kinds = {kind == "grib" for _, _, kind in files}
         if kinds == {True}:
             grib = GribDownload([Path(p) for p in paths], [f for f, _, _ in files], [label for _, label, _ in files],
-                                variables)
+                                variables, lattice, dataset.levels)
             if tmpdir is not None:  # the files stay open by descriptor; their names can go now
                 shutil.rmtree(tmpdir, ignore_errors=True)
             return grib
@@ -207,8 +239,15 @@ def open_download(paths: Sequence[Path], *, variables: Sequence[Variable] = VARI
                              + ", ".join(f"{label} ({kind})" for _, label, kind in files))
         by_name = {v.short_name: v for v in variables}
         for member, label, kind in files:
-            parts.append(_open_part(member, label, kind, chunk_cache_bytes, by_name))
-        return NetcdfDownload([Path(p) for p in paths], parts, tmpdir, variables)
+            parts.append(_open_part(member, label, kind, chunk_cache_bytes, by_name, dataset.levels))
+        return NetcdfDownload([Path(p) for p in paths], parts, tmpdir, variables, lattice)
     except BaseException:
         _release([p.ds for p in parts], tmpdir)
         raise
+
+
+def _numbered_by(dataset: Dataset) -> Dataset:
+    """The dataset as its inner stager sees it: its grid, none of the conventions LandDownload applies."""
+    from dataclasses import replace
+
+    return replace(dataset, land_only=False, accumulation="hourly")

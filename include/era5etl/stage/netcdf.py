@@ -58,6 +58,9 @@ _TIME_DIMS = ("valid_time", "time")
 _LAT_NAMES = ("latitude", "lat")
 _LON_NAMES = ("longitude", "lon")
 _EXPVER = "expver"
+# The vertical dimension of a download on pressure levels: new CDS (float hPa, descending), old CDS
+# (int32 hPa, ascending), cfgrib's own name.
+_LEVEL_NAMES = ("pressure_level", "level", "isobaricInhPa")
 
 
 @dataclass
@@ -77,6 +80,9 @@ class _Part:
     expver: tuple[str, ...] = ()
     expver_order: tuple[int, ...] = ()  # set when expver is a dimension: indices, ERA5 before ERA5T
     time_chunk: int = 1
+    level_dim: str = ""  # set when the variables have a pressure level dimension
+    levels: tuple[int, ...] = ()  # its levels, hPa ascending
+    level_order: tuple[int, ...] = ()  # indices of the file's levels in ascending hPa
     nc: Any = None  # the netCDF4 handle of an HDF5 part, whose chunk caches are released once read past
     cached: bool = False  # read since its caches were last released
 
@@ -94,11 +100,15 @@ class _Source:
         assert self.part.times is not None
         return self.part.times
 
-    def read(self, j0: int, j1: int) -> F32:
-        """Time steps j0..j1-1 of this part as (steps, points) float32 in table units."""
+    def read(self, j0: int, j1: int, dtype: type[np.floating] = np.float32) -> F32:
+        """Time steps j0..j1-1 of this part as (steps, points) float32 (or ``dtype``) in table units."""
         p = self.part
-        dims = [p.time_dim, *([_EXPVER] if p.expver_order else []), p.lat_dim, p.lon_dim]
-        da = p.ds[self.name].isel({p.time_dim: slice(j0, j1)}).transpose(*dims)
+        dims = [p.time_dim, *([_EXPVER] if p.expver_order else []), *([p.level_dim] if p.level_dim else []),
+                p.lat_dim, p.lon_dim]
+        da = p.ds[self.name].isel({p.time_dim: slice(j0, j1)})
+        if p.level_dim and p.level_order != tuple(range(len(p.level_order))):
+            da = da.isel({p.level_dim: list(p.level_order)})  # levels ascending, whatever the file's order
+        da = da.transpose(*dims)
         try:
             decoded = np.asarray(da.values)
         except (OSError, RuntimeError, ValueError) as exc:
@@ -110,7 +120,7 @@ class _Source:
             x = _first_valid(x, p.expver_order)
         np.multiply(x, self.variable.scale, out=x)
         np.add(x, self.variable.offset, out=x)
-        return x.astype(np.float32).reshape(j1 - j0, -1)
+        return x.astype(dtype, copy=False).reshape(j1 - j0, -1)
 
 
 def _first_valid(x: F64, order: tuple[int, ...]) -> F64:
@@ -258,8 +268,9 @@ def _release_chunk_caches(nc: Any, names: list[str]) -> None:
 
 
 def _open_part(path: Path, label: str, kind: str, chunk_cache_bytes: int,
-               by_name: Mapping[str, Variable] = BY_SHORT_NAME) -> _Part:
-    """One NetCDF file opened; ``by_name``: the load's variables by their name in the file."""
+               by_name: Mapping[str, Variable] = BY_SHORT_NAME, levels: tuple[int, ...] = ()) -> _Part:
+    """One NetCDF file opened; ``by_name``: the load's variables by their name in the file; ``levels``:
+    the dataset's pressure levels (hPa), empty for a dataset without levels."""
     if kind == "nc3":
         _check_nc3_size(path, label)
     try:
@@ -279,7 +290,7 @@ def _open_part(path: Path, label: str, kind: str, chunk_cache_bytes: int,
         nc.close()
         raise StageError(f"{label}: cannot be read as NetCDF ({type(exc).__name__}: {exc})") from exc
     try:
-        part = _describe(ds, label, time_chunk, by_name)
+        part = _describe(ds, label, time_chunk, by_name, levels)
         if kind == "hdf5":
             part.nc = nc
         return part
@@ -288,7 +299,8 @@ def _open_part(path: Path, label: str, kind: str, chunk_cache_bytes: int,
         raise
 
 
-def _describe(ds: xr.Dataset, label: str, time_chunk: int, by_name: Mapping[str, Variable]) -> _Part:
+def _describe(ds: xr.Dataset, label: str, time_chunk: int, by_name: Mapping[str, Variable],
+              dataset_levels: tuple[int, ...] = ()) -> _Part:
     table_names: list[str] = []
     ignored: list[str] = []
     for name in map(str, ds.data_vars):
@@ -296,6 +308,15 @@ def _describe(ds: xr.Dataset, label: str, time_chunk: int, by_name: Mapping[str,
             table_names.append(name)
         elif any(d in ds[name].dims for d in _LAT_NAMES) and any(d in ds[name].dims for d in _LON_NAMES):
             ignored.append(name)  # bounds, scalars and other metadata are not worth naming
+    if not dataset_levels:
+        # A variable on pressure levels, loadable or not, says the file is not single levels.
+        for name in [*table_names, *ignored]:
+            lev = [str(d) for d in ds[name].dims if d in _LEVEL_NAMES]
+            if lev:
+                found = ", ".join(f"{v:g}" for v in np.asarray(ds[lev[0]].values, dtype=np.float64).ravel()) \
+                    if lev[0] in ds.variables else "?"
+                raise StageError(f"{label}: {name} is on pressure levels ({lev[0]}: {found} hPa), not single "
+                                 "levels; load it as the pressure-levels dataset (--dataset pressure-levels)")
     part = _Part(label=label, ds=ds, table_names=table_names, ignored=ignored, time_chunk=time_chunk)
     if not table_names:
         return part
@@ -306,13 +327,19 @@ def _describe(ds: xr.Dataset, label: str, time_chunk: int, by_name: Mapping[str,
         tdims = [d for d in dims if d in _TIME_DIMS]
         lat = [d for d in dims if d in _LAT_NAMES]
         lon = [d for d in dims if d in _LON_NAMES]
+        lev = [d for d in dims if d in _LEVEL_NAMES]
+        if dataset_levels and not lev:
+            raise StageError(f"{label}: {name} has no pressure level dimension (its dimensions are {dims}); "
+                             "the file is not on pressure levels: load it as a dataset without levels "
+                             "(--dataset single-levels)")
         if not tdims:
             raise StageError(f"{label}: {name} has no time dimension (valid_time or time); "
                              f"its dimensions are {dims}")
-        extra = set(dims) - {*tdims[:1], *lat[:1], *lon[:1], _EXPVER}
-        if len(tdims) != 1 or len(lat) != 1 or len(lon) != 1 or extra:
+        extra = set(dims) - {*tdims[:1], *lat[:1], *lon[:1], *lev[:1], _EXPVER}
+        if len(tdims) != 1 or len(lat) != 1 or len(lon) != 1 or len(lev) > 1 or extra:
+            shape = "[pressure_level,] " if dataset_levels else ""
             raise StageError(f"{label}: {name} has dimensions {dims}; expected (valid_time or time, "
-                             f"[expver,] latitude, longitude) - ensemble members or levels are not loadable")
+                             f"[expver,] {shape}latitude, longitude) - ensemble members are not loadable")
         if dims0 is not None and set(dims) != set(dims0):
             raise StageError(f"{label}: {name} has dimensions {dims} but {table_names[0]} has {dims0}")
         dims0 = dims
@@ -320,6 +347,9 @@ def _describe(ds: xr.Dataset, label: str, time_chunk: int, by_name: Mapping[str,
     part.time_dim = next(d for d in dims0 if d in _TIME_DIMS)
     part.lat_dim = next(d for d in dims0 if d in _LAT_NAMES)
     part.lon_dim = next(d for d in dims0 if d in _LON_NAMES)
+    if dataset_levels:
+        part.level_dim = next(d for d in dims0 if d in _LEVEL_NAMES)
+        _describe_levels(part, ds, dataset_levels)
 
     t = ds[part.time_dim].values
     if not np.issubdtype(t.dtype, np.datetime64):
@@ -346,6 +376,31 @@ def _describe(ds: xr.Dataset, label: str, time_chunk: int, by_name: Mapping[str,
     elif _EXPVER in ds.variables:
         part.expver = tuple(sorted({_expver_label(v) for v in np.unique(ds[_EXPVER].values)}))
     return part
+
+
+def _describe_levels(part: _Part, ds: xr.Dataset, dataset_levels: tuple[int, ...]) -> None:
+    """The part's pressure levels as whole hPa, each one of the dataset's and none twice."""
+    dim, label = part.level_dim, part.label
+    if dim not in ds.variables:
+        raise StageError(f"{label}: the level dimension {dim} has no coordinate; which levels it holds is unknown")
+    raw = np.asarray(ds[dim].values, dtype=np.float64).ravel()
+    units = str(ds[dim].attrs.get("units", "hPa") or "hPa").strip().lower()
+    if units in ("pa", "pascal", "pascals"):
+        raw = raw / 100.0
+    elif units not in ("hpa", "millibars", "millibar", "mbar", "mb"):
+        raise StageError(f"{label}: the level coordinate {dim} is in {units!r}; expected hPa (millibars)")
+    if not np.isfinite(raw).all() or (raw != np.rint(raw)).any():
+        raise StageError(f"{label}: the levels of {dim} are not whole hPa: {', '.join(f'{v:g}' for v in raw)}")
+    levels = raw.astype(np.int64)
+    unknown = sorted(set(levels.tolist()) - set(dataset_levels))
+    if unknown:
+        raise StageError(f"{label}: level(s) {', '.join(map(str, unknown))} hPa are not pressure levels of the "
+                         f"dataset ({', '.join(map(str, dataset_levels))})")
+    if np.unique(levels).size != levels.size:
+        raise StageError(f"{label}: a level of {dim} repeats ({', '.join(map(str, levels))})")
+    order = np.argsort(levels, kind="stable")
+    part.levels = tuple(int(v) for v in levels[order])
+    part.level_order = tuple(int(i) for i in order)
 
 
 def _expver_label(v: object) -> str:

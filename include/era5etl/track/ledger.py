@@ -34,8 +34,11 @@ OPTIONAL_COLUMNS = ("validated_at", "validation_failed", "validation_path")
 def set_state(
     url: str, *, table: str, month: Month, area: str, grid: str, state: str, run_id: str,
     rows: int | None = None, expected_rows: int | None = None, expver: list[str] | None = None,
-    request_hash: str | None = None, error: str | None = None,
+    request_hash: str | None = None, error: str | None = None, dataset: str | None = None,
+    levels: list[int] | None = None,
 ) -> None:
+    """Move a month's row to ``state``; ``dataset`` and ``levels`` (hPa) say what it is loaded from
+    (kept from an earlier step when not given; single levels for a row that never said)."""
     if state not in STATES:
         raise ValueError(f"unknown ledger state {state!r}")
     with connect(url) as conn, conn.transaction():
@@ -45,15 +48,18 @@ def set_state(
         conn.execute(
             """
             INSERT INTO era5_months AS m (table_name, month, area, grid, state, rows, expected_rows,
-                                          expver, request_hash, run_id, error, updated_at)
+                                          expver, request_hash, run_id, error, updated_at, dataset, levels)
             VALUES (%(table)s, %(month)s, %(area)s, %(grid)s, %(state)s, %(rows)s, %(expected)s,
-                    %(expver)s, %(hash)s, %(run_id)s, %(error)s, now())
+                    %(expver)s, %(hash)s, %(run_id)s, %(error)s, now(), COALESCE(%(dataset)s, 'single-levels'),
+                    %(levels)s)
             ON CONFLICT (table_name, month, area) DO UPDATE SET
                 grid = EXCLUDED.grid, state = EXCLUDED.state,
                 rows = COALESCE(EXCLUDED.rows, m.rows),
                 expected_rows = COALESCE(EXCLUDED.expected_rows, m.expected_rows),
                 expver = COALESCE(EXCLUDED.expver, m.expver),
                 request_hash = COALESCE(EXCLUDED.request_hash, m.request_hash),
+                dataset = CASE WHEN %(dataset)s::text IS NULL THEN m.dataset ELSE EXCLUDED.dataset END,
+                levels = CASE WHEN %(dataset)s::text IS NULL THEN m.levels ELSE EXCLUDED.levels END,
                 run_id = EXCLUDED.run_id, error = EXCLUDED.error, updated_at = now(),
                 validated_at = CASE WHEN EXCLUDED.state IN ('validated', 'failed') THEN m.validated_at END,
                 validation_failed = CASE WHEN EXCLUDED.state IN ('validated', 'failed')
@@ -63,9 +69,29 @@ def set_state(
             {
                 "table": table, "month": month.start.date(), "area": area, "grid": grid, "state": state,
                 "rows": rows, "expected": expected_rows, "expver": expver, "hash": request_hash,
-                "run_id": run_id, "error": error,
+                "run_id": run_id, "error": error, "dataset": dataset, "levels": levels,
             },
         )
+
+
+def record_land_points(url: str, *, table: str, month: Month, area: str, points: int) -> None:
+    """Keep the land points of a staged ERA5-Land month (its download's land mask counted), which its
+    validation expects; the month must be in the ledger (``set_state`` first)."""
+    if points < 1:
+        raise ValueError(f"{table} {month} {area}: {points} land points; an all-sea month is refused at staging")
+    with connect(url) as conn, conn.transaction():
+        cur = conn.execute("UPDATE era5_months SET land_points = %s WHERE table_name = %s AND month = %s"
+                           " AND area = %s", (points, table, month.start.date(), area))
+        if cur.rowcount != 1:
+            raise LookupError(f"{table} {month} {area} is not in the ledger; its land points cannot be kept")
+
+
+def land_points(url: str, *, table: str, month: Month, area: str) -> int | None:
+    """The land points recorded when the month was staged, None if none were."""
+    with connect(url) as conn:
+        row = conn.execute("SELECT land_points FROM era5_months WHERE table_name = %s AND month = %s AND area = %s",
+                           (table, month.start.date(), area)).fetchone()
+    return None if row is None or row[0] is None else int(row[0])
 
 
 def record_validation(
@@ -103,12 +129,22 @@ def record_validation(
         return cur.rowcount > 0
 
 
+def loaded_from(url: str, table: str, month: Month, area: str) -> tuple[str, list[int]] | None:
+    """(dataset, levels) the ledger records for a month, or None when it has no such row."""
+    with connect(url) as conn:
+        if not exists(conn):
+            return None
+        row = conn.execute("SELECT dataset, levels FROM era5_months WHERE table_name = %s AND month = %s"
+                           " AND area = %s", (table, month.start.date(), area)).fetchone()
+    return None if row is None else (str(row[0]), [int(v) for v in row[1] or []])
+
+
 def months(url: str, table: str | None = None) -> list[dict[str, Any]]:
     with connect(url) as conn:
         cur = conn.execute(
             "SELECT table_name, to_char(month, 'YYYY-MM') AS month, area, grid, state, rows, expected_rows,"
             " expver, request_hash, run_id, error, created_at, updated_at, validated_at, validation_failed,"
-            " validation_path FROM era5_months"
+            " validation_path, dataset, levels FROM era5_months"
             " WHERE %(table)s::text IS NULL OR table_name = %(table)s ORDER BY table_name, month, area",
             {"table": table},
         )

@@ -20,13 +20,15 @@ from pathlib import Path
 from typing import Any
 
 from era5etl import settings
+from era5etl.core.datasets import SINGLE_LEVELS, Dataset
+from era5etl.core.errors import InputError
 from era5etl.core.files import write_json
 from era5etl.core.grid import Area, Grid, area_slug, expected_rows
 from era5etl.core.months import Month
 from era5etl.db import connect
 from era5etl.db.columns import table_columns
-from era5etl.track import metrics
-from era5etl.validate.bounds import table_bounds
+from era5etl.track import ledger, metrics
+from era5etl.validate.bounds import differenced, table_bounds
 from era5etl.validate.profile import profile_month, store_profile
 from era5etl.validate.suite import run_suite
 
@@ -90,18 +92,36 @@ def _replace_dir(new: Path, final: Path) -> None:
 def validate_month(
     url: str, table: str, month: Month, area: Area, grid: Grid, *,
     run_id: str | None = None, out_dir: Path | None = None, progress_every_s: float = 5.0,
+    dataset: Dataset | None = None, levels: tuple[int, ...] = (), points: int | None = None,
 ) -> Validation:
-    """Profile the month in the database, run the suite on the profile, keep result and Data Docs."""
+    """Profile the month in the database, run the suite on the profile, keep result and Data Docs.
+
+    ``dataset`` (single levels by default): whose month it is (its lattice numbers the points);
+    ``levels``: the pressure levels the month was loaded on (each hour holds every point on every
+    level). A land-only dataset (ERA5-Land) expects hours x its land points: ``points`` if given, else
+    those the ledger kept when the month was staged (``ledger.record_land_points``); without either it
+    is an error, never a guess from what the table holds (a month that lost land points must fail).
+    """
     began = time.perf_counter()
-    expected = expected_rows(month, area, grid)
+    dataset = dataset or SINGLE_LEVELS
+    if dataset.land_only and points is None:
+        points = ledger.land_points(url, table=table, month=month, area=str(area))
+        if points is None:
+            raise InputError(f"{table} {month} {area}: no land point count was recorded when the month was "
+                             f"staged; {dataset.title} rows are its land points only, so the month's expected "
+                             "rows are unknown; stage it again")
+    expected = (expected_rows(month, area, grid) if points is None else month.hours * points) * max(1, len(levels))
     with connect(url) as conn:  # the six's bounds, and those of each catalogued column a load added
-        bounds = table_bounds(table_columns(conn, table))
+        bounds = table_bounds(table_columns(conn, table), dataset.catalogue if dataset.has_levels else None)
+    if dataset.accumulation == "since_00utc":
+        bounds = differenced(bounds, (v.column for v in dataset.catalogue if v.step_type == "accum"))
     validation_id = str(uuid.uuid4())
     run_name = run_id or f"validate__{datetime.now(UTC):%Y%m%dT%H%M%S}"
     tags = {"table": table, "month": str(month), "area": str(area)}
     with metrics.progress_reporter(expected, f"validate {table} {month} {area}", progress_every_s,
                                    task="validate", tags=tags) as progress:
-        days, nbytes = profile_month(url, table, month, area, grid, progress=progress, bounds=bounds)
+        days, nbytes = profile_month(url, table, month, area, grid, progress=progress, bounds=bounds,
+                                     dataset=dataset, levels=bool(levels))
     profile_seconds = time.perf_counter() - began
     store_profile(url, validation_id, table, month, area, grid, days)
 
@@ -111,7 +131,7 @@ def validate_month(
     t_suite = time.perf_counter()
     try:
         suite = run_suite(url, validation_id, table, month, area, grid, run_name=run_name, docs_dir=staging,
-                          bounds=bounds)
+                          bounds=bounds, levels=len(levels), points=points)
         _replace_dir(staging, folder / "docs")
     finally:
         shutil.rmtree(staging, ignore_errors=True)

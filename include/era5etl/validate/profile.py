@@ -18,6 +18,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
+from era5etl.core.datasets import SINGLE_LEVELS, Dataset
 from era5etl.core.errors import InputError
 from era5etl.core.grid import Area, Grid
 from era5etl.core.months import Month
@@ -69,9 +70,11 @@ _DAY = sql.SQL("(time AT TIME ZONE 'UTC')::date")
 
 
 def window_queries(table: str, area: Area, grid: Grid, t0: datetime, t1: datetime,
-                   bounds: tuple[Bounds, ...] = BOUNDS) -> tuple[sql.Composed, sql.Composed]:
-    """The two aggregate queries over the area's rows in [t0, t1), one result row per UTC day."""
-    belongs, on_lattice = area_predicates(area, grid)
+                   bounds: tuple[Bounds, ...] = BOUNDS, dataset: Dataset = SINGLE_LEVELS, levels: bool = False
+                   ) -> tuple[sql.Composed, sql.Composed]:
+    """The two aggregate queries over the area's rows in [t0, t1), one result row per UTC day
+    (``levels``: a table on pressure levels, whose key is (time, location_id, level))."""
+    belongs, on_lattice = area_predicates(area, grid, dataset)
     one_day = t0.astimezone(UTC).date() == (t1 - timedelta(microseconds=1)).astimezone(UTC).date()
     # A window inside one day (every daily chunk) names its day as a constant: no per-row date
     # arithmetic and no grouping, which is a fifth of the aggregate query's time.
@@ -95,8 +98,9 @@ def window_queries(table: str, area: Area, grid: Grid, t0: datetime, t1: datetim
     # stays near work_mem, where one hash over a day's (time, location_id) keys would spill.
     duplicates = sql.SQL(
         "SELECT {day}, coalesce(sum(n - k), 0) FROM (SELECT time, count(location_id) AS n,"
-        " count(DISTINCT location_id) AS k FROM {table} WHERE {where} GROUP BY time) AS hours{group}"
-    ).format(day=day, table=table_ident(table), where=where, group=group)
+        " count(DISTINCT {key}) AS k FROM {table} WHERE {where} GROUP BY time) AS hours{group}"
+    ).format(day=day, table=table_ident(table), where=where, group=group,
+             key=sql.SQL("(location_id, level)") if levels else sql.SQL("location_id"))
     return aggregates, duplicates
 
 
@@ -137,6 +141,7 @@ def month_windows(conn: psycopg.Connection[tuple[Any, ...]], table: str, month: 
 def profile_month(
     url: str, table: str, month: Month, area: Area, grid: Grid, *,
     progress: metrics.Progress | None = None, bounds: tuple[Bounds, ...] = BOUNDS,
+    dataset: Dataset = SINGLE_LEVELS, levels: bool = False,
 ) -> tuple[list[DayProfile], int]:
     """The month's per-day profile, chunk by chunk in one snapshot, and the heap bytes read."""
     starts = {d.date(): d for d in month.day_starts()}
@@ -154,7 +159,8 @@ def profile_month(
             null_time = int(null_time_row[0]) if null_time_row else 0
             for w in windows:
                 began = time.perf_counter()
-                aggregates, duplicates = window_queries(table, area, grid, w.start, w.end, bounds)
+                aggregates, duplicates = window_queries(table, area, grid, w.start, w.end, bounds, dataset,
+                                                        levels)
                 rows = 0
                 for agg in conn.execute(aggregates).fetchall():
                     values: Values = {b.column: (agg[4 + 3 * i], agg[5 + 3 * i], int(agg[6 + 3 * i]))

@@ -16,7 +16,7 @@ from typing import Any
 
 from psycopg import sql
 
-from era5etl.core.grid import Area, Grid, area_slug, expected_rows
+from era5etl.core.grid import Area, Grid, area_slug
 from era5etl.core.months import Month
 from era5etl.db import connect
 from era5etl.validate.bounds import BOUNDS, Bounds
@@ -36,14 +36,21 @@ class Check:
     expectation: Any
 
 
-def build_checks(month: Month, area: Area, grid: Grid, bounds: tuple[Bounds, ...] = BOUNDS) -> list[Check]:
+def build_checks(month: Month, area: Area, grid: Grid, bounds: tuple[Bounds, ...] = BOUNDS,
+                 levels: int = 0, points: int | None = None) -> list[Check]:
+    """The suite's checks; ``levels``: how many pressure levels each hour and point has (0: none);
+    ``points``: the area's rows an hour when not every grid point is one (ERA5-Land's land points, as
+    the staged download's mask counted them)."""
     from great_expectations.expectations import (  # type: ignore[attr-defined]
         ExpectColumnSumToBeBetween,
         ExpectColumnValuesToBeBetween,
     )
 
-    points = area.points(grid)
-    month_rows, day_rows = expected_rows(month, area, grid), HOURS_PER_DAY * points
+    per = max(1, levels)
+    kind = "grid points" if points is None else "land points (the staged download's land mask)"
+    points = area.points(grid) if points is None else points
+    month_rows, day_rows = month.hours * points * per, HOURS_PER_DAY * points * per
+    of = f" x {levels} levels" if levels else ""
 
     def zero(column: str, name: str, notes: str) -> Check:
         return Check(name, False, ExpectColumnValuesToBeBetween(
@@ -52,13 +59,14 @@ def build_checks(month: Month, area: Area, grid: Grid, bounds: tuple[Bounds, ...
     checks = [
         Check("row_count_month", False, ExpectColumnSumToBeBetween(
             column="rows", min_value=month_rows, max_value=month_rows, meta={"check": "row_count_month"},
-            notes=f"The month holds exactly {month.hours} hours x {points} grid points = {month_rows:,} rows.")),
+            notes=f"The month holds exactly {month.hours} hours{of} x {points} {kind} = {month_rows:,} rows.")),
         Check("row_count_day", True, ExpectColumnValuesToBeBetween(
             column="rows", min_value=day_rows, max_value=day_rows, meta={"check": "row_count_day"},
-            notes=f"Each day holds exactly 24 hours x {points} grid points = {day_rows:,} rows.")),
+            notes=f"Each day holds exactly 24 hours{of} x {points} {kind} = {day_rows:,} rows.")),
         zero("null_time", "time_not_null", "No row has a NULL time."),
         zero("null_location_id", "location_id_not_null", "No row of the area has a NULL location_id."),
-        zero("duplicates", "no_duplicates", "No (time, location_id) appears twice."),
+        zero("duplicates", "no_duplicates",
+             f"No (time, location_id{', level' if levels else ''}) appears twice."),
         zero("outside_area", "inside_area",
              f"Every location_id is a grid point of the area {area} on grid {grid} and the id of the row's own "
              "latitude/longitude."),
@@ -136,7 +144,8 @@ def _view(name: str) -> dict[str, str]:
 
 
 def run_suite(url: str, validation_id: str, table: str, month: Month, area: Area, grid: Grid, *,
-              run_name: str, docs_dir: Path, bounds: tuple[Bounds, ...] = BOUNDS) -> SuiteRun:
+              run_name: str, docs_dir: Path, bounds: tuple[Bounds, ...] = BOUNDS, levels: int = 0,
+              points: int | None = None) -> SuiteRun:
     """Validate the stored profile with GX; Data Docs are built into ``docs_dir`` (a fresh folder)."""
     import great_expectations as gx
     from great_expectations.checkpoint.actions import UpdateDataDocsAction
@@ -163,7 +172,7 @@ def run_suite(url: str, validation_id: str, table: str, month: Month, area: Area
                                        query=_profile_query(url, validation_id, bounds))
         batch = asset.add_batch_definition_whole_table("days")
         suite = context.suites.add(gx.ExpectationSuite(name="era5_month"))
-        checks = build_checks(month, area, grid, bounds)
+        checks = build_checks(month, area, grid, bounds, levels, points)
         for check in checks:
             suite.add_expectation(check.expectation)
         definition = context.validation_definitions.add(

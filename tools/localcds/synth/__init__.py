@@ -32,6 +32,7 @@ from localcds.synth.download import (
 )
 from localcds.synth.fields import F64 as F64
 from localcds.synth.grib import forecast_base as forecast_base, write_grib as write_grib
+from localcds.synth.levels import PL_DATASET as PL_DATASET, PL_META as PL_META
 from localcds.synth.netcdf import DEFAULT_SLICE_VALUES as DEFAULT_SLICE_VALUES, write_netcdf as write_netcdf
 from localcds.synth.packing import PACKING_RANGES as PACKING_RANGES, grib_packed as grib_packed
 from localcds.synth.publication import (

@@ -12,13 +12,16 @@ from pathlib import Path
 from typing import Any
 
 from localcds.synth.grib import write_grib
+from localcds.synth.land import LAND_DATASET, write_land_grib, write_land_netcdf
 from localcds.synth.netcdf import DEFAULT_SLICE_VALUES, write_netcdf
 from localcds.synth.publication import ERA5T_LATENCY, NoDataError, available_times
 from localcds.synth.request import parse_request
+from localcds.synth.variables import DATASET
 
 INSTANT_FILE = "data_stream-oper_stepType-instant.nc"
 ACCUM_FILE = "data_stream-oper_stepType-accum.nc"
 GRIB_FILE = "data.grib"  # the member of a GRIB download asked for as a ZIP
+LAND_FILE = "data_0.nc"  # ERA5-Land's NetCDF, instant and accumulated variables together
 
 
 def write_download(
@@ -29,6 +32,7 @@ def write_download(
     now: datetime | None = None,
     today: date | None = None,
     slice_values: int = DEFAULT_SLICE_VALUES,
+    dataset: str = DATASET,
 ) -> Path:
     """Write what the CDS would deliver for ``request`` to the file ``dest`` and return ``dest``.
 
@@ -42,7 +46,7 @@ def write_download(
     Raises RequestError for a request the CDS would refuse, NoDataError when none of its hours is
     published yet.
     """
-    req = parse_request(request)
+    req = parse_request(request, dataset)
     now = now or datetime.now(UTC)
     today = today or now.date()
     times = available_times(req, now)
@@ -55,6 +59,8 @@ def write_download(
     dest.parent.mkdir(parents=True, exist_ok=True)
 
     def write(step_type: str, path: Path) -> Path:
+        if req.dataset == LAND_DATASET:
+            return _write_land(req, path, times, today, seed)
         if req.grib:
             return write_grib(req, path, times=times, today=today, seed=seed, slice_values=slice_values)
         return write_netcdf(req, step_type, path, times=times, today=today, seed=seed, now=now,
@@ -63,6 +69,8 @@ def write_download(
     # (file name in a ZIP, step type): GRIB holds every step type in one file.
     files = [(GRIB_FILE, "all")] if req.grib else [
         (INSTANT_FILE if step == "instant" else ACCUM_FILE, step) for step in req.step_types]
+    if req.dataset == LAND_DATASET:  # one file whatever the step types (ERA5-Land's NetCDF is not split)
+        files = [(GRIB_FILE if req.grib else LAND_FILE, "all")]
     if not req.archived:
         tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
         try:
@@ -91,3 +99,18 @@ def _write_zip(dest: Path, members: Sequence[tuple[str, Path]], now: datetime) -
             path.chmod(0o644)
             os.utime(path, (stamp, stamp))
             zf.write(path, arcname=name)
+
+
+def _write_land(req: Any, path: Path, times: Sequence[datetime], today: date, seed: int) -> Path:
+    """An ERA5-Land download (:mod:`.land`): one NetCDF or one GRIB file of every variable."""
+    import numpy as np
+
+    from era5etl.core.months import Month
+    from localcds.synth.publication import expver_for
+
+    lats = np.array(req.latitudes, dtype=np.float64)
+    lons = np.array(req.longitudes, dtype=np.float64)
+    expver = expver_for(Month(times[0].year, times[0].month), today)
+    if req.grib:
+        return write_land_grib(req.variables, lats, lons, float(req.grid[0]), times, path, seed=seed, expver=expver)
+    return write_land_netcdf(req.variables, lats, lons, times, path, seed=seed, expver=expver)

@@ -36,6 +36,7 @@ import numpy as np
 
 from era5etl.core.months import Month
 from localcds.synth.fields import FieldSlice
+from localcds.synth.levels import packing_key, pl_field
 from localcds.synth.netcdf import DEFAULT_SLICE_VALUES
 from localcds.synth.packing import grib_packed
 from localcds.synth.publication import expver_for
@@ -71,18 +72,19 @@ def _release(handles: Sequence[Any]) -> None:
 
 
 @contextmanager
-def _prototypes(req: SynthRequest) -> Iterator[dict[str, Any]]:
-    """One handle per variable with everything but its time, expver and values set: each message is
-    a clone of it (cheaper than setting the grid's keys thousands of times)."""
-    made: dict[str, Any] = {}
+def _prototypes(req: SynthRequest) -> Iterator[dict[tuple[str, int], Any]]:
+    """One handle per variable (and level) with everything but its time, expver and values set: each
+    message is a clone of it (cheaper than setting the grid's keys thousands of times)."""
+    made: dict[tuple[str, int], Any] = {}
     lats, lons = req.latitudes, req.longitudes
     try:
-        for meta in req.variables:
+        for meta, level in ((m, lev) for m in req.variables for lev in (req.levels or (0,))):
             handle = eccodes.codes_grib_new_from_samples(TEMPLATE)
-            made[meta.short_name] = handle
+            made[meta.short_name, level] = handle
             for key, value in (
                 ("marsClass", "ea"), ("marsStream", "oper"), ("generatingProcessIdentifier", 145),
-                ("paramId", meta.param_id), ("typeOfLevel", "surface"), ("level", 0),
+                ("paramId", meta.param_id), ("typeOfLevel", "isobaricInhPa" if req.levels else "surface"),
+                ("level", level),
                 ("Ni", len(lons)), ("Nj", len(lats)),
                 ("iScansNegatively", 0), ("jScansPositively", 0), ("jPointsAreConsecutive", 0),
                 ("latitudeOfFirstGridPointInDegrees", lats[0]), ("latitudeOfLastGridPointInDegrees", lats[-1]),
@@ -144,7 +146,7 @@ def write_grib(
     lats = np.array(req.latitudes, dtype=np.float64)
     lons = np.array(req.longitudes, dtype=np.float64)
     points = lats.size * lons.size
-    per_slice = max(1, slice_values // (points * len(req.variables)))
+    per_slice = max(1, slice_values // (points * len(req.variables) * max(1, len(req.levels))))
     # One file holds them all; the real files list a valid time's parameters by shortName.
     order = sorted(req.variables, key=lambda m: m.grib_short_name)
     expvers: dict[tuple[int, int], str] = {}
@@ -152,9 +154,16 @@ def write_grib(
         for start in range(0, len(times), per_slice):
             stop = min(len(times), start + per_slice)
             fields = FieldSlice(seed, seconds[start:stop], lats, lons)
-            packed = {m.short_name: grib_packed(m.short_name, fields.field(m.short_name)) for m in order}
+            if req.levels:  # on pressure levels: a message per (variable, level), levels as the request lists them
+                packed = {(m.short_name, lev): grib_packed(packing_key(m.short_name),
+                                                            pl_field(fields, m.short_name, lev))
+                          for m in order for lev in req.levels}
+            else:
+                packed = {(m.short_name, 0): grib_packed(m.short_name, fields.field(m.short_name)) for m in order}
             for i in range(stop - start):
                 for meta in order:
-                    values = packed[meta.short_name][i].astype(np.float64).ravel()
-                    out.write(_message(prototypes[meta.short_name], meta, times[start + i], values, today, expvers))
+                    for lev in req.levels or (0,):
+                        values = packed[meta.short_name, lev][i].astype(np.float64).ravel()
+                        out.write(_message(prototypes[meta.short_name, lev], meta, times[start + i], values, today,
+                                           expvers))
     return dest

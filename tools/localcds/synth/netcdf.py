@@ -13,6 +13,7 @@ import numpy as np
 
 from era5etl.core.months import Month
 from localcds.synth.fields import FieldSlice, stable_seed
+from localcds.synth.levels import packing_key, pl_field
 from localcds.synth.packing import grib_packed
 from localcds.synth.publication import expver_for
 from localcds.synth.request import SynthRequest
@@ -50,6 +51,13 @@ def _history(step_type: str, now: datetime, seed: int) -> str:
 
 
 def _grib_attrs(meta: VarMeta, req: SynthRequest) -> dict[str, Any]:
+    if req.levels:  # as cfgrib writes a variable on pressure levels
+        return {**_surface_attrs(meta, req), "GRIB_typeOfLevel": "isobaricInhPa",
+                "coordinates": "number valid_time pressure_level latitude longitude expver"}
+    return _surface_attrs(meta, req)
+
+
+def _surface_attrs(meta: VarMeta, req: SynthRequest) -> dict[str, Any]:
     lats, lons = req.latitudes, req.longitudes
     return {
         "GRIB_paramId": np.int64(meta.param_id),
@@ -108,7 +116,8 @@ def write_netcdf(
     lats = np.array(req.latitudes, dtype=np.float64)
     lons = np.array(req.longitudes, dtype=np.float64)
     nt, ny, nx = len(seconds), len(lats), len(lons)
-    slices = list(_slices(nt, ny * nx, slice_values))
+    nl = max(1, len(req.levels))
+    slices = list(_slices(nt, ny * nx * nl, slice_values))
     # One chunk per variable when it all fits (as in the real files); else one chunk per slice.
     chunk_t = slices[0][1] - slices[0][0]
 
@@ -120,6 +129,8 @@ def write_netcdf(
         ds.setncattr("institution", "European Centre for Medium-Range Weather Forecasts")
         ds.setncattr("history", _history(step_type, now, seed))
         ds.createDimension("valid_time", nt)
+        if req.levels:
+            ds.createDimension("pressure_level", nl)
         ds.createDimension("latitude", ny)
         ds.createDimension("longitude", nx)
 
@@ -136,12 +147,20 @@ def write_netcdf(
                          "stored_direction": "decreasing"})
         lon_v = ds.createVariable("longitude", "f8", ("longitude",), fill_value=np.nan)
         lon_v.setncatts({"units": "degrees_east", "standard_name": "longitude", "long_name": "longitude"})
+        if req.levels:
+            # The new CDS: float64 hPa, top of the list the lowest pressure's opposite (1000 first).
+            lev_v = ds.createVariable("pressure_level", "f8", ("pressure_level",), fill_value=np.nan)
+            lev_v.setncatts({"long_name": "pressure", "units": "hPa", "positive": "down",
+                             "stored_direction": "decreasing", "standard_name": "air_pressure"})
         expver = ds.createVariable("expver", str, ("valid_time",))
         out_vars = []
+        dims = ("valid_time", "pressure_level", "latitude", "longitude") if req.levels else (
+            "valid_time", "latitude", "longitude")
+        chunks = (chunk_t, 1, ny, nx) if req.levels else (chunk_t, ny, nx)
         for meta in variables:
             var = ds.createVariable(
-                meta.short_name, "f4", ("valid_time", "latitude", "longitude"), fill_value=np.float32(np.nan),
-                zlib=True, complevel=1, shuffle=True, chunksizes=(chunk_t, ny, nx),
+                meta.short_name, "f4", dims, fill_value=np.float32(np.nan),
+                zlib=True, complevel=1, shuffle=True, chunksizes=chunks,
             )
             var.setncatts(_grib_attrs(meta, req))
             out_vars.append((meta, var))
@@ -150,6 +169,8 @@ def write_netcdf(
         vt[:] = seconds
         lat_v[:] = lats
         lon_v[:] = lons
+        if req.levels:
+            lev_v[:] = np.array(req.levels, dtype=np.float64)
         by_month: dict[tuple[int, int], str] = {}
         codes = []
         for t in times:
@@ -166,5 +187,10 @@ def write_netcdf(
         for start, stop in slices:
             fields = FieldSlice(seed, seconds[start:stop], lats, lons)
             for meta, var in out_vars:
-                var[start:stop, :, :] = grib_packed(meta.short_name, fields.field(meta.short_name))
+                if not req.levels:
+                    var[start:stop, :, :] = grib_packed(meta.short_name, fields.field(meta.short_name))
+                    continue
+                for k, level in enumerate(req.levels):
+                    var[start:stop, k, :, :] = grib_packed(packing_key(meta.short_name),
+                                                           pl_field(fields, meta.short_name, level))
     return dest

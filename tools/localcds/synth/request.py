@@ -12,7 +12,7 @@ from typing import Any
 
 from era5etl.core.grid import lattice
 from era5etl.core.months import Month
-from localcds.synth.variables import FILE_ORDER, META, VarMeta
+from localcds.synth.variables import DATASET, FILE_ORDER, META, VarMeta
 
 # The formats served, by the names a request may use for them.
 DATA_FORMATS = {"netcdf": "netcdf", "netcdf4": "netcdf", "grib": "grib"}
@@ -33,6 +33,8 @@ class SynthRequest:
     grid: tuple[Decimal, Decimal]  # (longitude step, latitude step), as the CDS ``grid`` keyword
     zip_always: bool  # download_format "zip"
     data_format: str = "netcdf"  # "netcdf" or "grib" (GRIB edition 1, as the CDS serves ERA5 single levels)
+    dataset: str = DATASET  # the collection asked (single levels, pressure levels or "reanalysis-era5-land")
+    levels: tuple[int, ...] = ()  # hPa, descending as the new CDS writes them; () without levels
 
     @property
     def step_types(self) -> tuple[str, ...]:
@@ -45,7 +47,9 @@ class SynthRequest:
     @property
     def archived(self) -> bool:
         """Whether the download is a ZIP: asked for, or (NetCDF only) two step types that need two files.
-        One GRIB file holds analyses and forecasts alike."""
+        One GRIB file holds analyses and forecasts alike, and one ERA5-Land NetCDF every step type."""
+        if self.dataset == "reanalysis-era5-land":  # one NetCDF holds every step type
+            return self.zip_always
         return self.zip_always or (not self.grib and len(self.step_types) > 1)
 
     @property
@@ -110,20 +114,47 @@ def _decimal(raw: Any, key: str) -> Decimal:
     return value
 
 
-def parse_request(request: Mapping[str, Any]) -> SynthRequest:
-    """Validate a request as the CDS would and work out the grid and times it selects."""
-    product = _as_list(request.get("product_type", ["reanalysis"]), "product_type")
-    if [str(p) for p in product] != ["reanalysis"]:
-        raise RequestError(f"product_type: only ['reanalysis'] is served here, got {product!r}")
+def parse_request(request: Mapping[str, Any], dataset: str = DATASET) -> SynthRequest:
+    """Validate a request to ``dataset`` (single levels by default, pressure levels or ERA5-Land) as the
+    CDS would and work out the grid, levels and times it selects.
+
+    ERA5-Land (``reanalysis-era5-land``) has no product type (a request naming one is refused), its
+    own variables (:data:`localcds.synth.land.LAND_META`), data from 1950 and a 0.1 degree native grid.
+    """
+    from localcds.synth.land import LAND_DATASET, LAND_FIRST_YEAR, LAND_META, LAND_ORDER
+    from localcds.synth.levels import LEVELS, PL_DATASET, PL_FILE_ORDER, PL_META
+
+    if dataset not in (DATASET, PL_DATASET, LAND_DATASET):
+        raise RequestError(f"dataset {dataset!r} is not served here")
+    on_levels = dataset == PL_DATASET
+    raw_levels = _as_list(request.get("pressure_level"), "pressure_level")
+    if on_levels and not raw_levels:
+        raise RequestError("pressure_level: at least one pressure level is required")
+    if raw_levels and not on_levels:
+        raise RequestError(f"pressure_level: not a keyword of {dataset}")
+    levels = _ints(raw_levels, "pressure_level", 1, 1000)
+    odd = [lev for lev in levels if lev not in LEVELS]
+    if odd:
+        raise RequestError(f"pressure_level: {odd!r} are not levels of {dataset}")
+    if dataset == LAND_DATASET:
+        if "product_type" in request:
+            raise RequestError(f"product_type: {dataset} has no product type, got {request['product_type']!r}")
+        known, order, first_year, native = LAND_META, LAND_ORDER, LAND_FIRST_YEAR, "0.1"
+    else:
+        product = _as_list(request.get("product_type", ["reanalysis"]), "product_type")
+        if [str(p) for p in product] != ["reanalysis"]:
+            raise RequestError(f"product_type: only ['reanalysis'] is served here, got {product!r}")
+        known, order, first_year, native = ((PL_META, PL_FILE_ORDER, 1940, "0.25") if on_levels
+                                            else (META, FILE_ORDER, 1940, "0.25"))
 
     names = [str(n).strip() for n in _as_list(request.get("variable"), "variable")]
     if not names:
         raise RequestError("variable: at least one variable is required")
-    unknown = [n for n in names if n not in META]
+    unknown = [n for n in names if n not in known]
     if unknown:
-        raise RequestError(f"variable: unknown or unsupported {unknown!r}; known: {sorted(META)}")
+        raise RequestError(f"variable: unknown or unsupported {unknown!r}; known: {sorted(known)}")
     wanted = set(names)
-    variables = tuple(sorted((META[n] for n in wanted), key=lambda m: FILE_ORDER.index(m.short_name)))
+    variables = tuple(sorted((known[n] for n in wanted), key=lambda m: order.index(m.short_name)))
 
     # As on the CDS, no data_format means GRIB; the legacy key "format" still works.
     data_format = str(request.get("data_format", request.get("format", "grib"))).strip().lower()
@@ -133,7 +164,7 @@ def parse_request(request: Mapping[str, Any]) -> SynthRequest:
     if download_format not in ("unarchived", "zip"):
         raise RequestError(f"download_format: expected 'unarchived' or 'zip', got {download_format!r}")
 
-    years = _ints(_as_list(request.get("year"), "year"), "year", 1940, 2100)
+    years = _ints(_as_list(request.get("year"), "year"), "year", first_year, 2100)
     months = _ints(_as_list(request.get("month"), "month"), "month", 1, 12)
     days = _ints(_as_list(request.get("day"), "day"), "day", 1, 31)
     hours = _hours(_as_list(request.get("time"), "time"))
@@ -150,7 +181,7 @@ def parse_request(request: Mapping[str, Any]) -> SynthRequest:
     if not times:
         raise RequestError("year/month/day: no valid date in the request")
 
-    grid_raw = _as_list(request.get("grid", ["0.25", "0.25"]), "grid")
+    grid_raw = _as_list(request.get("grid", [native, native]), "grid")
     if len(grid_raw) == 1:
         grid_raw = grid_raw * 2
     if len(grid_raw) != 2:
@@ -189,4 +220,6 @@ def parse_request(request: Mapping[str, Any]) -> SynthRequest:
         grid=(dlon, dlat),
         zip_always=download_format == "zip",
         data_format=DATA_FORMATS[data_format],
+        dataset=dataset,
+        levels=tuple(sorted(levels, reverse=True)),
     )

@@ -27,6 +27,7 @@ with DAG(
 
     # One run per month; a rerun of this week's selection skips the runs it already made.
     TriggerDagRunOperator.partial(
-        task_id="reload", trigger_dag_id="era5_monthly", skip_when_already_exists=True,
-        doc_md="One `era5_monthly` run per month found, with its `revision`: it refetches the month.",
+        task_id="reload", skip_when_already_exists=True,
+        doc_md="One run of the month's dataset's monthly DAG (`era5_monthly` for single levels) per month "
+               "found, with its `revision`: it refetches the month.",
     ).expand_kwargs(find)

@@ -16,6 +16,9 @@ monthly rollups), validate (then the month is compressed and its figures logged)
 Connections: `era5_timescale` (Postgres) for the database, `era5_cds` (host: API URL, password:
 key) for the CDS; without them the environment's `ERA5_DATABASE_URL` and `CDSAPI_URL`/`CDSAPI_KEY`.
 
+One DAG per dataset (docs/datasets.md): `era5_monthly` loads single levels, `era5_monthly_pressure_levels`
+the pressure levels chosen in its *Pressure levels* param into its own table.
+
 Wiring only: every task calls one step of the era5etl core through `era5etl.airflow.tasks`.
 """
 
@@ -30,35 +33,45 @@ from era5etl.airflow import tasks as steps
 from era5etl.airflow.assets import VALIDATED
 from era5etl.airflow.operators import CDS_POOL, DB_POOL, CdsFetchOperator, WaitForPublication
 from era5etl.airflow.timetable import MonthTimetable
+from era5etl.core.datasets import DATASETS, SINGLE_LEVELS, Dataset
 from era5etl.pipeline import schedule
 
 configured = settings.load()  # once per parse: a bad ERA5_* value fails the parse with its message
 
-with DAG(
-    dag_id="era5_monthly",
-    description="ERA5 hourly single levels from the CDS into a TimescaleDB hypertable, one month per run",
-    # Each run's data interval is the whole month it loads (plain "@monthly" in Airflow 3 gives a
-    # zero-length interval) and the run is named by the month's start, not its end.
-    schedule=MonthTimetable(),
-    start_date=configured.start_month.start,  # ERA5_START_MONTH: the first month the schedule loads
-    catchup=configured.catchup,  # ERA5_CATCHUP: off, unpausing (e.g. for a backfill) loads no other month
-    max_active_runs=configured.max_active_runs,
-    params=steps.default_params(configured),
-    user_defined_macros={"era5_publication_target": schedule.publication_target_iso},
-    default_args={"retries": configured.retries, "retry_delay": timedelta(seconds=configured.retry_delay_s)},
-    tags=["era5", "timescaledb"],
-    doc_md=__doc__,
-) as dag:
-    # A run is created when its month begins and waits here, deferred, until the month is published:
-    # ERA5T lags by ~5 days (ERA5_PUBLICATION_DELAY, default 6).
-    wait = WaitForPublication(
-        task_id="wait_for_era5", retries=0,
-        target_time="{{ era5_publication_target(params.month, data_interval_start) }}",
-        doc_md=WaitForPublication.__doc__,
-    )
-    fetch = CdsFetchOperator(task_id="fetch", pool=CDS_POOL, doc_md=CdsFetchOperator.__doc__)
-    stage = task(task_id="stage", doc_md=steps.stage.__doc__)(steps.stage)()
-    load = task(task_id="load", pool=DB_POOL, doc_md=steps.load.__doc__)(steps.load)()
-    validate = task(task_id="validate", pool=DB_POOL, outlets=[VALIDATED],  # era5://<table>, per run
-                    doc_md=steps.validate.__doc__)(steps.validate)()
-    wait >> fetch >> stage >> load >> validate
+
+def monthly_dag(dataset: Dataset) -> DAG:
+    """The monthly DAG of one dataset: the same tasks, its own params (variables, table, levels)."""
+    with DAG(
+        dag_id=steps.monthly_dag_id(dataset.name),  # era5_monthly for single levels, as it always was
+        description=f"{dataset.title} from the CDS into a TimescaleDB hypertable, one month per run",
+        # Each run's data interval is the whole month it loads (plain "@monthly" in Airflow 3 gives a
+        # zero-length interval) and the run is named by the month's start, not its end.
+        schedule=MonthTimetable(),
+        start_date=configured.start_month.start,  # ERA5_START_MONTH: the first month the schedule loads
+        catchup=configured.catchup,  # ERA5_CATCHUP: off, unpausing (e.g. for a backfill) loads no other month
+        max_active_runs=configured.max_active_runs,
+        params=steps.default_params(configured, dataset),
+        user_defined_macros={"era5_publication_target": schedule.publication_target_iso},
+        default_args={"retries": configured.retries, "retry_delay": timedelta(seconds=configured.retry_delay_s)},
+        tags=["era5", "timescaledb", dataset.name],
+        doc_md=__doc__,
+    ) as made:
+        # A run is created when its month begins and waits here, deferred, until the month is published:
+        # ERA5T lags by ~5 days (ERA5_PUBLICATION_DELAY, default 6).
+        wait = WaitForPublication(
+            task_id="wait_for_era5", retries=0,
+            target_time="{{ era5_publication_target(params.month, data_interval_start) }}",
+            doc_md=WaitForPublication.__doc__,
+        )
+        fetch = CdsFetchOperator(task_id="fetch", pool=CDS_POOL, doc_md=CdsFetchOperator.__doc__)
+        stage = task(task_id="stage", doc_md=steps.stage.__doc__)(steps.stage)()
+        load = task(task_id="load", pool=DB_POOL, doc_md=steps.load.__doc__)(steps.load)()
+        validate = task(task_id="validate", pool=DB_POOL, outlets=[VALIDATED],  # era5://<table>, per run
+                        doc_md=steps.validate.__doc__)(steps.validate)()
+        wait >> fetch >> stage >> load >> validate
+    return made
+
+
+# One DAG per dataset of the family, from the one factory; single levels keep their DAG id.
+dags = {dataset.name: monthly_dag(dataset) for dataset in DATASETS.values()}
+dag = dags[SINGLE_LEVELS.name]

@@ -1,0 +1,186 @@
+"""ERA5-Land's two conventions, applied to a staged download: land points only, hourly amounts.
+
+**The land mask comes from the data.** ERA5-Land has values over land only: sea points are NaN in
+its NetCDF and missing in its GRIB bitmaps. A point is land when any variable has a value there at
+any hour of the download; the others are sea and are not rows. A point that is land in one variable
+and missing at every hour in another (never seen in the CDS's files, but a download could join parts
+cut differently) is a row, with the other variable NULL, and ``notes`` says how many such points each
+variable has. A download with no land point at all (an area all sea) is refused: ERA5-Land has
+nothing there, and an empty load would look like success.
+
+**Accumulations become hourly amounts.** ERA5-Land's accumulated variables (``step_type`` accum:
+precipitation, runoff, evaporation, radiation, ...) are running totals from 00 UTC, whatever the GRIB
+step labels say: the value valid at 06 UTC is 00-06 UTC's total, and the value valid at 00 UTC is the
+previous day's 24-hour total. The table stores the hour ending at the valid time, as for ERA5:
+
+* at 01 UTC, the value itself (the first hour of the day's total);
+* at any other hour h, the value at h minus the value at h - 1 hour (at 00 UTC: the previous day's
+  total minus its 23 UTC value).
+
+The difference is taken on the file's values as decoded (float64), then the unit change, then float32,
+so a loaded value is exactly ``float32((R(h) - R(h-1)) * scale + offset)``. An hour whose previous
+hour is not in the download (a month's first 00 UTC when the previous day's 23 UTC was not fetched,
+a single downloaded day's 00 UTC, a file of every 4th hour) has no hourly amount: its accumulations
+are stored NULL, never the running total, and ``notes`` names how many hours and the first of them.
+Differences are not clipped: a running total that dips (GRIB packing) gives a small negative amount,
+as the data say.
+
+The inner stager (NetCDF or GRIB) is asked for the file's values, unit-free, in float64; this reader
+does the mask, the differences and the unit change. Reading the mask costs one pass over the file
+before loading.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from era5etl.core.catalogue import Variable
+from era5etl.core.datasets import Dataset
+from era5etl.stage.block import DT64, F32, Block, BlockReader, StagedDownload, StageError
+from era5etl.stage.points import readonly
+
+_MASK_ROWS = 2_000_000  # values a variable per block while reading the mask
+_HOUR = 3600
+
+
+def raw_variables(variables: Sequence[Variable]) -> list[Variable]:
+    """The variables as the inner stager should read them: the file's values, no unit change."""
+    return [replace(v, scale=1.0, offset=0.0) for v in variables]
+
+
+class LandDownload(BlockReader):
+    """A staged ERA5-Land download: its land points, its accumulations as hourly amounts."""
+
+    def __init__(self, inner: StagedDownload, variables: Sequence[Variable], dataset: Dataset) -> None:
+        self._inner = inner
+        self.dataset = dataset
+        by_column = {v.column: v for v in variables}
+        self.paths: list[Path] = inner.paths
+        self.parts = inner.parts
+        self.variables = [by_column[v.column] for v in inner.variables]
+        self.ignored = inner.ignored
+        self.missing_columns = inner.missing_columns
+        self.valid_time: DT64 = inner.valid_time
+        self.expver = inner.expver
+        self.time_chunk = getattr(inner, "time_chunk", 1)
+        self.notes = list(inner.notes)
+        self.levels: tuple[int, ...] = ()  # ERA5-Land has no pressure levels
+        self.level: npt.NDArray[np.int16] | None = None
+        self._accum = {v.column for v in self.variables if v.step_type == "accum"} \
+            if dataset.accumulation == "since_00utc" else set()
+        self._scale = {v.column: (v.scale, v.offset) for v in self.variables}
+        mask, per_column = self._land_mask()
+        if dataset.land_only:
+            if not mask.any():
+                raise StageError(f"{', '.join(self.parts)}: no land point: every value of "
+                                 f"{', '.join(v.short_name for v in self.variables)} is missing at every hour "
+                                 f"at all {inner.points} grid points (the area is all sea, where "
+                                 f"{dataset.title} has no data); nothing loaded")
+            for column, has in per_column.items():
+                lost = int((mask & ~has).sum())
+                if lost:
+                    self.notes.append(f"{column}: missing at every hour at {lost} of the {int(mask.sum())} land "
+                                      "points (land in another variable): stored NULL there")
+            sea = inner.points - int(mask.sum())
+            if sea:
+                self.notes.append(f"{sea} of {inner.points} grid points are sea (no value in any variable "
+                                  "at any hour): not rows")
+        else:
+            mask = np.ones(inner.points, dtype=bool)
+        self._index = np.flatnonzero(mask)
+        self._all = bool(mask.all())
+        self.land_points = int(mask.sum())
+        self.latitude: F32 = readonly(inner.latitude[self._index])
+        self.longitude: F32 = readonly(inner.longitude[self._index])
+        ids = inner.location_id
+        self.location_id: npt.NDArray[np.int32] | None = None if ids is None else readonly(ids[self._index])
+        self.no_previous = self._no_previous()
+        if self._accum and self.no_previous.size:
+            first = np.datetime64(int(self.no_previous[0]), "s")
+            self.notes.append(
+                f"accumulations ({', '.join(sorted(self._accum))}) NULL at {self.no_previous.size} hour(s) from "
+                f"{first} on: ERA5-Land's running totals from 00 UTC give an hour's amount only as the difference "
+                "from the hour before, which the download does not hold")
+
+    @property
+    def points(self) -> int:
+        return self.land_points
+
+    @property
+    def rows(self) -> int:
+        return len(self.valid_time) * self.land_points
+
+    def _land_mask(self) -> tuple[npt.NDArray[np.bool_], dict[str, npt.NDArray[np.bool_]]]:
+        """Per column, the points with a value at some hour; and their union."""
+        n = self._inner.points
+        per_column = {v.column: np.zeros(n, dtype=bool) for v in self.variables}
+        hours = max(1, _MASK_ROWS // max(n, 1))
+        for block in self._inner.blocks(hours=hours):
+            for column, values in block.values.items():
+                per_column[column] |= np.isfinite(values).any(axis=0)
+        union = np.zeros(n, dtype=bool)
+        for has in per_column.values():
+            union |= has
+        return union, per_column
+
+    def _no_previous(self) -> npt.NDArray[np.int64]:
+        """Valid times (epoch s) whose hourly amount needs an hour the download lacks."""
+        secs = self.valid_time.astype("datetime64[s]").astype(np.int64)
+        have = np.isin(secs - _HOUR, secs)
+        first_hour = (secs % 86400) // _HOUR == 1
+        return np.asarray(secs[~have & ~first_hour])
+
+    def _blocks(self, i0: int, i1: int, hours: int) -> Iterator[Block]:
+        if i0 >= i1:
+            return
+        secs = self.valid_time.astype("datetime64[s]").astype(np.int64)
+        # The hour before the window, when the download has it: the first hour's amount needs it.
+        j0 = i0 - 1 if self._accum and i0 > 0 and secs[i0 - 1] == secs[i0] - _HOUR else i0
+        previous: dict[str, npt.NDArray[np.float64]] = {}
+        prev_time: int | None = None
+        for block in self._inner._blocks(j0, i1, hours):  # type: ignore[attr-defined]
+            times = block.valid_time.astype("datetime64[s]").astype(np.int64)
+            values: dict[str, F32] = {}
+            for column, raw in block.values.items():
+                x = np.array(raw if self._all else raw[:, self._index], dtype=np.float64)
+                if column in self._accum:
+                    last = x[-1].copy()
+                    x = _hourly(x, times, previous.get(column), prev_time)
+                    previous[column] = last
+                scale, offset = self._scale[column]
+                np.multiply(x, scale, out=x)
+                np.add(x, offset, out=x)
+                values[column] = x.astype(np.float32)
+            prev_time = int(times[-1])
+            keep = times >= secs[i0]
+            if not keep.any():  # the block held only the hour read before the window
+                continue
+            if not keep.all():
+                values = {c: v[keep] for c, v in values.items()}
+            yield Block(block.valid_time[keep], self.location_id, self.latitude, self.longitude, values)
+
+    def _release(self) -> None:
+        self._inner.close()
+
+    def __repr__(self) -> str:
+        return (f"<LandDownload {', '.join(p.name for p in self.paths)}: {len(self.valid_time)} hours x "
+                f"{self.land_points} land points, columns {[v.column for v in self.variables]}>")
+
+
+def _hourly(x: npt.NDArray[np.float64], times: npt.NDArray[np.int64], before: npt.NDArray[np.float64] | None,
+            before_time: int | None) -> npt.NDArray[np.float64]:
+    """Running totals from 00 UTC (T, P) at ``times`` -> the amount of the hour ending at each time;
+    ``before``: the totals of the hour before ``times[0]`` (at ``before_time``), if read."""
+    prev_t = np.r_[before_time if before_time is not None else -1, times[:-1]]
+    prev_x = np.vstack([before if before is not None else np.full(x.shape[1], np.nan), x[:-1]])
+    first_hour = (times % 86400) // _HOUR == 1
+    diff = (prev_t == times - _HOUR) & ~first_hour
+    out = np.full_like(x, np.nan)
+    out[first_hour] = x[first_hour]
+    out[diff] = x[diff] - prev_x[diff]
+    return out
