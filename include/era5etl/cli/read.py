@@ -35,6 +35,8 @@ def add_parsers(sub: Any) -> None:
                     help=f"comma-separated columns; hourly: {', '.join(known('hour'))}; daily or monthly: a rollup "
                          "column such as temperature_2m_max, or a variable for all its aggregates (default: all)")
     step = se.add_mutually_exclusive_group()
+    step.add_argument("--hourly", action="store_const", const="hour", dest="step",
+                      help="one row an hour, from the table itself (the default)")
     step.add_argument("--daily", action="store_const", const="day", dest="step",
                       help="one row a UTC day, from the daily rollup (<table>_daily)")
     step.add_argument("--monthly", action="store_const", const="month", dest="step",

@@ -31,7 +31,7 @@ from psycopg import sql
 
 from era5etl.core.grid import GLOBAL_STEP, Area, Grid
 from era5etl.core.rollups import sources, split_value_column
-from era5etl.db import table_ident
+from era5etl.db import has_level_column, table_ident
 from era5etl.db.rollups import data_columns
 from era5etl.read.columns import STEP_NAMES, UNITS, Step, check_step, known, resolve
 from era5etl.read.errors import ReadError
@@ -188,6 +188,9 @@ def area_series(conn: Any, table: str, area: Area, start: datetime | None, end: 
     if dataset.grid.step != GLOBAL_STEP:
         raise ReadError(f"{table} holds {dataset.title} on its {dataset.grid.step:g} degree grid; an area's series "
                         "is made on ERA5's 0.25 degree one only, so far: read a place's series instead")
+    if has_level_column(conn, table):  # one row per level: a mean over them would mix the levels
+        raise ReadError(f"{table} is on pressure levels; an area's series is made of tables without levels only, "
+                        "so far: read a place's series at a level (--level) instead")
     check_inside(table, area, loaded_bounds(conn, table))
     columns = area_columns(variables, data_columns(conn, table))
     start, end = _utc(start), _utc(end)

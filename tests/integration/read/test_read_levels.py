@@ -62,6 +62,9 @@ def test_a_level_is_required_on_levels_and_refused_elsewhere(pl_table: str, tabl
     assert code != 0 and "no daily or monthly rollups" in err
     code, _, err, _ = cli("map", "2016-05-28T07:00", "--table", table, "--level", "500")
     assert code != 0 and "has no pressure levels" in err
+    # An area's mean over a table on levels would mix them: refused, pointing at a place's series.
+    code, _, err, _ = cli("series", "--area", "36/-118/34/-116", "--table", pl_table, "--hourly")
+    assert code != 0 and "is on pressure levels; an area's series" in err
 
 
 def test_http_queries_take_a_level() -> None:
