@@ -75,3 +75,7 @@ def monthly_dag(dataset: Dataset) -> DAG:
 # One DAG per dataset of the family, from the one factory; single levels keep their DAG id.
 dags = {dataset.name: monthly_dag(dataset) for dataset in DATASETS.values()}
 dag = dags[SINGLE_LEVELS.name]
+# Each dataset's DAG by its id at module level, where Airflow looks for DAGs, and what a DAGs folder's
+# two-line file takes with ``from era5etl.airflow.dags.era5_monthly import *``.
+globals().update({d.dag_id: d for d in dags.values()})
+__all__ = ["dag", "dags", *(d.dag_id for d in dags.values())]
