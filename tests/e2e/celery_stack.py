@@ -36,6 +36,7 @@ WORKERS = ("worker-a", "worker-b")
 WORKER_CONCURRENCY = "2"  # two task processes a worker: four in all on this machine's two cores
 HOSTNAME_ENV = "ERA5_E2E_WORKER"
 HEARTBEAT_TIMEOUT_S = "30"  # a killed worker's tasks are failed (and retried) after this, not 120 s
+QUEUED_TIMEOUT_S = "90"  # a task queued on the killed worker but never started is retried after this
 
 
 def worker_hostname() -> str:
@@ -118,6 +119,12 @@ def celery_stack(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
                     "AIRFLOW__CELERY__BROKER_URL": broker,
                     "AIRFLOW__CELERY__WORKER_CONCURRENCY": WORKER_CONCURRENCY,
                     "AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT": HEARTBEAT_TIMEOUT_S,
+                    # A task the killed worker had taken from the broker but not started stays queued
+                    # (its message is not redelivered while the dead worker holds it): Airflow retries a
+                    # task queued longer than this, checked this often (defaults 600 s and 120 s, longer
+                    # than the test waits; a run hung on one in a CI run here).
+                    "AIRFLOW__SCHEDULER__TASK_QUEUED_TIMEOUT": QUEUED_TIMEOUT_S,
+                    "AIRFLOW__SCHEDULER__TASK_QUEUED_TIMEOUT_CHECK_INTERVAL": "10",
                     # One CDS job at a time: the local CDS writes each job's NetCDF4 in a thread of its
                     # own, and two large ones written at once failed here with "NetCDF: HDF error".
                     "ERA5_CDS_MAX_PARALLEL": "1", **extra}
