@@ -82,6 +82,19 @@ def exclusive_end(end: datetime | None) -> datetime | None:
     return end.replace(minute=0, second=0, microsecond=0) + HOUR
 
 
+def _series_table(conn: Any, req: SeriesRequest) -> tuple[str, tuple[datetime, datetime]]:
+    """The series' table (guarded, resolved) and its time span, the range checked against the limits;
+    NotFoundError for a table with no rows yet."""
+    _guarded(conn)
+    table, schema, name = resolve_table(conn, req.table)
+    span = time_span(conn, schema, name)
+    if span is None:
+        raise NotFoundError(f"table {table!r} holds no rows yet")
+    # A bound not given is the table's span: an upper bound of what "everything loaded" answers.
+    check_series(req.start or span[0], req.end or span[1], req.step)
+    return table, span
+
+
 def read_series(url: str, req: SeriesRequest) -> Reply:
     """One place's series: the grid point nearest (lat, lon), its rows in the range at ``req.step``; or,
     given ``area``, the area's series (:func:`read_area_series`)."""
@@ -89,13 +102,7 @@ def read_series(url: str, req: SeriesRequest) -> Reply:
         return read_area_series(url, req)
     assert req.lat is not None and req.lon is not None  # the request's own check
     with connect(url) as conn:
-        _guarded(conn)
-        table, schema, name = resolve_table(conn, req.table)
-        span = time_span(conn, schema, name)
-        if span is None:
-            raise NotFoundError(f"table {table!r} holds no rows yet")
-        # A bound not given is the table's span: an upper bound of what "everything loaded" answers.
-        check_series(req.start or span[0], req.end or span[1], req.step)
+        table, _ = _series_table(conn, req)
         try:
             point = nearest_point(conn, table, req.lat, req.lon)
             s = series(conn, table, point, req.start, exclusive_end(req.end), req.variables, req.step, req.level)
@@ -118,12 +125,7 @@ def read_area_series(url: str, req: SeriesRequest) -> Reply:
     if req.format == "parquet":
         raise InputError("format=parquet writes one place's series; an area's comes as json or csv")
     with connect(url) as conn:
-        _guarded(conn)
-        table, schema, name = resolve_table(conn, req.table)
-        span = time_span(conn, schema, name)
-        if span is None:
-            raise NotFoundError(f"table {table!r} holds no rows yet")
-        check_series(req.start or span[0], req.end or span[1], req.step)
+        table, span = _series_table(conn, req)
         check_area_series(box, req.start or span[0], req.end or span[1], req.step)
         try:
             s = area_series(conn, table, box, req.start, exclusive_end(req.end), req.variables, req.step)
