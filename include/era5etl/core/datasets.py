@@ -75,6 +75,17 @@ class LatLonGrid:
         lon = (index % self.lon_count) * self.step + self.lon_first
         return np.asarray(lat, dtype=np.float64), np.asarray(lon, dtype=np.float64)
 
+    def column_range(self, west: float, east: float) -> tuple[int, int]:
+        """The first and last longitude index (``(location_id - 1) % lon_count``) of the lattice points
+        with west <= longitude <= east (west <= east, both in (-180, 180]): what a rollup, which keeps
+        no longitude, is filtered by. Empty (first > last) when no lattice column lies between."""
+        first = int(np.ceil((west - self.lon_first) / self.step - 1e-3))
+        last = int(np.floor((east - self.lon_first) / self.step + 1e-3))
+        return max(first, 0), min(last, self.lon_count - 1)
+
+    def longitude_of_column(self, index: int) -> float:
+        return float(index * self.step + self.lon_first)
+
 
 ERA5_GRID = LatLonGrid(step=0.25, lat_count=721, lon_count=1440, lon_first=-179.75)
 LAND_GRID = LatLonGrid(step=0.1, lat_count=1801, lon_count=3600, lon_first=-179.9)

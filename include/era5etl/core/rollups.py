@@ -38,8 +38,12 @@ _COMPONENTS = frozenset(c for pair in WIND_COMPONENTS.values() for c in pair)
 # ERA5's and ERA5-Land's columns (a column means one thing whichever dataset's table has it).
 _ACCUMULATED = frozenset(v.column for v in (*CATALOGUE, *LAND_CATALOGUE) if v.step_type == "accum")
 _FRACTIONS = frozenset(v.column for v in (*CATALOGUE, *LAND_CATALOGUE) if v.table_unit == "0-1")
-# Key columns of both rollups, in their order: what every row has before its aggregates.
-KEY_COLUMNS: tuple[str, ...] = ("bucket", "location_id", "latitude", "longitude", "hours")
+# Key columns of both rollups, in their order: what every row has before its aggregates. No
+# longitude: the point's id fixes it on the table's lattice (``LatLonGrid``: the id's remainder by
+# the row's length is the longitude's index), and it cost 1.1 bytes a row in the columnstore, 6% of
+# a rollup (docs/benchmarks.md). The latitude stays: an area's series groups and weights by it.
+# (Rollups made by earlier versions have a longitude column too, left NULL in the rows written since.)
+KEY_COLUMNS: tuple[str, ...] = ("bucket", "location_id", "latitude", "hours")
 
 
 def aggregates_of(column: str) -> tuple[str, ...]:

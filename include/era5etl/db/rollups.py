@@ -25,6 +25,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
+from era5etl.core.datasets import LatLonGrid
 from era5etl.core.errors import InputError
 from era5etl.core.rollups import KEY_COLUMNS, rolled_up, sources, value_columns
 from era5etl.db import SQL_DIR, _render, rollup_tables, split_table, table_ident
@@ -111,6 +112,19 @@ def ensure_rollups(conn: psycopg.Connection[Any], table: str, columnstore: bool)
     return added
 
 
+def box_filter(grid: LatLonGrid) -> sql.Composed:
+    """The rollup rows of the points inside %(south)s..%(north)s and the longitude columns
+    %(col0)s..%(col1)s of ``grid`` (:func:`box_params`): a rollup has no longitude, its id fixes it."""
+    return sql.SQL("latitude BETWEEN %(south)s AND %(north)s AND (location_id - 1) %% {} BETWEEN %(col0)s"
+                   " AND %(col1)s").format(sql.Literal(grid.lon_count))
+
+
+def box_params(grid: LatLonGrid, south: float, north: float, west: float, east: float) -> dict[str, Any]:
+    """The parameters of :func:`box_filter` for a box in degrees (as the hourly rows hold them)."""
+    col0, col1 = grid.column_range(west, east)
+    return {"south": south, "north": north, "col0": col0, "col1": col1}
+
+
 def rollup_columns(conn: psycopg.Connection[Any], table: str) -> tuple[str, ...]:
     """The value columns the rollups of ``table`` hold for its data columns."""
     return value_columns(data_columns(conn, table))
@@ -138,7 +152,7 @@ def daily_from_hourly(table: str, data: Sequence[str]) -> sql.Composed:
     exprs = [_aggregate(variable, agg) for variable, aggs in rolled.items() for agg in aggs]
     return sql.SQL(
         "INSERT INTO {daily} ({columns}) SELECT time_bucket('1 day'::interval, time), location_id, min(latitude),"
-        " min(longitude), count(*), {exprs} FROM {table} WHERE location_id IS NOT NULL"
+        " count(*), {exprs} FROM {table} WHERE location_id IS NOT NULL"
         " AND time >= %(first)s AND time < %(last)s AND time_bucket('1 day'::interval, time) = ANY(%(days)s)"
         " AND latitude BETWEEN %(south)s AND %(north)s AND longitude BETWEEN %(west)s AND %(east)s"
         " GROUP BY 1, 2 ORDER BY 1, 2").format(
@@ -147,11 +161,11 @@ def daily_from_hourly(table: str, data: Sequence[str]) -> sql.Composed:
         exprs=sql.SQL(", ").join(exprs), table=table_ident(table))
 
 
-def months_from_daily(table: str, data: Sequence[str]) -> tuple[sql.Composed, list[str]]:
+def months_from_daily(table: str, data: Sequence[str], grid: LatLonGrid) -> tuple[sql.Composed, list[str]]:
     """SELECT of partial monthly figures per (month, location_id) from the daily rollup rows in the
-    months %(months)s (timestamptz[]) inside the box, leaving out the days %(skip)s (the days the
-    loader aggregated itself). Returns the statement and the name of each output column after
-    (month, location_id, latitude, longitude, hours): per variable and aggregate ``min``/``max`` the
+    months %(months)s (timestamptz[]) inside the box (:func:`box_filter` on ``grid``), leaving out the
+    days %(skip)s (the days the loader aggregated itself). Returns the statement and the name of each
+    output column after (month, location_id, latitude, hours): per variable and aggregate ``min``/``max`` the
     extreme, ``mean`` the hour-weighted sum and its weight, ``sum`` the sum and how many days had
     one. A daily mean is weighted by its day's hours: exact where a variable is present in all or
     none of a day's hours, as ERA5 downloads are."""
@@ -172,12 +186,11 @@ def months_from_daily(table: str, data: Sequence[str]) -> tuple[sql.Composed, li
                 exprs.append(sql.SQL("count({})").format(col))
                 names += [f"{variable}_sum.total", f"{variable}_sum.count"]
     statement = sql.SQL(
-        "SELECT time_bucket('1 month'::interval, bucket), location_id, min(latitude), min(longitude), sum(hours),"
+        "SELECT time_bucket('1 month'::interval, bucket), location_id, min(latitude), sum(hours),"
         " {exprs} FROM {daily} WHERE bucket >= %(first)s AND bucket < %(last)s"
         " AND time_bucket('1 month'::interval, bucket) = ANY(%(months)s) AND NOT (bucket = ANY(%(skip)s))"
-        " AND latitude BETWEEN %(south)s AND %(north)s AND longitude BETWEEN %(west)s AND %(east)s"
-        " GROUP BY 1, 2 ORDER BY 1, 2").format(exprs=sql.SQL(", ").join(exprs),
-                                                daily=table_ident(rollup_tables(table)["day"]))
+        " AND {box} GROUP BY 1, 2 ORDER BY 1, 2").format(exprs=sql.SQL(", ").join(exprs), box=box_filter(grid),
+                                                          daily=table_ident(rollup_tables(table)["day"]))
     return statement, names
 
 

@@ -198,7 +198,7 @@ def _create_chunks(url: str, table: str, ranges: Sequence[tuple[datetime, dateti
             conn.execute(sql.SQL("INSERT INTO {} ({}{}) SELECT unnest(%s::timestamptz[]){}").format(
                 ident, sql.Identifier(time_column), extra, values), (starts,))
             conn.execute(sql.SQL("DELETE FROM {t} WHERE {c} >= %s AND {c} <= %s AND {c} = ANY(%s::timestamptz[])"
-                                 " AND latitude IS NULL AND longitude IS NULL").format(
+                                 " AND latitude IS NULL").format(
                 t=ident, c=sql.Identifier(time_column)), (min(starts), max(starts), starts))
             return
         regclass = ident.as_string(conn)

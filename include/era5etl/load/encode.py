@@ -5,7 +5,8 @@ header-extension length), then per tuple an int16 field count and per field an i
 (-1 = NULL) followed by the value in network byte order, then an int16 -1 trailer. Here every tuple
 has the table's columns in the order of :func:`copy_columns`: timestamptz (int64 microseconds since
 2000-01-01 UTC), int4 location_id, then float4 latitude, longitude and the data columns: the six by
-default (ten fields), and after them any catalogued variable's column a load adds.
+default (ten fields), and after them any catalogued variable's column a load adds. A rollup's tuples
+(:func:`encode_grid`) have latitude alone and its ``hours`` before its aggregates.
 
 A tuple is one record of a packed structured dtype with big-endian fields, so numpy does the byte
 swapping and the output is one ``tobytes``. NULL floats (NaN, or a column the block does not hold)
@@ -29,6 +30,7 @@ from era5etl.core.variables import DATA_COLUMNS
 from era5etl.stage import Block
 
 KEY_COLUMNS: tuple[str, ...] = ("time", "location_id", "latitude", "longitude")
+COORDINATES: tuple[str, ...] = KEY_COLUMNS[2:]
 COPY_COLUMNS: tuple[str, ...] = (*KEY_COLUMNS, *DATA_COLUMNS)  # a load of the six
 HEADER: bytes = b"PGCOPY\n\xff\r\n\x00" + struct.pack(">ii", 0, 0)
 TRAILER: bytes = struct.pack(">h", -1)
@@ -41,23 +43,24 @@ LEVEL = "level"  # int2, hPa: the key column a table on pressure levels has afte
 
 
 def copy_columns(data_columns: tuple[str, ...] = DATA_COLUMNS, int_columns: tuple[str, ...] = (),
-                 level: bool = False) -> tuple[str, ...]:
+                 level: bool = False, coordinates: tuple[str, ...] = COORDINATES) -> tuple[str, ...]:
     """The columns a COPY of ``data_columns`` names, in the order the tuples hold them (``int_columns``,
     int4 and never NULL, between the key columns and the data columns: a rollup's ``hours``; ``level``,
-    int2 and never NULL, after location_id for a table on pressure levels)."""
-    keys = (*KEY_COLUMNS[:2], LEVEL, *KEY_COLUMNS[2:]) if level else KEY_COLUMNS
-    return (*keys, *int_columns, *data_columns)
+    int2 and never NULL, after location_id for a table on pressure levels; ``coordinates``: the float4
+    key columns after them, latitude and longitude, or a rollup's latitude alone)."""
+    keys = (*KEY_COLUMNS[:2], LEVEL) if level else KEY_COLUMNS[:2]
+    return (*keys, *coordinates, *int_columns, *data_columns)
 
 
 @lru_cache(maxsize=64)
 def _tuple_dtype(present: frozenset[str], with_id: bool = True,
                  data_columns: tuple[str, ...] = DATA_COLUMNS, int_columns: tuple[str, ...] = (),
-                 level: bool = False) -> np.dtype[np.void]:
+                 level: bool = False, coordinates: tuple[str, ...] = COORDINATES) -> np.dtype[np.void]:
     fields: list[tuple[str, str]] = [("nfields", ">i2"), ("time.len", ">i4"), ("time", ">i8"),
                                      ("location_id.len", ">i4")]
     if with_id:
         fields.append(("location_id", ">i4"))
-    for c in copy_columns(data_columns, int_columns, level)[2:]:
+    for c in copy_columns(data_columns, int_columns, level, coordinates)[2:]:
         fields.append((f"{c}.len", ">i4"))
         if c == LEVEL and level:
             fields.append((c, ">i2"))
@@ -71,10 +74,12 @@ def _tuple_dtype(present: frozenset[str], with_id: bool = True,
 def _encode(shape: tuple[int, ...], pg_time: npt.NDArray[np.int64], location_id: npt.NDArray[Any] | None,
             floats: Mapping[str, npt.NDArray[np.floating[Any]]], data_columns: tuple[str, ...],
             ints: Mapping[str, npt.NDArray[np.integer[Any]]] | None = None,
-            level: npt.NDArray[np.integer[Any]] | None = None) -> bytes:
-    """Tuples for arrays broadcastable to ``shape`` (flattened in C order); ``floats`` holds latitude,
-    longitude and the data columns present; ``ints`` the int4 columns after the key columns; ``level``
-    the int2 level of a table on pressure levels (None: the table has no level column)."""
+            level: npt.NDArray[np.integer[Any]] | None = None,
+            coordinates: tuple[str, ...] = COORDINATES) -> bytes:
+    """Tuples for arrays broadcastable to ``shape`` (flattened in C order); ``floats`` holds the
+    ``coordinates`` (latitude, longitude) and the data columns present; ``ints`` the int4 columns after
+    the key columns; ``level`` the int2 level of a table on pressure levels (None: the table has no
+    level column)."""
     ints = ints or {}
     n = int(np.prod(shape))
     if n == 0:
@@ -90,9 +95,10 @@ def _encode(shape: tuple[int, ...], pg_time: npt.NDArray[np.int64], location_id:
         if nan.any():
             nulls[c] = np.broadcast_to(nan, shape)
     int_columns = tuple(ints)
-    dt = _tuple_dtype(frozenset(present), location_id is not None, data_columns, int_columns, level is not None)
+    dt = _tuple_dtype(frozenset(present), location_id is not None, data_columns, int_columns, level is not None,
+                      coordinates)
     rows = np.empty(shape, dtype=dt)
-    rows["nfields"] = len(KEY_COLUMNS) + len(int_columns) + len(data_columns) + (level is not None)
+    rows["nfields"] = 2 + len(coordinates) + len(int_columns) + len(data_columns) + (level is not None)
     rows["time.len"] = 8
     rows["time"] = pg_time
     if location_id is None:  # a grid off the 0.25 degree lattice: no ids, NULL
@@ -106,7 +112,7 @@ def _encode(shape: tuple[int, ...], pg_time: npt.NDArray[np.int64], location_id:
     for c, counts in ints.items():
         rows[f"{c}.len"] = 4
         rows[c] = counts
-    for c in copy_columns(data_columns)[2:]:
+    for c in copy_columns(data_columns, coordinates=coordinates)[2:]:
         if c not in present:
             rows[f"{c}.len"] = -1
             continue
@@ -158,16 +164,17 @@ def encode_block(block: Block, data_columns: tuple[str, ...] = DATA_COLUMNS) -> 
 
 
 def encode_grid(times: npt.NDArray[np.datetime64], location_id: npt.NDArray[Any], latitude: npt.NDArray[np.float32],
-                longitude: npt.NDArray[np.float32], ints: Mapping[str, npt.NDArray[np.integer[Any]]],
+                ints: Mapping[str, npt.NDArray[np.integer[Any]]],
                 values: Mapping[str, npt.NDArray[np.floating[Any]]], data_columns: tuple[str, ...]) -> bytes:
     """Tuples for (T, P) arrays of ``values`` and ``ints`` at T times and P points (the rollup rows
-    the loader writes: a bucket, a point, its ``hours`` and its aggregates), time-major."""
+    the loader writes: a bucket, a point, its latitude, its ``hours`` and its aggregates; no longitude,
+    which the point's id fixes: ``era5etl.core.rollups``), time-major."""
     t, p = len(times), len(latitude)
     _check_floats(values, (t, p), "buckets x points", data_columns)
     pg_time = times.astype("datetime64[us]").astype(np.int64) - PG_EPOCH_US
-    floats: dict[str, npt.NDArray[np.floating[Any]]] = {
-        "latitude": latitude[None, :], "longitude": longitude[None, :], **values}
-    return _encode((t, p), pg_time[:, None], location_id[None, :], floats, data_columns, ints)
+    floats: dict[str, npt.NDArray[np.floating[Any]]] = {"latitude": latitude[None, :], **values}
+    return _encode((t, p), pg_time[:, None], location_id[None, :], floats, data_columns, ints,
+                   coordinates=("latitude",))
 
 
 def encode_rows(time_us: npt.NDArray[np.int64] | npt.NDArray[np.datetime64], location_id: npt.NDArray[Any],

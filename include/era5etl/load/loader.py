@@ -74,7 +74,7 @@ def load(
     if on_levels:
         rollups = False  # a table on levels has no rollups yet (docs/datasets.md)
     base = tuple(v.column for v in dataset.base_variables)
-    box = Box.of(staged, base)
+    box = Box.of(staged, base, dataset.grid)
     times = staged.valid_time
     if start is not None:
         times = times[times >= _np(start)]
@@ -101,10 +101,10 @@ def load(
     monthly = MonthlyRollup()
     points: Points | None = None
     if rollups and staged.location_id is not None:
-        ids, lat, lon = staged.location_id, staged.latitude, staged.longitude
+        ids, lat = staged.location_id, staged.latitude
         if order is not None:
-            ids, lat, lon = ids[order], lat[order], lon[order]
-        points = Points(ids, lat, lon)
+            ids, lat = ids[order], lat[order]
+        points = Points(ids, lat)
     if rollups:
         for w in windows:
             w.rollup = WindowRollup(w.times, points, box.columns, monthly)

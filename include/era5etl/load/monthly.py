@@ -27,10 +27,10 @@ from psycopg import sql
 
 from era5etl.core.rollups import KEY_COLUMNS, rolled_up
 from era5etl.db import connect, rollup_tables, table_ident
-from era5etl.db.rollups import months_from_daily
+from era5etl.db.rollups import box_filter, months_from_daily
 from era5etl.load import encode as pgcopy
 from era5etl.load.rollup import MonthlyRollup, Partial, Points
-from era5etl.load.writer import DECOMPRESSION_LIMIT
+from era5etl.load.writer import DECOMPRESSION_LIMIT, Box
 
 
 def _days_in(month: np.datetime64) -> int:
@@ -45,11 +45,11 @@ def _server_partials(rows: list[tuple[Any, ...]], names: list[str], rolled: dict
         return out
     months = np.array([np.datetime64(r[0].replace(tzinfo=None), "M") for r in rows])
     table = np.array([r[1:] for r in rows], dtype=np.float64)  # NULL -> NaN
-    col = {name: 4 + i for i, name in enumerate(names)}
+    col = {name: 3 + i for i, name in enumerate(names)}
     for month in np.unique(months):
         part = table[months == month]
         ids = part[:, 0].astype(np.int64)
-        partial = Partial(part[None, :, 3].astype(np.int64))
+        partial = Partial(part[None, :, 2].astype(np.int64))
         for variable, aggs in rolled.items():
             if "min" in aggs:
                 partial.low[variable] = part[None, :, col[f"{variable}_min"]]
@@ -57,8 +57,7 @@ def _server_partials(rows: list[tuple[Any, ...]], names: list[str], rolled: dict
             kind = "mean" if "mean" in aggs else "sum"
             partial.total[variable] = np.nan_to_num(part[None, :, col[f"{variable}_{kind}.total"]])
             partial.count[variable] = part[None, :, col[f"{variable}_{kind}.count"]].astype(np.int64)
-        points = Points(ids.astype(np.int32), part[:, 1].astype(np.float32), part[:, 2].astype(np.float32))
-        out[month] = (ids, points, partial)
+        out[month] = (ids, Points(ids.astype(np.int32), part[:, 1].astype(np.float32)), partial)
     return out
 
 
@@ -78,11 +77,10 @@ def _placed(partial: Partial, at: npt.NDArray[np.intp], n: int) -> Partial:
 def _encoded(months: list[np.datetime64], points: Points, partial: Partial, rolled: dict[str, tuple[str, ...]],
              columns: tuple[str, ...]) -> bytes:
     return pgcopy.encode_grid(np.array(months).astype("datetime64[s]"), points.location_id, points.latitude,
-                              points.longitude, {"hours": partial.hours.astype(np.int32)}, partial.values(rolled),
-                              columns)
+                              {"hours": partial.hours.astype(np.int32)}, partial.values(rolled), columns)
 
 
-def write_monthly(url: str, table: str, box: Any, touched: Sequence[np.datetime64], monthly: MonthlyRollup,
+def write_monthly(url: str, table: str, box: Box, touched: Sequence[np.datetime64], monthly: MonthlyRollup,
                   points: Points | None, data_columns: tuple[str, ...],
                   copy_settings: dict[str, str] | None) -> tuple[int, float]:
     """Replace the monthly rollup rows of the ``touched`` months (datetime64[M]) inside ``box``;
@@ -97,7 +95,7 @@ def write_monthly(url: str, table: str, box: Any, touched: Sequence[np.datetime6
     ident = table_ident(name)
     whole = {m for m in months if m in monthly.days and len(set(monthly.days[m])) == _days_in(m)}
     ask = [m for m in months if m not in whole]
-    bounds = {"south": box.south, "north": box.north, "west": box.west, "east": box.east}
+    bounds = box.rollup_params()
     first = months[0].astype("datetime64[s]").item()
     last = (months[-1] + 1).astype("datetime64[s]").item()
     stamps = [m.astype("datetime64[s]").item() for m in months]
@@ -109,7 +107,7 @@ def write_monthly(url: str, table: str, box: Any, touched: Sequence[np.datetime6
         cur.execute(f"SET LOCAL {DECOMPRESSION_LIMIT} = 0")
         server: dict[np.datetime64, tuple[npt.NDArray[np.int64], Points, Partial]] = {}
         if ask:
-            statement, names = months_from_daily(table, data_columns)
+            statement, names = months_from_daily(table, data_columns, box.grid)
             skip = sorted({d for m in ask for d in monthly.days.get(m, [])})
             rows = cur.execute(statement, {
                 **bounds, "first": first, "last": last,
@@ -117,8 +115,7 @@ def write_monthly(url: str, table: str, box: Any, touched: Sequence[np.datetime6
                 "skip": [d.astype("datetime64[s]").item() for d in skip]}).fetchall()
             server = _server_partials(rows, names, rolled)
         cur.execute(sql.SQL("DELETE FROM {} WHERE bucket >= %(first)s AND bucket < %(last)s"
-                            " AND bucket = ANY(%(months)s) AND latitude BETWEEN %(south)s AND %(north)s"
-                            " AND longitude BETWEEN %(west)s AND %(east)s").format(ident),
+                            " AND bucket = ANY(%(months)s) AND {}").format(ident, box_filter(box.grid)),
                     {**bounds, "first": first, "last": last, "months": stamps})
         if copy_settings is not None:
             for setting, value in copy_settings.items():
@@ -149,15 +146,14 @@ def write_monthly(url: str, table: str, box: Any, touched: Sequence[np.datetime6
                     continue
                 ids = np.unique(np.concatenate([p[0] for p in parts]))
                 lat = np.full(ids.size, np.nan, dtype=np.float32)
-                lon = np.full(ids.size, np.nan, dtype=np.float32)
                 merged: Partial | None = None
                 for pid, pts, partial in parts:
                     at = np.searchsorted(ids, pid)
-                    lat[at], lon[at] = pts.latitude, pts.longitude
+                    lat[at] = pts.latitude
                     placed = _placed(partial, at, ids.size)
                     merged = placed if merged is None else merged.merge(placed)
                 assert merged is not None
-                cp.write(_encoded([month], Points(ids.astype(np.int32), lat, lon), merged, rolled, columns))
+                cp.write(_encoded([month], Points(ids.astype(np.int32), lat), merged, rolled, columns))
                 written += ids.size
             cp.write(pgcopy.TRAILER)
     return written, time.perf_counter() - t0

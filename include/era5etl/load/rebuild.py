@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -21,18 +20,13 @@ from era5etl.db import columnstore_enabled, connect, table_ident
 from era5etl.db.rollups import daily_from_hourly, data_columns, drop_rollups, ensure_rollups
 from era5etl.load.monthly import write_monthly
 from era5etl.load.rollup import MonthlyRollup
-from era5etl.load.writer import copy_settings
+from era5etl.load.writer import Box, copy_settings
 
 log = logging.getLogger(__name__)
 
-@dataclass(frozen=True)
-class _World:
-    """The whole globe as a load's box: every row of the table."""
-
-    south: float = -90.0
-    north: float = 90.0
-    west: float = -180.0
-    east: float = 180.0
+# The whole globe as a load's box: every row of the table (its longitude columns are every column of
+# any lattice's ids).
+_WORLD = Box(-90.0, 90.0, -180.0, 180.0)
 
 
 def rebuild(url: str, table: str, on_month: Callable[[str, int], None] | None = None) -> dict[str, int]:
@@ -52,11 +46,11 @@ def rebuild(url: str, table: str, on_month: Callable[[str, int], None] | None = 
         after = datetime(month.year + month.month // 12, month.month % 12 + 1, 1, tzinfo=UTC)
         days = [month + timedelta(days=i) for i in range((after - month).days)]
         with connect(url) as conn, conn.transaction():
-            params = {**asdict(_World()), "first": month, "last": after, "days": days}
+            params = {**_WORLD.rollup_params(), "first": month, "last": after, "days": days}
             cur = conn.execute(daily_from_hourly(table, data), params)
             daily = max(cur.rowcount, 0)
         if daily:
-            monthly, _ = write_monthly(url, table, _World(), [np.datetime64(month.replace(tzinfo=None), "M")],
+            monthly, _ = write_monthly(url, table, _WORLD, [np.datetime64(month.replace(tzinfo=None), "M")],
                                        MonthlyRollup(), None, data, settings)
             out["months"] += 1
             out["daily_rows"] += daily

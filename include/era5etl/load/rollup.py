@@ -184,11 +184,11 @@ def _runs(keys: npt.NDArray[Any]) -> npt.NDArray[np.intp]:
 
 @dataclass
 class Points:
-    """The grid points of a load, in the order its blocks hold them (location_id ascending)."""
+    """The grid points of a load, in the order its blocks hold them (location_id ascending): what a
+    rollup row keeps of a point (its id fixes its longitude)."""
 
     location_id: npt.NDArray[np.int32]
     latitude: npt.NDArray[np.float32]
-    longitude: npt.NDArray[np.float32]
 
 
 class MonthlyRollup:
@@ -225,7 +225,7 @@ class WindowRollup:
         self._whole = np.array(sorted(self.whole), dtype="datetime64[D]")
         self.partial_days = [d for d in days if d not in self.whole]
         self.days = days
-        self.points = points or Points(np.zeros(0, np.int32), np.zeros(0, np.float32), np.zeros(0, np.float32))
+        self.points = points or Points(np.zeros(0, np.int32), np.zeros(0, np.float32))
         self.data_columns = data_columns
         self.rolled = rolled_up(data_columns)
         self.columns = tuple(f"{v}_{a}" for v, aggs in self.rolled.items() for a in aggs)
@@ -278,7 +278,7 @@ class WindowRollup:
     def _emit(self, days: npt.NDArray[np.datetime64], partial: Partial) -> None:
         values = partial.values(self.rolled)
         self.encoded.append(pgcopy.encode_grid(
-            days.astype("datetime64[s]"), self.points.location_id, self.points.latitude, self.points.longitude,
+            days.astype("datetime64[s]"), self.points.location_id, self.points.latitude,
             {"hours": partial.hours.astype(np.int32)}, values, self.columns))
         self.rows += partial.hours.size
         self.monthly.add(days, partial)

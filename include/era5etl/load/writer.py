@@ -15,7 +15,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -23,9 +23,10 @@ import numpy as np
 import psycopg
 from psycopg import sql
 
+from era5etl.core.datasets import ERA5_GRID, LatLonGrid
 from era5etl.core.variables import DATA_COLUMNS
 from era5etl.db import columnstore_enabled, connect, rollup_tables, table_ident
-from era5etl.db.rollups import daily_from_hourly
+from era5etl.db.rollups import box_filter, box_params, daily_from_hourly
 from era5etl.load import encode as pgcopy
 from era5etl.load.chunks import _chunk_of, chunks_between
 from era5etl.load.locks import lock_chunk, lock_month
@@ -91,20 +92,27 @@ class Box:
     columns: tuple[str, ...] = DATA_COLUMNS
     # A download on pressure levels replaces its levels only (hPa); () for a table without levels.
     levels: tuple[int, ...] = ()
+    # The lattice whose ids the points have: a rollup row keeps no longitude, its id's column does.
+    grid: LatLonGrid = ERA5_GRID
 
     @classmethod
-    def of(cls, staged: StagedDownload, base: tuple[str, ...] = DATA_COLUMNS) -> Box:
+    def of(cls, staged: StagedDownload, base: tuple[str, ...] = DATA_COLUMNS, grid: LatLonGrid = ERA5_GRID) -> Box:
         """``base``: the columns the table is made with (the six of single levels), written NULL when
         the download lacks them."""
         lat, lon = staged.latitude, staged.longitude
         extra = tuple(v.column for v in staged.variables if v.column not in base)
         return cls(float(lat.min()), float(lat.max()), float(lon.min()), float(lon.max()), (*base, *extra),
-                   tuple(getattr(staged, "levels", ())))
+                   tuple(getattr(staged, "levels", ())), grid)
 
     def params(self) -> dict[str, Any]:
         """The box's bounds (and levels) as a statement's parameters."""
-        return {k: v for k, v in asdict(self).items() if k not in ("columns", "levels")} | (
+        return {"south": self.south, "north": self.north, "west": self.west, "east": self.east} | (
             {"levels": list(self.levels)} if self.levels else {})
+
+    def rollup_params(self) -> dict[str, Any]:
+        """The box's bounds as the parameters of ``db.rollups.box_filter`` (with the degrees too, for
+        the statements that read the hourly rows)."""
+        return self.params() | box_params(self.grid, self.south, self.north, self.west, self.east)
 
     def level_filter(self) -> sql.Composable:
         return sql.SQL(" AND level = ANY(%(levels)s)") if self.levels else sql.SQL("")
@@ -250,7 +258,7 @@ def write_daily(cur: psycopg.Cursor[tuple[Any, ...]], table: str, box: Box, star
     aligned = len(found) == 1 and found[0][2] == start and found[0][3] == end
     target = sql.Identifier(found[0][0], found[0][1]) if aligned else table_ident(daily)
     days = [d.astype("datetime64[s]").item().replace(tzinfo=UTC) for d in rollup.days]
-    bounds = {k: v for k, v in asdict(box).items() if k != "columns"}
+    bounds = box.rollup_params()
     # As for the hourly rows: the chunk's transaction may decompress whatever it replaces.
     cur.execute(f"SET LOCAL {DECOMPRESSION_LIMIT} = 0")
     if aligned and empty:
@@ -261,8 +269,7 @@ def write_daily(cur: psycopg.Cursor[tuple[Any, ...]], table: str, box: Box, star
             cur.execute(sql.SQL("DELETE FROM {}").format(target))
     elif days:
         cur.execute(sql.SQL("DELETE FROM {} WHERE bucket >= %(first)s AND bucket <= %(last)s AND bucket = ANY(%(days)s)"
-                            " AND latitude BETWEEN %(south)s AND %(north)s AND longitude BETWEEN %(west)s"
-                            " AND %(east)s").format(target),
+                            " AND {}").format(target, box_filter(box.grid)),
                     {**bounds, "first": days[0], "last": days[-1], "days": days})
     if rollup.encoded:
         columns = sql.SQL(", ").join(map(sql.Identifier, rollup.copy_columns()))

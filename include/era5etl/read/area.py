@@ -29,10 +29,11 @@ from typing import Any
 import numpy as np
 from psycopg import sql
 
+from era5etl.core.datasets import ERA5_GRID
 from era5etl.core.grid import GLOBAL_STEP, Area, Grid
 from era5etl.core.rollups import sources, split_value_column
 from era5etl.db import has_level_column, table_ident
-from era5etl.db.rollups import data_columns
+from era5etl.db.rollups import box_filter, box_params, data_columns
 from era5etl.read.columns import STEP_NAMES, UNITS, Step, check_step, known, resolve
 from era5etl.read.errors import ReadError
 from era5etl.read.gaps import gap_text, gaps
@@ -150,9 +151,10 @@ def area_statement(relation: str, time_column: str, step: Step, columns: list[st
     outer = [packed(sql.Identifier("t"), "timestamptz"), packed(sql.Identifier("points"), "int8"),
              packed(sql.Identifier("hours"), "int8")]
     outer += [packed(sql.Identifier(f"c{i}"), "float8") for i in range(len(columns))]
-    where: list[sql.Composable] = [sql.SQL(
-        "location_id BETWEEN %(first_id)s AND %(last_id)s AND latitude BETWEEN %(south)s AND %(north)s"
-        " AND longitude BETWEEN %(west)s AND %(east)s")]
+    # The box by latitude and by the ids' longitude columns, on the hourly rows as on the rollups
+    # (which keep no longitude: ``db.rollups.box_filter``).
+    where: list[sql.Composable] = [sql.SQL("location_id BETWEEN %(first_id)s AND %(last_id)s AND {}").format(
+        box_filter(ERA5_GRID))]
     if bounded[0]:
         where.append(sql.SQL("{} >= %(start)s").format(t))
     if bounded[1]:
@@ -170,7 +172,7 @@ def _params(area: Area, start: datetime | None, end: datetime | None) -> dict[st
     west, east = float(area.west), float(area.east)
     first = int(np.floor((south + 90) / 0.25)) * 1440 + int(np.floor((west + 179.75) / 0.25)) + 1
     last = int(np.ceil((north + 90) / 0.25)) * 1440 + int(np.ceil((east + 179.75) / 0.25)) + 1
-    return {"south": south, "north": north, "west": west, "east": east, "first_id": first, "last_id": last,
+    return {**box_params(ERA5_GRID, south, north, west, east), "first_id": first, "last_id": last,
             "start": start, "end": end}
 
 
@@ -215,8 +217,8 @@ def _empty(conn: Any, table: str, area: Area, step: Step, start: datetime | None
     t = sql.Identifier("bucket" if relation else "time")
     found = conn.execute(sql.SQL(
         "SELECT count(DISTINCT location_id), min({t}), max({t}) FROM {r} WHERE location_id BETWEEN %(first_id)s"
-        " AND %(last_id)s AND latitude BETWEEN %(south)s AND %(north)s AND longitude BETWEEN %(west)s AND %(east)s"
-    ).format(t=t, r=table_ident(relation or table)), params).fetchone()
+        " AND %(last_id)s AND {box}").format(t=t, r=table_ident(relation or table), box=box_filter(ERA5_GRID)),
+        params).fetchone()
     if not found or not found[0]:
         return ReadError(f"{table} holds no grid point inside the area {area} (its grid may be coarser than "
                          "0.25 degrees): widen the area")

@@ -150,19 +150,15 @@ def nearest_point(conn: Any, table: str, lat: float, lon: float, dataset: Datase
     lat, lon = _place(lat, lon)
     require_table(conn, table)
     monthly = rollup_of(conn, table, "month")
-    row = conn.execute(sql.SQL("SELECT min(location_id), max(location_id), min(longitude), max(longitude) FROM {}")
-                       .format(table_ident(monthly))).fetchone() if monthly else None
-    if row is None or row[0] is None:
+    found = _rollup_bounds(conn, monthly, grid) if monthly else None
+    if found is None:
         ids = _latest_hour_ids(conn, table)
         bounds = _bounds_of(ids, grid)
         if not bounds.holds(lat, lon):
             raise _outside(table, lat, lon, bounds)
         return _nearest(lat, lon, ids, grid)
     assert monthly is not None
-    # The lowest and highest ids are the southmost and northmost rows; west and east from the
-    # longitude index: four index lookups whatever the rollup's size.
-    lats, _ = grid.coordinates(np.array(row[:2]))
-    bounds = Bounds(float(lats[1]), float(row[2]), float(lats[0]), float(row[3]), grid.step / 2)
+    bounds = found
     if not bounds.holds(lat, lon):
         raise _outside(table, lat, lon, bounds)
     return _Search(conn, monthly, bounds, grid).nearest(lat, lon)
@@ -174,12 +170,24 @@ def loaded_bounds(conn: Any, table: str, dataset: Dataset = SINGLE_LEVELS) -> Bo
     (``dataset``: whose lattice numbers them)."""
     require_table(conn, table)
     monthly = rollup_of(conn, table, "month")
-    row = conn.execute(sql.SQL("SELECT min(location_id), max(location_id), min(longitude), max(longitude) FROM {}")
-                       .format(table_ident(monthly))).fetchone() if monthly else None
-    if row is None or row[0] is None:
+    found = _rollup_bounds(conn, monthly, dataset.grid) if monthly else None
+    if found is None:
         return _bounds_of(_latest_hour_ids(conn, table), dataset.grid)
-    lats, _ = dataset.grid.coordinates(np.array(row[:2]))
-    return Bounds(float(lats[1]), float(row[2]), float(lats[0]), float(row[3]))
+    return found
+
+
+def _rollup_bounds(conn: Any, monthly: str, grid: LatLonGrid) -> Bounds | None:
+    """The box of the points a monthly rollup holds (None when it holds none): north and south from
+    its highest and lowest ids, west and east from the ids' longitude columns (a rollup keeps no
+    longitude; its id fixes it)."""
+    row = conn.execute(sql.SQL("SELECT min(location_id), max(location_id), min((location_id - 1) % {n}),"
+                               " max((location_id - 1) % {n}) FROM {r}").format(
+        n=sql.Literal(grid.lon_count), r=table_ident(monthly))).fetchone()
+    if row is None or row[0] is None:
+        return None
+    lats, _ = grid.coordinates(np.array(row[:2]))
+    return Bounds(float(lats[1]), grid.longitude_of_column(int(row[2])), float(lats[0]),
+                  grid.longitude_of_column(int(row[3])), grid.step / 2)
 
 
 def _latest_hour_ids(conn: Any, table: str) -> np.ndarray:

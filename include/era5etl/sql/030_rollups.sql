@@ -10,8 +10,7 @@
 CREATE TABLE {daily} (
     bucket      timestamptz NOT NULL,
     location_id int         NOT NULL,
-    latitude    real,
-    longitude   real,
+    latitude    real,        -- no longitude: location_id fixes it (era5etl.core.rollups.KEY_COLUMNS)
     hours       int         NOT NULL
 );
 CREATE TABLE {monthly} (LIKE {daily});

@@ -100,6 +100,27 @@ def test_rollups_an_earlier_version_made_are_refused_then_rebuilt_from_the_hourl
     ensure_schema(db_url, table)  # accepted again
 
 
+def test_rollups_with_an_earlier_versions_longitude_column_keep_loading_exactly(
+    db_url: str, table: str, samples: Path
+) -> None:
+    # Rollups made before the longitude left them (the point's id fixes it) have the column still:
+    # a reload fills the rows without it, the box still finds them, the column stays NULL.
+    files = [str(samples / NEW_INSTANT), str(samples / NEW_ACCUM)]
+    code, _, err = cli("load-file", *files, "--table", table)[:3]
+    assert code == 0, err
+    with connect(db_url, autocommit=True) as conn:
+        for relation in (f"{table}_daily", f"{table}_monthly"):
+            conn.execute(f"ALTER TABLE {relation} ADD COLUMN longitude real")
+    code, _, err, summary = cli("load-file", *files, "--table", table, "--json")
+    assert code == 0, err
+    assert summary is not None and summary["rollups"]["daily_rows"] == 12 * 25
+    assert_rollups_match(db_url, table, MAY, JUNE)  # replaced, not added to: one row per point and bucket
+    with connect(db_url) as conn:
+        for relation in (f"{table}_daily", f"{table}_monthly"):
+            assert conn.execute(f"SELECT count(*), count(longitude) FROM {relation}").fetchone() == (
+                12 * 25 if relation.endswith("daily") else 25, 0)
+
+
 def test_a_load_with_added_columns_part_days_and_partial_reloads_keeps_the_rollups_exact(
     db_url: str, table: str, samples: Path, tmp_path: Path
 ) -> None:

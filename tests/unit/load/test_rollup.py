@@ -43,7 +43,7 @@ def _data(hours: int, seed: int = 0) -> tuple[np.ndarray, dict[str, np.ndarray]]
 
 
 def _feed(times: np.ndarray, values: dict[str, np.ndarray], hours_a_block: int, load: slice) -> Recorded:
-    points = Points(np.arange(P, dtype=np.int32), np.zeros(P, np.float32), np.zeros(P, np.float32))
+    points = Points(np.arange(P, dtype=np.int32), np.zeros(P, np.float32))
     window = Recorded(times[load].astype(np.int64), points, DATA_COLUMNS, MonthlyRollup())
     t = times[load]
     v = {c: a[load] for c, a in values.items()}

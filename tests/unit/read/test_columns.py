@@ -20,9 +20,10 @@ from era5etl.read.errors import ReadError
 
 def test_the_rollup_contract_is_exactly_these_columns() -> None:
     # The HTTP API reads <table>_daily and <table>_monthly by these names: an instantaneous column's
-    # min, max and mean, an accumulation's sum, a fraction's mean, the wind as its speed.
+    # min, max and mean, an accumulation's sum, a fraction's mean, the wind as its speed; no longitude
+    # (the point's id fixes it).
     assert ROLLUP_COLUMNS == (
-        "bucket", "location_id", "latitude", "longitude", "hours",
+        "bucket", "location_id", "latitude", "hours",
         "temperature_2m_min", "temperature_2m_max", "temperature_2m_mean",
         "wind_speed_10m_min", "wind_speed_10m_max", "wind_speed_10m_mean",
         "total_cloud_cover_mean", "total_precipitation_sum", "snowfall_sum")
