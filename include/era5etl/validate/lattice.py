@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
+from fractions import Fraction
 
 from psycopg import sql
 
@@ -52,8 +53,10 @@ class Lattice:
         return self.lat1 * self.lon_count + self.lon1 + 1
 
 
-_LAT_IDX = sql.SQL("((location_id - 1) / {n})").format(n=sql.Literal(GLOBAL_LON_COUNT))
-_LON_IDX = sql.SQL("((location_id - 1) % {n})").format(n=sql.Literal(GLOBAL_LON_COUNT))
+def _exact(step: float) -> bool:
+    """Whether the lattice's coordinates are exact in binary floating point (0.25 degrees: multiples
+    of a power of two; 0.1 is not)."""
+    return Fraction(step).limit_denominator(1000) == Fraction(step)
 
 
 def area_predicates(area: Area, grid: Grid, dataset: Dataset = SINGLE_LEVELS) -> tuple[sql.Composable, sql.Composable]:
@@ -61,10 +64,11 @@ def area_predicates(area: Area, grid: Grid, dataset: Dataset = SINGLE_LEVELS) ->
 
     The first selects what is validated (box by coordinates, or the id range of the area's lattice);
     the second is what every selected row must satisfy. Index arithmetic is integer and the
-    coordinates are compared as float8, where multiples of 0.25 are exact, so no tolerance is needed.
-    On ERA5-Land's 0.1 degree lattice they are not: the row's float4 coordinates must be within
-    1e-4 degrees of its id's (a float4 near 180 is exact to 1.5e-5; the next point is 0.1 away).
-    ERA5-Land's rows are the area's land points, a subset of its lattice, so the same test holds.
+    coordinates are compared as float8: on ERA5's 0.25 degree lattice, whose multiples are exact,
+    for equality; on ERA5-Land's 0.1 degree one, where they are not, the row's float4 coordinates
+    must be within 1e-4 degrees of its id's (a float4 near 180 is exact to 1.5e-5; the next point is
+    0.1 away). ERA5-Land's rows are the area's land points, a subset of its lattice, so the same test
+    holds.
     """
     lit = sql.Literal
     in_box = sql.SQL(
@@ -74,38 +78,20 @@ def area_predicates(area: Area, grid: Grid, dataset: Dataset = SINGLE_LEVELS) ->
     lattice = Lattice.of(area, grid, dataset)
     if lattice is None:
         return in_box, sql.SQL("false")
-    if dataset.grid != SINGLE_LEVELS.grid:
-        return _other_lattice(in_box, lattice, dataset)
-    ids = sql.SQL("(location_id BETWEEN {a} AND {b} AND {lon} BETWEEN {c} AND {d})").format(
-        a=lit(lattice.id_min), b=lit(lattice.id_max), lon=_LON_IDX, c=lit(lattice.lon0), d=lit(lattice.lon1))
-    belongs = sql.SQL("({} OR {})").format(in_box, ids)
-    on_lattice = sql.SQL(
-        "(location_id >= 1 AND {lat} BETWEEN {lat0} AND {lat1} AND ({lat} - {lat0}) % {k} = 0"
-        " AND {lon} BETWEEN {lon0} AND {lon1} AND ({lon} - {lon0}) % {k} = 0"
-        " AND latitude = {lat} * {step} - 90 AND longitude = {lon} * {step} - 179.75)"
-    ).format(lat=_LAT_IDX, lon=_LON_IDX, lat0=lit(lattice.lat0), lat1=lit(lattice.lat1),
-             lon0=lit(lattice.lon0), lon1=lit(lattice.lon1), k=lit(lattice.every),
-             step=sql.SQL("0.25::float8"))
-    return belongs, on_lattice
-
-
-def _other_lattice(in_box: sql.Composable, lattice: Lattice, dataset: Dataset) -> tuple[sql.Composable,
-                                                                                        sql.Composable]:
-    """``area_predicates`` on a lattice other than ERA5's (ERA5-Land's 0.1 degree one)."""
-    lit = sql.Literal
     n = lit(lattice.lon_count)
-    lat_idx = sql.SQL("((location_id - 1) / {n})").format(n=n)
-    lon_idx = sql.SQL("((location_id - 1) % {n})").format(n=n)
+    lat = sql.SQL("((location_id - 1) / {n})").format(n=n)
+    lon = sql.SQL("((location_id - 1) % {n})").format(n=n)
     step = sql.SQL("{}::float8").format(lit(dataset.grid.step))
+    lat_at = sql.SQL("({} * {} - 90)").format(lat, step)
+    lon_at = sql.SQL("({} * {} + {}::float8)").format(lon, step, lit(dataset.grid.lon_first))
+    at = (sql.SQL("latitude = {} AND longitude = {}") if _exact(dataset.grid.step)
+          else sql.SQL("abs(latitude - {}) < 1e-4 AND abs(longitude - {}) < 1e-4")).format(lat_at, lon_at)
     ids = sql.SQL("(location_id BETWEEN {a} AND {b} AND {lon} BETWEEN {c} AND {d})").format(
-        a=lit(lattice.id_min), b=lit(lattice.id_max), lon=lon_idx, c=lit(lattice.lon0), d=lit(lattice.lon1))
+        a=lit(lattice.id_min), b=lit(lattice.id_max), lon=lon, c=lit(lattice.lon0), d=lit(lattice.lon1))
     belongs = sql.SQL("({} OR {})").format(in_box, ids)
     on_lattice = sql.SQL(
         "(location_id >= 1 AND {lat} BETWEEN {lat0} AND {lat1} AND ({lat} - {lat0}) % {k} = 0"
-        " AND {lon} BETWEEN {lon0} AND {lon1} AND ({lon} - {lon0}) % {k} = 0"
-        " AND abs(latitude - ({lat} * {step} - 90)) < 1e-4"
-        " AND abs(longitude - ({lon} * {step} + {west})) < 1e-4)"
-    ).format(lat=lat_idx, lon=lon_idx, lat0=lit(lattice.lat0), lat1=lit(lattice.lat1), lon0=lit(lattice.lon0),
-             lon1=lit(lattice.lon1), k=lit(lattice.every), step=step,
-             west=sql.SQL("{}::float8").format(lit(dataset.grid.lon_first)))
+        " AND {lon} BETWEEN {lon0} AND {lon1} AND ({lon} - {lon0}) % {k} = 0 AND {at})"
+    ).format(lat=lat, lon=lon, lat0=lit(lattice.lat0), lat1=lit(lattice.lat1), lon0=lit(lattice.lon0),
+             lon1=lit(lattice.lon1), k=lit(lattice.every), at=at)
     return belongs, on_lattice
