@@ -123,8 +123,7 @@ def load(
         try:
             return write_monthly(url, table, box, touched, monthly, points, box.columns, settings)
         except psycopg.Error as exc:
-            reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-            raise LoadError(f"writing the monthly rollup of {table} failed: {reason}") from exc
+            raise LoadError(f"writing the monthly rollup of {table} failed: {_first_line(exc)}") from exc
 
     todo: queue.Queue[_Window | None] = queue.Queue()
     failures: list[BaseException] = []
@@ -180,9 +179,7 @@ def load(
     if failures:
         first = failures[0]
         if isinstance(first, psycopg.Error):
-            # libpq's messages run over several lines; the first says what happened.
-            reason = (str(first).strip().splitlines() or [type(first).__name__])[0]
-            raise LoadError(f"loading {table} failed: {reason}") from first
+            raise LoadError(f"loading {table} failed: {_first_line(first)}") from first
         raise first
     for w in windows:
         assert w.result is not None
@@ -237,6 +234,11 @@ def _put(q: queue.Queue[tuple[bytes, int] | None], item: tuple[bytes, int] | Non
         except queue.Full:
             continue
     return False
+
+
+def _first_line(exc: psycopg.Error) -> str:
+    """libpq's messages run over several lines; the first says what happened."""
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 def _np(t: datetime) -> np.datetime64:
