@@ -7,7 +7,6 @@ import keyword
 import re
 from typing import Any
 
-import eccodes
 import pytest
 
 from era5etl.core.catalogue import PACKING_TOLERANCE
@@ -28,6 +27,8 @@ from era5etl.core.variables import (
 )
 from era5etl.read.columns import ROLLUP_COLUMNS, known
 from era5etl.validate.bounds import BOUNDS, Bounds, bounds_for
+
+from ...eccodes_keys import decoded
 
 # The table's six as they were before the catalogue: (cds_name, short_name, column, step_type, scale,
 # offset, param_id, grib_name) and their bounds.
@@ -53,24 +54,9 @@ _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]*$")
 
 def _grib1(var: Variable) -> dict[str, Any]:
     """What ecCodes makes of the variable's paramId in an ERA5 GRIB1 message (as the CDS delivers)."""
-    handle = eccodes.codes_grib_new_from_samples("regular_ll_sfc_grib1")
-    try:
-        for key, value in (("marsClass", "ea"), ("marsStream", "oper"), ("generatingProcessIdentifier", 145),
-                           ("paramId", var.param_id), ("typeOfLevel", "surface"), ("level", 0)):
-            eccodes.codes_set(handle, key, value)
-        if var.step_type != "instant":
-            eccodes.codes_set(handle, "marsType", "fc")
-            eccodes.codes_set(handle, "stepType", var.step_type)
-            eccodes.codes_set(handle, "stepRange", "0-1")
-        message = eccodes.codes_get_message(handle)
-    finally:
-        eccodes.codes_release(handle)
-    decoded = eccodes.codes_new_from_message(message)
-    try:
-        return {key: eccodes.codes_get(decoded, key)
-                for key in ("edition", "paramId", "shortName", "units", "name", "cfVarName", "stepType")}
-    finally:
-        eccodes.codes_release(decoded)
+    return decoded("regular_ll_sfc_grib1", (("marsClass", "ea"), ("marsStream", "oper"),
+                                            ("generatingProcessIdentifier", 145), ("paramId", var.param_id),
+                                            ("typeOfLevel", "surface"), ("level", 0)), var.step_type)
 
 
 def test_size() -> None:

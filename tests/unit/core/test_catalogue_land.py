@@ -8,12 +8,13 @@ import keyword
 import re
 from typing import Any
 
-import eccodes
 import pytest
 
 from era5etl.core.catalogue import CATALOGUE, Variable
 from era5etl.core.catalogue_land import LAND_CATALOGUE, LAND_DEFAULT_VARIABLES
 from era5etl.core.datasets import LAND
+
+from ...eccodes_keys import decoded
 
 _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]*$")
 GRIB2_ONLY = {260038}
@@ -21,25 +22,9 @@ GRIB2_ONLY = {260038}
 
 def _message(var: Variable) -> dict[str, Any]:
     edition = 2 if var.param_id in GRIB2_ONLY else 1
-    handle = eccodes.codes_grib_new_from_samples(f"regular_ll_sfc_grib{edition}")
-    try:
-        # GRIB2's sample has no ECMWF local section to carry a MARS class; the parameter is what matters.
-        keys = (("marsClass", "l5"), ("marsStream", "oper")) if edition == 1 else ()
-        for key, value in (*keys, ("paramId", var.param_id)):
-            eccodes.codes_set(handle, key, value)
-        if var.step_type != "instant":
-            eccodes.codes_set(handle, "marsType", "fc")
-            eccodes.codes_set(handle, "stepType", var.step_type)
-            eccodes.codes_set(handle, "stepRange", "0-1")
-        message = eccodes.codes_get_message(handle)
-    finally:
-        eccodes.codes_release(handle)
-    decoded = eccodes.codes_new_from_message(message)
-    try:
-        return {key: eccodes.codes_get(decoded, key)
-                for key in ("edition", "paramId", "shortName", "units", "name", "cfVarName", "stepType")}
-    finally:
-        eccodes.codes_release(decoded)
+    # GRIB2's sample has no ECMWF local section to carry a MARS class; the parameter is what matters.
+    keys = (("marsClass", "l5"), ("marsStream", "oper")) if edition == 1 else ()
+    return decoded(f"regular_ll_sfc_grib{edition}", (*keys, ("paramId", var.param_id)), var.step_type)
 
 
 @pytest.mark.parametrize("var", LAND_CATALOGUE, ids=lambda v: v.cds_name)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import eccodes
 import pytest
 
 from era5etl.core.catalogue import CATALOGUE
@@ -15,6 +14,8 @@ from era5etl.core.catalogue_pl import PL_CATALOGUE, PRESSURE_LEVELS_HPA
 from era5etl.core.datasets import DATASETS, PRESSURE_LEVELS, SINGLE_LEVELS, by_name
 from era5etl.core.errors import InputError
 from era5etl.core.variables import Variable
+
+from ...eccodes_keys import KEYS, decoded
 
 _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]*$")
 # paramIds named by the issue (ECMWF's parameter database).
@@ -24,21 +25,10 @@ EXPECTED_IDS = {"t": 130, "u": 131, "v": 132, "z": 129, "q": 133, "r": 157, "w":
 
 def _grib1(var: Variable, level: int) -> dict[str, Any]:
     """What ecCodes makes of the variable's paramId in an ERA5 GRIB1 message on ``level`` hPa."""
-    handle = eccodes.codes_grib_new_from_samples("regular_ll_pl_grib1")
-    try:
-        for key, value in (("marsClass", "ea"), ("marsStream", "oper"), ("generatingProcessIdentifier", 145),
-                           ("paramId", var.param_id), ("typeOfLevel", "isobaricInhPa"), ("level", level)):
-            eccodes.codes_set(handle, key, value)
-        message = eccodes.codes_get_message(handle)
-    finally:
-        eccodes.codes_release(handle)
-    decoded = eccodes.codes_new_from_message(message)
-    try:
-        return {key: eccodes.codes_get(decoded, key)
-                for key in ("edition", "paramId", "shortName", "units", "name", "cfVarName", "stepType",
-                            "typeOfLevel", "level")}
-    finally:
-        eccodes.codes_release(decoded)
+    return decoded("regular_ll_pl_grib1", (("marsClass", "ea"), ("marsStream", "oper"),
+                                           ("generatingProcessIdentifier", 145), ("paramId", var.param_id),
+                                           ("typeOfLevel", "isobaricInhPa"), ("level", level)),
+                   wanted=(*KEYS, "typeOfLevel", "level"))
 
 
 @pytest.mark.parametrize("var", PL_CATALOGUE, ids=lambda v: v.cds_name)
