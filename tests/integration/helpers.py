@@ -1,4 +1,5 @@
-"""Shared by the integration tests: run the CLI as a user does, and read what xarray says a file holds."""
+"""Shared by the integration tests: run the CLI as a user does, forget a test's table, and read what
+xarray says a file holds."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import xarray as xr
 from era5etl.core.errors import InputError
 from era5etl.core.grid import location_ids, normalize_longitude
 from era5etl.core.variables import CATALOGUE_BY_SHORT_NAME
+from era5etl.db import connect, drop_table
 
 
 def cli(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str, dict[str, Any] | None]:
@@ -28,6 +30,15 @@ def cli(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str, d
     except json.JSONDecodeError:
         obj = None
     return proc.returncode, proc.stdout, proc.stderr, obj
+
+
+def forget(url: str, table: str) -> None:
+    """A test's table gone with its rollups and its rows in the ledger, metrics and validation days
+    (whatever the test got to write before it ended)."""
+    with connect(url, autocommit=True) as conn:
+        drop_table(conn, table)
+        for book in ("era5_months", "era5_metrics", "era5_validation_days"):
+            conn.execute(f"DELETE FROM {book} WHERE table_name = %s", (table,))
 
 
 def expected_frame(path: Path) -> pd.DataFrame:

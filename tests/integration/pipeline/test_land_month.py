@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from era5etl.core.months import Month
-from era5etl.db import connect, drop_table
+from era5etl.db import connect
 
-from ..helpers import cli
+from ..helpers import cli, forget
 
 AREA = "46/8/45/9.2"  # 11 x 13 points at 0.1 degree, part sea in the local CDS's synthetic land mask
 MONTH = "2020-01"
@@ -25,13 +25,6 @@ def _rows(url: str, table: str) -> list[tuple[Any, ...]]:
     with connect(url) as conn:
         return conn.execute(f"SELECT time, location_id, latitude, longitude, {COLUMNS} FROM {table} "
                             "ORDER BY time, location_id").fetchall()
-
-
-def _forget(url: str, table: str) -> None:
-    with connect(url, autocommit=True) as conn:
-        drop_table(conn, table)
-        for book in ("era5_months", "era5_metrics", "era5_validation_days"):
-            conn.execute(f"DELETE FROM {book} WHERE table_name = %s", (table,))
 
 
 def test_an_era5_land_month_in_netcdf_and_grib(db_url: str, cds: Any, tmp_path: Path) -> None:
@@ -102,8 +95,8 @@ def test_an_era5_land_month_in_netcdf_and_grib(db_url: str, cds: Any, tmp_path: 
         assert again is not None and again["rows"] == hours * land and again["success"]
         assert _rows(db_url, nc_table) == from_nc
     finally:
-        _forget(db_url, nc_table)
-        _forget(db_url, grib_table)
+        forget(db_url, nc_table)
+        forget(db_url, grib_table)
 
 
 def test_load_file_tells_an_era5_land_file_from_its_grid(db_url: str, cds: Any, tmp_path: Path) -> None:
@@ -126,4 +119,4 @@ def test_load_file_tells_an_era5_land_file_from_its_grid(db_url: str, cds: Any, 
             code, out, err, _ = cli("load-file", str(path), "--table", table, "--dataset", "single-levels")
             assert code != 0 and "use --dataset land" in out + err
     finally:
-        _forget(db_url, table)
+        forget(db_url, table)

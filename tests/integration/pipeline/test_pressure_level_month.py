@@ -12,9 +12,9 @@ from typing import Any
 
 from era5etl.core.grid import Area, Grid, expected_rows
 from era5etl.core.months import Month
-from era5etl.db import connect, drop_table
+from era5etl.db import connect
 
-from ..helpers import cli
+from ..helpers import cli, forget
 
 AREA = "46/7/45.5/7.5"  # 3 x 3 points
 MONTH = "2024-02"
@@ -26,13 +26,6 @@ def _rows(url: str, table: str) -> list[tuple[Any, ...]]:
     with connect(url) as conn:
         return conn.execute(f"SELECT time, level, location_id, latitude, longitude, {COLUMNS} FROM {table} "
                             "ORDER BY time, level, location_id").fetchall()
-
-
-def _forget(url: str, table: str) -> None:
-    with connect(url, autocommit=True) as conn:
-        drop_table(conn, table)
-        for book in ("era5_months", "era5_metrics", "era5_validation_days"):
-            conn.execute(f"DELETE FROM {book} WHERE table_name = %s", (table,))
 
 
 def test_a_pressure_level_month_in_netcdf_and_grib(db_url: str, cds: Any, tmp_path: Path) -> None:
@@ -80,8 +73,8 @@ def test_a_pressure_level_month_in_netcdf_and_grib(db_url: str, cds: Any, tmp_pa
         assert again is not None and again["rows"] == expected
         assert _rows(db_url, nc_table) == from_nc
     finally:
-        _forget(db_url, nc_table)
-        _forget(db_url, grib_table)
+        forget(db_url, nc_table)
+        forget(db_url, grib_table)
 
 
 def test_the_cds_jobs_ask_the_pressure_level_collection(db_url: str, cds: Any, tmp_path: Path) -> None:
@@ -102,4 +95,4 @@ def test_the_cds_jobs_ask_the_pressure_level_collection(db_url: str, cds: Any, t
             assert dataset == "reanalysis-era5-pressure-levels"
             assert request["pressure_level"] == ["500"] and request["variable"] == ["temperature"]
     finally:
-        _forget(db_url, table)
+        forget(db_url, table)
