@@ -34,15 +34,14 @@ def test_dags_import_without_errors(dagbag: Any) -> None:
 def test_dag_shape_and_schedule(dagbag: Any) -> None:
     dag = dagbag.dags["era5_monthly"]
     assert [t.task_id for t in dag.topological_sort()] == [
-        "wait_for_era5", "fetch", "stage", "load", "validate"]
+        "fetch", "stage", "load", "validate"]
     assert dag.catchup is settings.load().catchup is False  # ERA5_CATCHUP: off unless asked for
     # The CDS queue per credential and the database's writers are bounded by pools.
     pools = {t.task_id: t.pool for t in dag.tasks}
     assert pools["fetch"] == "era5_cds"
     assert pools["load"] == pools["validate"] == "era5_db"
-    # The month waits for publication without holding a worker slot.
-    wait = dag.get_task("wait_for_era5")
-    assert "era5_publication_target" in wait.target_time
+    # The month waits for publication in its fetch, deferred (tests/dags/test_fetch_waits.py); no task of its own.
+    assert not dag.user_defined_macros
     assert dag.max_active_runs == settings.load().max_active_runs
     # Each run's data interval is exactly one calendar month (not the zero-length @monthly one).
     # The timetable as the scheduler holds it (the SDK's is only its definition).

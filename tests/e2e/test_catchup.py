@@ -5,8 +5,8 @@ A stack of its own (``tests/e2e/stack.py``), started as a user starts a new inst
 ``test_first_start.py`` for a backfill that loads nothing else). Unpausing the DAG is all it takes:
 the scheduler creates one ``scheduled`` run per month since then, each named by its month
 (``scheduled__YYYY-MM-01...``) with exactly that month as its data interval; each finished month is
-loaded and validated exactly, and the month under way has a run that waits, deferred, for its
-publication.
+loaded and validated exactly, and the month under way has a run whose fetch waits, deferred, for
+its publication.
 """
 
 from __future__ import annotations
@@ -49,12 +49,13 @@ def test_the_schedule_catches_up_month_by_month_from_the_start_month(catchup_sta
         # Every task ran (a run whose tasks were left out would succeed too, with nothing loaded).
         tis = stack.task_instances(run["dag_run_id"])
         assert {t: ti["state"] for t, ti in tis.items()} == {t: "success" for t in (
-            "wait_for_era5", "fetch", "stage", "load", "validate")}, tis
+            "fetch", "stage", "load", "validate")}, tis
         stack.assert_month_exact(str(m))
-    # The month under way: its run exists (named by it) and waits for the month's publication.
+    # The month under way: its run exists (named by it) and its fetch waits for the month's publication.
     runs = stack.runs()
     assert set(runs) == {str(m) for m in [*MONTHS, NOW]}, runs
     assert runs[str(NOW)]["state"] == "running", runs[str(NOW)]
     waiting = stack.task_instances(runs[str(NOW)]["dag_run_id"])
-    assert {t: ti["state"] for t, ti in waiting.items()}["wait_for_era5"] == "deferred", waiting
+    assert {t: ti["state"] for t, ti in waiting.items()} == {
+        "fetch": "deferred", "stage": None, "load": None, "validate": None}, waiting
     assert stack.rows(str(NOW)) == (0, 0)

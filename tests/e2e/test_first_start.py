@@ -8,7 +8,7 @@ AIRFLOW_HOME, its own metadata database and ports so it disturbs no other Airflo
 * has ``ERA5_START_MONTH`` years back and catch-up at its default (off), backfills two months with
   ``airflow backfill create`` and unpauses the DAG, and triggers one more month by hand over REST;
 * sees exactly those three months loaded and nothing else: no catch-up from the start month (the
-  only other run is the month under way, waiting, deferred, for its publication); backfill runs
+  only other run is the month under way, its fetch deferred until the month is published); backfill runs
   named by the month they load; the ERA5 page's months carrying those run ids;
 * stops it with ``python -m era5etl airflow down``: the foreground command exits and no process of
   any group it started is left.
@@ -195,12 +195,12 @@ def test_one_command_starts_airflow_loads_only_what_was_asked_and_stops(launched
         assert (run["run_after"][:10], run["data_interval_start"][:10], run["data_interval_end"][:10]) == (
             f"{m}-01", f"{m}-01", Month.parse(m).next().start.date().isoformat()), run
     # No catch-up from ERA5_START_MONTH (2015-01): besides what was asked, only the month under way
-    # has a run, and it is waiting for the month's publication, deferred.
+    # has a run, and its fetch waits for the month's publication, deferred (no worker slot).
     others = {i: r for i, r in runs.items() if i not in named}
     assert set(others) <= {f"scheduled__{NOW.start.isoformat()}"}, others
     for run_id in others:
         tis = stack.api("GET", f"api/v2/dags/{DAG_ID}/dagRuns/{quote(run_id)}/taskInstances")["task_instances"]
-        assert {t["task_id"]: t["state"] for t in tis}["wait_for_era5"] == "deferred", tis
+        assert {t["task_id"]: t["state"] for t in tis}["fetch"] == "deferred", tis
     # Exactly the months asked for hold rows, each all of its rows.
     area = Area.parse(AREA)
     assert stack.rows_per_month() == {m: expected_rows(Month.parse(m), area, Grid()) for m in [*BACKFILL, BY_HAND]}

@@ -109,7 +109,9 @@ def run(first: Month, months: int, area: str, table: str, timeout: float, keep: 
     with connect(url, autocommit=True) as conn:
         drop_table(conn, table)
         for bookkeeping in ("era5_months", "era5_metrics", "era5_validation_days"):
-            conn.execute(f"DELETE FROM {bookkeeping} WHERE table_name = %s", (table,))
+            # A fresh database has none of them yet (the first month's task creates them).
+            if conn.execute("SELECT to_regclass(%s)", (bookkeeping,)).fetchone() != (None,):
+                conn.execute(f"DELETE FROM {bookkeeping} WHERE table_name = %s", (table,))
     home = Path(mkdtemp(prefix="era5-backfill-"))
     staging = home / "staging"
     meta = f"bench_airflow_{os.getpid()}"

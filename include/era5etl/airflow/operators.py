@@ -1,6 +1,21 @@
-"""The DAG's fetch task: a deferrable operator, so a month queued at the CDS holds no worker slot.
+"""The DAG's fetch task: a deferrable operator, so neither a month not yet published nor one queued
+at the CDS holds a worker slot.
 
-Each time it runs (first execution, or resumed by its trigger) the operator makes passes of the
+**Publication first.** A run is created when its month begins; the CDS publishes the month (as
+ERA5T) about five days after its end. The operator's first act is to compare the run's publication
+target (:func:`era5etl.pipeline.schedule.publication_target`: the month's end plus
+``ERA5_PUBLICATION_DELAY`` days) with now: a month long published goes straight on to the fetch
+("published since ..."); one not yet published defers on Airflow's standard
+:class:`~airflow.providers.standard.triggers.temporal.DateTimeTrigger`, without a timeout, and the
+triggerer resumes it into the fetch at the target (a target within ``ERA5_CDS_DEFER_AFTER``
+seconds is waited out in the worker instead, for the reason below). This was a task of its own
+(``wait_for_era5``, a ``DateTimeSensorAsync``) until the backfill benchmark showed what a task
+process costs: Airflow's start-up CPU for every month, for a wait that a backfill of past months
+never makes. As that task had ``retries=0``, a failed wait (the triggerer gave up on the trigger
+before the month was published) fails the task without using its retries; a retried fetch checks
+the target again, and a published month passes at once.
+
+Each time it fetches (first execution, or resumed by its trigger) the operator makes passes of the
 core fetch (:func:`era5etl.pipeline.fetch_step` with ``wait=False``): reuse what is staged,
 re-attach to recorded jobs, submit what is missing within the credential's cap, download what is
 ready. While jobs are still queued it looks at them again in its worker for up to
@@ -30,18 +45,22 @@ import time
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from airflow.providers.standard.sensors.date_time import DateTimeSensorAsync
 from airflow.sdk import BaseOperator, timezone
 
 from era5etl.airflow import tasks
 from era5etl.airflow.hooks import CDS_CONN_ID, CdsHook, database_url
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from airflow.sdk import Context
+
+    from era5etl.pipeline.job import MonthJob
 
 
 class CdsFetchOperator(BaseOperator):
-    """Fetch the run's month (see :func:`era5etl.airflow.tasks.job`) from the CDS into staging."""
+    """Fetch the run's month (see :func:`era5etl.airflow.tasks.job`) from the CDS into staging, once it
+    is published: until then the task is deferred (no worker slot) and resumes into the fetch."""
 
     ui_color = "#d6eaf8"
 
@@ -52,7 +71,48 @@ class CdsFetchOperator(BaseOperator):
         self.wait_timeout = wait_timeout
 
     def execute(self, context: Context) -> dict[str, Any]:
+        job = tasks.job(context)
+        target = self.publication_target(job)
+        left = (target - timezone.utcnow()).total_seconds()
+        if left > 0:
+            from era5etl import settings
+
+            if left > settings.load().cds_defer_after:
+                from airflow.providers.standard.triggers.temporal import DateTimeTrigger
+
+                self.log.info("%s is published at %s: deferring until then, the worker slot is free", job.month,
+                              target.isoformat())
+                # No timeout: the wait ends at the target (the 48 h of wait_timeout are the CDS queue's).
+                self.defer(trigger=DateTimeTrigger(moment=target), method_name="published")
+            time.sleep(left)  # seconds away: cheaper here than a triggerer round trip (and its race, above)
+        self.log.info("published since %s: nothing to wait for", target.isoformat())
         return self._advance(context)
+
+    def published(self, context: Context, event: Any = None) -> dict[str, Any]:
+        """Back from the publication wait: the month is out, fetch it."""
+        self.log.info("published since %s: the wait is over", self.publication_target(tasks.job(context)).isoformat())
+        return self._advance(context)
+
+    @staticmethod
+    def publication_target(job: MonthJob) -> datetime:
+        """When the run's month is published: its end plus ``ERA5_PUBLICATION_DELAY`` days."""
+        from era5etl.pipeline.schedule import publication_target
+
+        return publication_target(job.month)
+
+    def resume_execution(self, next_method: str, next_kwargs: dict[str, Any] | None, context: Context) -> Any:
+        """A trigger that failed before the month was published can only be the publication wait's
+        (the CDS is asked nothing before): it fails the task without its retries, as the wait task
+        with ``retries=0`` did. A failed CDS wait (its 48 h timeout) keeps the task's retries."""
+        from airflow.sdk.exceptions import AirflowFailException, TaskDeferralError
+
+        try:
+            return super().resume_execution(next_method, next_kwargs, context)
+        except TaskDeferralError as exc:
+            job = tasks.job(context)
+            if timezone.utcnow() < self.publication_target(job):
+                raise AirflowFailException(f"the wait for {job.month}'s publication failed: {exc}") from exc
+            raise
 
     def resume(self, context: Context, event: dict[str, Any] | None = None) -> dict[str, Any]:
         """Back from the triggerer: one more pass (it raises the precise error if a job failed)."""
@@ -122,14 +182,3 @@ class CdsFetchOperator(BaseOperator):
 # Pools: one for CDS fetches per credential (its queue), one for the database's heavy writers.
 CDS_POOL = "era5_cds"  # ERA5_CDS_POOL_SLOTS slots, default 4 (scripts/setup.sh)
 DB_POOL = "era5_db"  # ERA5_DB_POOL_SLOTS slots, default 2
-
-
-class WaitForPublication(DateTimeSensorAsync):
-    """Defers (no worker slot) until the month is published; a month long out passes at once."""
-
-    def execute(self, context: Any) -> None:  # type: ignore[override]
-        # Catch-up of many past months should not make a triggerer round trip each.
-        if timezone.utcnow() >= self._moment:
-            self.log.info("published since %s: nothing to wait for", self._moment)
-            return
-        super().execute(context)

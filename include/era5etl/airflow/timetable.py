@@ -6,7 +6,7 @@ the grid and the DAG list by that moment: ``backfill__2022-02-01T00:00:00+00:00`
 2022. :class:`MonthTimetable` keeps the interval and moves ``run_after`` to the month's first
 instant, so every run id (``scheduled__``/``backfill__2022-01-01T00:00:00+00:00``), the grid and
 *Latest Run* read as the month loaded. Nothing is loaded early for it: the DAG's first task,
-``wait_for_era5``, defers until the month is published (its end plus ``ERA5_PUBLICATION_DELAY``).
+``fetch``, defers until the month is published (its end plus ``ERA5_PUBLICATION_DELAY``).
 
 Without catch-up (``ERA5_CATCHUP=false``, the default) the schedule starts at the month under way
 (which waits for its publication) instead of Airflow's "latest complete interval": unpausing the

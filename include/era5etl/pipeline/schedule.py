@@ -40,17 +40,6 @@ def publication_target(month: Month, delay: timedelta | None = None) -> datetime
     return month.end + (settings.load().publication_delay_td if delay is None else delay)
 
 
-def publication_target_iso(month_param: str | None, interval_start: datetime | None) -> str:
-    """For the DAG's wait task (a template macro): the run's target as ISO text.
-
-    A run without a month (no param, no interval) gets the epoch: nothing to wait for, and the
-    next task says what is missing.
-    """
-    month = month_of_run(month_param, interval_start)
-    target = publication_target(month) if month else datetime(1970, 1, 1, tzinfo=UTC)
-    return target.isoformat()
-
-
 # -------------------------------------------------------------------------------------------------
 # ERA5T -> final
 

@@ -161,7 +161,7 @@ print(json.dumps({"errors": {k: str(v) for k, v in bag.import_errors.items()},
     found: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
     assert found["errors"] == {}
     assert found["dags"]["era5_monthly"] == [
-        "wait_for_era5", "fetch", "stage", "load", "validate"]
+        "fetch", "stage", "load", "validate"]
     assert found["dags"]["era5_finalize"] == ["find", "reload"]
     assert found["fileloc"] == str(dags / "era5_monthly.py")  # the DAG is the deployment's file
     assert {"era5_dashboard", "era5_timetable"} <= set(found["plugins"])

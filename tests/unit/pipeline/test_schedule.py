@@ -35,8 +35,6 @@ def test_run_month_prefers_the_param_then_the_interval() -> None:
     assert schedule.month_of_run("2023-07", start) == Month(2023, 7)
     assert schedule.month_of_run("", start) == Month(2024, 3)
     assert schedule.month_of_run(None, None) is None
-    assert schedule.publication_target_iso("", start).startswith("2024-04-07T00:00:00")
-    assert schedule.publication_target_iso("", None).startswith("1970-01-01")
 
 
 @pytest.mark.parametrize(("env", "days"), [({}, 6.0), ({"ERA5_PUBLICATION_DELAY": "8"}, 8.0),

@@ -1,11 +1,11 @@
 """# ERA5 monthly
 
 ERA5 hourly single levels from the Copernicus CDS into a TimescaleDB hypertable, **one calendar
-month per run**: wait for publication, fetch, stage, load (the hourly rows with their daily and
-monthly rollups), validate (then the month is compressed and its figures logged).
+month per run**: fetch (once the month is published), stage, load (the hourly rows with their daily
+and monthly rollups), validate (then the month is compressed and its figures logged).
 
 - **Runs are named by the month they load**: `backfill__2022-01-01T00:00:00+00:00` is January 2022
-  (its data interval is the whole month; `wait_for_era5` holds it until the month is published).
+  (its data interval is the whole month; `fetch` waits, deferred, until the month is published).
 - **Backfill** a range of months from *Trigger -> Backfill* (or `airflow backfill create`); each
   month whose 1st falls in the range is one run, independent; a rerun replaces exactly its rows.
   Catch-up is off unless `ERA5_CATCHUP=true`, so unpausing the DAG for a backfill loads nothing else.
@@ -31,10 +31,9 @@ from airflow.sdk import DAG, task
 from era5etl import settings
 from era5etl.airflow import tasks as steps
 from era5etl.airflow.assets import VALIDATED
-from era5etl.airflow.operators import CDS_POOL, DB_POOL, CdsFetchOperator, WaitForPublication
+from era5etl.airflow.operators import CDS_POOL, DB_POOL, CdsFetchOperator
 from era5etl.airflow.timetable import MonthTimetable
 from era5etl.core.datasets import DATASETS, SINGLE_LEVELS, Dataset
-from era5etl.pipeline import schedule
 
 configured = settings.load()  # once per parse: a bad ERA5_* value fails the parse with its message
 
@@ -51,24 +50,18 @@ def monthly_dag(dataset: Dataset) -> DAG:
         catchup=configured.catchup,  # ERA5_CATCHUP: off, unpausing (e.g. for a backfill) loads no other month
         max_active_runs=configured.max_active_runs,
         params=steps.default_params(configured, dataset),
-        user_defined_macros={"era5_publication_target": schedule.publication_target_iso},
         default_args={"retries": configured.retries, "retry_delay": timedelta(seconds=configured.retry_delay_s)},
         tags=["era5", "timescaledb", dataset.name],
         doc_md=__doc__,
     ) as made:
-        # A run is created when its month begins and waits here, deferred, until the month is published:
-        # ERA5T lags by ~5 days (ERA5_PUBLICATION_DELAY, default 6).
-        wait = WaitForPublication(
-            task_id="wait_for_era5", retries=0,
-            target_time="{{ era5_publication_target(params.month, data_interval_start) }}",
-            doc_md=WaitForPublication.__doc__,
-        )
+        # A run is created when its month begins; its fetch waits, deferred, until the month is published
+        # (ERA5T lags by ~5 days: ERA5_PUBLICATION_DELAY, default 6), and a month long out goes straight on.
         fetch = CdsFetchOperator(task_id="fetch", pool=CDS_POOL, doc_md=CdsFetchOperator.__doc__)
         stage = task(task_id="stage", doc_md=steps.stage.__doc__)(steps.stage)()
         load = task(task_id="load", pool=DB_POOL, doc_md=steps.load.__doc__)(steps.load)()
         validate = task(task_id="validate", pool=DB_POOL, outlets=[VALIDATED],  # era5://<table>, per run
                         doc_md=steps.validate.__doc__)(steps.validate)()
-        wait >> fetch >> stage >> load >> validate
+        fetch >> stage >> load >> validate
     return made
 
 
