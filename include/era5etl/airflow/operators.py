@@ -86,12 +86,13 @@ class CdsFetchOperator(BaseOperator):
                 self.defer(trigger=DateTimeTrigger(moment=target), method_name="published")
             time.sleep(left)  # seconds away: cheaper here than a triggerer round trip (and its race, above)
         self.log.info("published since %s: nothing to wait for", target.isoformat())
-        return self._advance(context)
+        return self._advance(context, job)
 
     def published(self, context: Context, event: Any = None) -> dict[str, Any]:
         """Back from the publication wait: the month is out, fetch it."""
-        self.log.info("published since %s: the wait is over", self.publication_target(tasks.job(context)).isoformat())
-        return self._advance(context)
+        job = tasks.job(context)
+        self.log.info("published since %s: the wait is over", self.publication_target(job).isoformat())
+        return self._advance(context, job)
 
     @staticmethod
     def publication_target(job: MonthJob) -> datetime:
@@ -122,7 +123,7 @@ class CdsFetchOperator(BaseOperator):
                 self.log.warning("the trigger stopped on: %s", event.get("message"))
         return self._advance(context)
 
-    def _advance(self, context: Context) -> dict[str, Any]:
+    def _advance(self, context: Context, job: MonthJob | None = None) -> dict[str, Any]:
         from airflow.sdk.exceptions import AirflowFailException
         from airflow.sdk.log import mask_secret
 
@@ -131,7 +132,7 @@ class CdsFetchOperator(BaseOperator):
         from era5etl.fetch import FetchError, FetchOptions, FetchPending
         from era5etl.pipeline.steps import fetch_step, prepare
 
-        job, url = tasks.job(context), database_url()
+        job, url = job or tasks.job(context), database_url()
         prepare(url, job)
         credentials = CdsHook(self.cds_conn_id).get_credentials()
         if credentials.key:

@@ -43,7 +43,8 @@ _FRACTIONS = frozenset(v.column for v in (*CATALOGUE, *LAND_CATALOGUE) if v.tabl
 # the row's length is the longitude's index), and it cost 1.1 bytes a row in the columnstore, 6% of
 # a rollup (docs/benchmarks.md). The latitude stays: an area's series groups and weights by it.
 # (Rollups made by earlier versions have a longitude column too, left NULL in the rows written since.)
-KEY_COLUMNS: tuple[str, ...] = ("bucket", "location_id", "latitude", "hours")
+COORDINATES: tuple[str, ...] = ("latitude",)  # the float4 key columns (what the COPY encoder writes)
+KEY_COLUMNS: tuple[str, ...] = ("bucket", "location_id", *COORDINATES, "hours")
 
 
 def aggregates_of(column: str) -> tuple[str, ...]:

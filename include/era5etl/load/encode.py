@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from era5etl.core.rollups import COORDINATES as ROLLUP_COORDINATES
 from era5etl.core.variables import DATA_COLUMNS
 from era5etl.stage import Block
 
@@ -174,7 +175,7 @@ def encode_grid(times: npt.NDArray[np.datetime64], location_id: npt.NDArray[Any]
     pg_time = times.astype("datetime64[us]").astype(np.int64) - PG_EPOCH_US
     floats: dict[str, npt.NDArray[np.floating[Any]]] = {"latitude": latitude[None, :], **values}
     return _encode((t, p), pg_time[:, None], location_id[None, :], floats, data_columns, ints,
-                   coordinates=("latitude",))
+                   coordinates=ROLLUP_COORDINATES)
 
 
 def encode_rows(time_us: npt.NDArray[np.int64] | npt.NDArray[np.datetime64], location_id: npt.NDArray[Any],
