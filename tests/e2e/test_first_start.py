@@ -148,12 +148,12 @@ def _wait(what: str, check: Any, stack: Launched, timeout: float = 300) -> Any:
 
 
 def _forkservers(stack: Launched) -> list[int]:
-    """Pids of the forkserver processes of this installation that preload great_expectations."""
+    """Pids of the forkserver processes of this installation that preload era5etl.airflow.preload."""
     found = []
     for proc in psutil.process_iter():
         try:
             line = " ".join(proc.cmdline())
-            if "forkserver" in line and "great_expectations" in line and \
+            if "forkserver" in line and "era5etl.airflow.preload" in line and \
                     proc.environ().get("AIRFLOW_HOME") == str(stack.home):
                 found.append(proc.pid)
         except psutil.Error:
@@ -186,9 +186,9 @@ def test_one_command_starts_airflow_loads_only_what_was_asked_and_stops(launched
     runs = _wait("the three runs done", lambda: (r := stack.runs()) and all(
         r.get(i, {}).get("state") in ("success", "failed") for i in named) and r, stack, timeout=420)
     assert {i: runs[i]["state"] for i in named} == {i: "success" for i in named}, runs
-    # LocalExecutor's workers start from a forkserver that imported Great Expectations (the default
-    # --preload): the validate task does not import it again every month.
-    assert _forkservers(stack), "no forkserver preloading great_expectations under airflow up"
+    # LocalExecutor's workers start from a forkserver that imported Great Expectations, the DAGs and the
+    # plugins (the default --preload, era5etl.airflow.preload): a task does not import them again.
+    assert _forkservers(stack), "no forkserver preloading era5etl.airflow.preload under airflow up"
     # Each backfill run is named by, and its data interval is, the month it loaded.
     for m in BACKFILL:
         run = runs[f"backfill__{Month.parse(m).start.isoformat()}"]

@@ -46,9 +46,9 @@ PASSWORDS_FILE = "simple_auth_manager_passwords.json.generated"
 USER = "admin"
 BIN = Path(sys.executable).parent
 # What LocalExecutor's workers import once, in a forkserver, for every task process forked from them:
-# Great Expectations (~4 s to import, paid by every validate task otherwise) and the steps that use it.
-# Airflow 3.3's own settings; README, "Airflow's overhead", has the measurement.
-PRELOAD = "great_expectations,era5etl.pipeline.steps"
+# era5etl.airflow.preload lists it (Great Expectations, the DAGs, the plugins, the hook) and why.
+# Airflow 3.3's own settings; docs/benchmarks.md, "Airflow's overhead per task", has the measurement.
+PRELOAD = "era5etl.airflow.preload"
 
 
 class LaunchError(Exception):
@@ -172,6 +172,9 @@ def up(home: Path, args: argparse.Namespace) -> int:
             conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(meta_name)))
     env = environment(home, args.port, with_database(db_url, meta_name), None, explicit_meta=bool(args.metadata_db),
                       preload=args.preload)
+    # The components use the server just provisioned: without this, each task process provisioned it
+    # again to learn its URL (pg_isready in the server's root, three connections: ~50 ms a task).
+    env.setdefault("ERA5_DATABASE_URL", db_url)
     _run(env, logs / "setup.log", "db", "migrate")
     for pool, field in POOLS.items():
         _run(env, logs / "setup.log", "pools", "set", pool, str(getattr(s, field)), f"ERA5: {pool}")

@@ -431,7 +431,7 @@ def test_forkserver_preload_is_on_as_measured(compose: Compose) -> None:
     env = airflow_services(full(compose))["airflow-scheduler"]["environment"]
     assert env["AIRFLOW__SCHEDULER__MP_START_METHOD"] == "forkserver"
     modules = env["AIRFLOW__CORE__MP_FORKSERVER_PRELOAD"].split(",")
-    assert modules == ["great_expectations", "era5etl.pipeline.steps"]
+    assert modules == ["era5etl.airflow.preload"]
     code = ("import multiprocessing, multiprocessing.forkserver as fs, json\n"
             "from airflow.utils.process_utils import set_component_mp_start_method\n"
             "set_component_mp_start_method('scheduler')\n"
