@@ -1,8 +1,10 @@
 """The Great Expectations suite over a stored day profile (stage 2 of a validation).
 
 GX (1.x, an ephemeral context) validates the day rows: month and per-day row counts, no NULL keys,
-no duplicates, every location inside the area, every value inside physical bounds. GX only ever
-reads the tiny profile, so each expectation's own queries cost nothing.
+no duplicates, every location inside the area, every value inside physical bounds. GX reads the
+stored profile (a row a day) once, as a pandas DataFrame: its expectations' metrics are then computed
+in memory. Given the profile as a SQL query instead, GX sent about a hundred metric queries a month
+through SQLAlchemy, 0.4 s of a validate task's wall time on a busy machine (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -117,22 +119,23 @@ def failures_of(checks: list[Check], results: list[Any]) -> tuple[list[str], lis
     return names, ordered
 
 
-def _profile_query(url: str, validation_id: str, bounds: tuple[Bounds, ...] = BOUNDS) -> str:
-    # rows as int4, so GX's sum for row_count_month is a bigint and not a numeric: a Decimal result
-    # makes GX (util.convert_decimal_to_float) call inspect.stack(), reading the source of every frame,
-    # 0.3 s of a validate task's 2 s. A day's rows fit (the globe on 37 levels: 921,957,120 < 2^31);
-    # a day beyond int4 is clamped, and still fails row_count_day (no expected count comes near it).
-    stmt = sql.SQL(
-        "SELECT day, least(rows, 2147483647)::int4 AS rows, duplicates, null_time, null_location_id, outside_area,"
-        " {values}"
-        " FROM era5_validation_days WHERE validation_id = {vid} ORDER BY day"
-    ).format(
-        values=sql.SQL(", ").join(
-            sql.Identifier(f"{b.column}_{part}") for b in bounds for part in ("min", "max", "nonfinite")),
-        vid=sql.Literal(validation_id),
-    )
-    with connect(url) as conn:
-        return stmt.as_string(conn)
+def _profile_query(bounds: tuple[Bounds, ...] = BOUNDS) -> sql.Composed:
+    """The stored profile of %(validation_id)s, a row a day, in the columns the checks name."""
+    return sql.SQL(
+        "SELECT day, rows, duplicates, null_time, null_location_id, outside_area, {values}"
+        " FROM era5_validation_days WHERE validation_id = %(validation_id)s ORDER BY day"
+    ).format(values=sql.SQL(", ").join(
+        sql.Identifier(f"{b.column}_{part}") for b in bounds for part in ("min", "max", "nonfinite")))
+
+
+def _profile_frame(url: str, validation_id: str, bounds: tuple[Bounds, ...] = BOUNDS) -> Any:
+    """The stored profile as the DataFrame GX validates (integers stay int64: a numeric ``rows`` made
+    GX's sum a Decimal, which it converts by calling inspect.stack(), 0.3 s a month)."""
+    import pandas as pd
+
+    with connect(url) as conn, conn.cursor() as cur:
+        cur.execute(_profile_query(bounds), {"validation_id": validation_id})
+        return pd.DataFrame(cur.fetchall(), columns=[d.name for d in cur.description or ()])
 
 
 @dataclass
@@ -170,30 +173,24 @@ def run_suite(url: str, validation_id: str, table: str, month: Month, area: Area
         "site_section_builders": {  # type: ignore[typeddict-unknown-key]
             section: {"view": _view("CachedPageView")} for section in ("expectations", "validations", "profiling")},
     })
-    source = context.data_sources.add_postgres(
-        "era5", connection_string=url.replace("postgresql://", "postgresql+psycopg://", 1))
-    try:
-        asset = source.add_query_asset(f"{table}_{month}_{area_slug(area)}",
-                                       query=_profile_query(url, validation_id, bounds))
-        batch = asset.add_batch_definition_whole_table("days")
-        checks = build_checks(month, area, grid, bounds, levels, points)
-        # Given whole, the suite is stored once; suite.add_expectation stores it again for each of the
-        # ~24 checks (a marshmallow round trip each: 0.3 s a month).
-        suite = context.suites.add(gx.ExpectationSuite(name="era5_month",
-                                                       expectations=[c.expectation for c in checks]))
-        definition = context.validation_definitions.add(
-            gx.ValidationDefinition(name=f"{table} {month} {area} grid {grid}", data=batch, suite=suite))
-        checkpoint = context.checkpoints.add(gx.Checkpoint(
-            name="era5_month", validation_definitions=[definition],
-            actions=[UpdateDataDocsAction(name="data_docs", site_names=["era5"])],
-            # COMPLETE on a month's 28-31 profile rows is cheap, and names every failing day (GX lists
-            # at most partial_unexpected_count of them, 20 by default).
-            result_format={"result_format": "COMPLETE", "unexpected_index_column_names": ["day"],
-                           "partial_unexpected_count": 31},
-        ))
-        outcome = checkpoint.run(run_id=RunIdentifier(run_name=run_name, run_time=datetime.now(UTC)))
-    finally:
-        source.get_engine().dispose()
+    asset = context.data_sources.add_pandas("era5").add_dataframe_asset(f"{table}_{month}_{area_slug(area)}")
+    batch = asset.add_batch_definition_whole_dataframe("days")
+    checks = build_checks(month, area, grid, bounds, levels, points)
+    # Given whole, the suite is stored once; suite.add_expectation stores it again for each of the
+    # ~24 checks (a marshmallow round trip each: 0.3 s a month).
+    suite = context.suites.add(gx.ExpectationSuite(name="era5_month", expectations=[c.expectation for c in checks]))
+    definition = context.validation_definitions.add(
+        gx.ValidationDefinition(name=f"{table} {month} {area} grid {grid}", data=batch, suite=suite))
+    checkpoint = context.checkpoints.add(gx.Checkpoint(
+        name="era5_month", validation_definitions=[definition],
+        actions=[UpdateDataDocsAction(name="data_docs", site_names=["era5"])],
+        # COMPLETE on a month's 28-31 profile rows is cheap, and names every failing day (GX lists
+        # at most partial_unexpected_count of them, 20 by default).
+        result_format={"result_format": "COMPLETE", "unexpected_index_column_names": ["day"],
+                       "partial_unexpected_count": 31},
+    ))
+    outcome = checkpoint.run(batch_parameters={"dataframe": _profile_frame(url, validation_id, bounds)},
+                             run_id=RunIdentifier(run_name=run_name, run_time=datetime.now(UTC)))
     result = next(iter(outcome.run_results.values()))
     failed, failures = failures_of(checks, list(result.results))
     index = docs_dir / "index.html"
