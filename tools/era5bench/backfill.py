@@ -37,6 +37,7 @@ from pathlib import Path
 from tempfile import mkdtemp
 from typing import Any
 
+from era5bench import cpu
 from era5etl import settings
 from era5etl.core.grid import Area, Grid, expected_rows
 from era5etl.core.months import Month
@@ -132,7 +133,10 @@ def run(first: Month, months: int, area: str, table: str, timeout: float, keep: 
         last = first
         for _ in range(months - 1):
             last = last.next()
+        stack_state = json.loads((home / "airflow" / "era5-stack.json").read_text())
+        groups = {name: int(group) for name, group in stack_state["groups"].items()}
         sampler.start()
+        cpu_before = cpu.snapshot(groups)
         began = time.time()
         backfill = api("POST", "backfills", {
             "dag_id": DAG_ID, "from_date": first.start.isoformat(), "to_date": last.start.isoformat(),
@@ -150,6 +154,7 @@ def run(first: Month, months: int, area: str, table: str, timeout: float, keep: 
 
         runs = _wait(f"{months} runs finished", finished, timeout=timeout, interval=2.0)
         wall = max(end for *_, end in runs) - began
+        cpu_spent = cpu.spent(cpu_before, cpu.snapshot(groups), per=len(runs))
         sampler.stopped.set()
         sampler.join()
         run_ids = [r for r, *_ in runs]
@@ -166,6 +171,7 @@ def run(first: Month, months: int, area: str, table: str, timeout: float, keep: 
                 "failed_runs": failed, "tasks_retried": int(retries[0]), "retries": int(retries[1]),
                 "staging_peak_mb": round(sampler.peak / 1e6, 1),
                 "staging_end_mb": round(_folder_bytes(staging) / 1e6, 1),
+                "cpu_per_month": cpu_spent,
                 "settings": {"max_active_runs": settings.load().max_active_runs,
                              "keep_downloads": str(getattr(settings.load(), "keep_downloads", "-"))}}
     finally:
@@ -230,6 +236,9 @@ def main(argv: list[str]) -> int:
         print(f"  overhead         {result['overhead_per_month_s']:6.2f} s a month")
         print(f"  failed runs {len(result['failed_runs'])}, tasks retried {result['tasks_retried']} "
               f"({result['retries']} retries)")
+        c = result["cpu_per_month"]
+        print(f"  CPU a month      {c['machine_busy_s']:6.2f} s of the machine ({c['machine_busy_share']:.0%} busy): "
+              + ", ".join(f"{k} {v:.2f}" for k, v in c["by_component_s"].items()))
         print(f"  staging: peak {result['staging_peak_mb']:.1f} MB, at the end {result['staging_end_mb']:.1f} MB")
         print(f"  exact: {'every month' if result['exact'] else result['inexact']}")
     return 0 if result["exact"] and not result["failed_runs"] else 1

@@ -111,10 +111,12 @@ def load(
     aggregating = 0.0
     # The monthly rows need no chunk of this load committed unless a day of it is partial (its daily
     # row is SQL's, computed in its chunk's transaction, and the month reads it back): then they are
-    # written while the last chunks are still being copied, on a connection of their own, instead of
-    # after them. A chunk that fails after that leaves the months' monthly rows ahead of their hourly
-    # rows, as a loader killed between the two would leave them behind: the load fails, the ledger says
-    # so, and validation compares the monthly rows with the daily ones (read.rollup_check).
+    # written while the last chunks are still being copied, on a connection and a thread of their own,
+    # from the moment the load's last day is complete (while it is still being encoded for its chunk's
+    # daily rows), instead of after them. A chunk that fails after that leaves the months' monthly
+    # rows ahead of their hourly rows, as a loader killed between the two would leave them behind: the
+    # load fails, the ledger says so, and validation compares the monthly rows with the daily ones
+    # (read.rollup_check).
     touched = list(np.unique(times.astype("datetime64[M]")))
     early = rollups and not any(w.rollup is not None and w.rollup.partial_days for w in windows)
     monthly_out: tuple[int, float] | None = None
@@ -128,6 +130,15 @@ def load(
     todo: queue.Queue[_Window | None] = queue.Queue()
     failures: list[BaseException] = []
     stop = threading.Event()
+    monthly_thread: threading.Thread | None = None
+
+    def months_early() -> None:
+        nonlocal monthly_out
+        try:
+            monthly_out = months()
+        except BaseException as exc:  # surfaced below, like a chunk's: the load fails
+            failures.append(exc)
+            stop.set()
 
     def worker() -> None:
         try:
@@ -161,13 +172,17 @@ def load(
                 if not all(_put(w.data, (pgcopy.encode_block(piece, box.columns), piece.rows), stop)
                            for piece in _pieces(block, PIECE_ROWS)):
                     break
+            # The hourly rows are all queued: the writer goes on to the daily rows while the last day
+            # is encoded, piece by piece (load.rollup.WindowRollup.pieces).
+            _put(w.data, None, stop)
             if w.rollup is not None:
                 a0 = time.perf_counter()
+                w.rollup.settle()  # its last day complete: the monthly rollup has every day of it
+                if early and w is windows[-1] and not stop.is_set():
+                    monthly_thread = threading.Thread(target=months_early, name="era5-load-monthly", daemon=True)
+                    monthly_thread.start()
                 w.rollup.close()  # its last day out, encoded
                 aggregating += time.perf_counter() - a0
-            _put(w.data, None, stop)
-        if early and not stop.is_set():
-            monthly_out = months()
     except BaseException as exc:
         failures.append(exc)
         stop.set()
@@ -176,6 +191,8 @@ def load(
             todo.put(None)
         for t in threads:
             t.join()
+        if monthly_thread is not None:
+            monthly_thread.join()
     if failures:
         first = failures[0]
         if isinstance(first, psycopg.Error):

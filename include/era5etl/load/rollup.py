@@ -26,6 +26,9 @@ sqrt(u^2 + v^2) per hour in float8.
 
 from __future__ import annotations
 
+import queue
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +39,10 @@ from era5etl.core.rollups import KEY_COLUMNS, rolled_up, sources
 from era5etl.load import encode as pgcopy
 
 F64 = npt.NDArray[np.float64]
+# Rows of a piece of encoded rollup rows handed to the chunk's writer: a global day's million rows
+# are encoded and sent in four pieces, so the writer's COPY starts with the first while the rest are
+# encoded (the day's last hour closes it at the very end of the load, when nothing else overlaps).
+PIECE_ROWS = 262_144
 
 
 @dataclass
@@ -65,8 +72,11 @@ class Partial:
 
     @staticmethod
     def stacked(partials: list[Partial]) -> Partial:
-        """Partials of the same variables one after another along axis 0 (days, or months)."""
+        """Partials of the same variables one after another along axis 0 (days, or months); one is
+        itself (a global day's month: no copy of its arrays)."""
         first = partials[0]
+        if len(partials) == 1:
+            return first
         return Partial(np.concatenate([p.hours for p in partials]),
                        {k: np.concatenate([p.low[k] for p in partials]) for k in first.low},
                        {k: np.concatenate([p.high[k] for p in partials]) for k in first.high},
@@ -74,7 +84,10 @@ class Partial:
                        {k: np.concatenate([p.count[k] for p in partials]) for k in first.count})
 
     def reduce(self, starts: npt.NDArray[np.intp]) -> Partial:
-        """Rows aggregated over the runs beginning at ``starts`` (axis 0)."""
+        """Rows aggregated over the runs beginning at ``starts`` (axis 0); itself when every run is one
+        row (a day's partial into its month: a copy of 19 arrays of a million points otherwise)."""
+        if len(starts) == self.hours.shape[0]:
+            return self
         return Partial(np.add.reduceat(self.hours, starts, axis=0),
                        {k: np.fmin.reduceat(v, starts, axis=0) for k, v in self.low.items()},
                        {k: np.fmax.reduceat(v, starts, axis=0) for k, v in self.high.items()},
@@ -244,7 +257,10 @@ class WindowRollup:
         self.monthly = monthly
         self.open: tuple[np.datetime64, Partial] | None = None
         self.clean: dict[str, int] = {}  # hours of the open day without a NULL, per variable (_add_hour)
-        self.encoded: list[bytes] = []
+        # Encoded rows for the chunk's writer, in (bucket, location_id) order, None once closed.
+        # Unbounded: a chunk's daily rows are a small part of its hourly ones (a twenty-fourth).
+        self.encoded: queue.Queue[bytes | None] = queue.Queue()
+        self.last: tuple[np.datetime64, Partial] | None = None  # settled, not yet encoded (settle)
         self.rows = 0
 
     def add(self, valid_time: npt.NDArray[np.datetime64], values: dict[str, npt.NDArray[np.float32]]) -> None:
@@ -261,7 +277,7 @@ class WindowRollup:
         if len(days) == 1:  # one hour (a global hour is a block): into its day's sums, in place
             day, hour = days[0], _hour_values(values, self.rolled)
             if self.open is not None and self.open[0] != day:
-                self._emit(np.array([self.open[0]]), self._settled())
+                self._done(np.array([self.open[0]]), self._settled())
                 self.open = None
             if self.open is None:
                 self.open = (day, _open_day(hour, self.rolled, len(self.points.location_id)))
@@ -275,33 +291,80 @@ class WindowRollup:
             partial = _first_merged(self._settled(), partial)
             self.open = None
         if self.open is not None:
-            self._emit(np.array([self.open[0]]), self._settled())
+            self._done(np.array([self.open[0]]), self._settled())
             self.open = None
         # The block's last day may go on in the next block; the days before it are complete.
         if len(run_days) > 1:
-            self._emit(run_days[:-1], partial.take(slice(0, len(run_days) - 1)))
+            self._done(run_days[:-1], partial.take(slice(0, len(run_days) - 1)))
         self.open = (run_days[-1], partial.take(slice(len(run_days) - 1, len(run_days))))
 
-    def close(self) -> None:
-        """The window's last day out: called once its last block has been added."""
+    def settle(self) -> None:
+        """The window's last day complete, called once its last block has been added: from here the
+        monthly rollup holds every day of the window (the load may write the months while this
+        window's last day is still being encoded, by :meth:`close`)."""
         if self.open is not None:
-            self._emit(np.array([self.open[0]]), self._settled())
+            day, partial = self.open[0], self._settled()
+            self.monthly.add(np.array([day]), partial)
+            self.last = (day, partial)
             self.open = None
+
+    def close(self) -> None:
+        """The window's last day out, encoded; then the end of its pieces."""
+        self.settle()
+        if self.last is not None:
+            self._emit(np.array([self.last[0]]), self.last[1])
+            self.last = None
+        self.encoded.put(None)
+
+    def pieces(self, stop: threading.Event) -> Iterator[bytes]:
+        """The encoded rows as they are made, until :meth:`close` (the chunk's writer, in its
+        transaction); LoadError-free: returns early once ``stop`` is set (the load is abandoned)."""
+        while not stop.is_set():
+            try:
+                item = self.encoded.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            if item is None:
+                return
+            yield item
 
     def _settled(self) -> Partial:
         assert self.open is not None
         return _settle(self.open[1], self.clean)
 
-    def _emit(self, days: npt.NDArray[np.datetime64], partial: Partial) -> None:
-        values = partial.values(self.rolled)
-        self.encoded.append(pgcopy.encode_grid(
-            days.astype("datetime64[s]"), self.points.location_id, self.points.latitude,
-            {"hours": partial.hours.astype(np.int32)}, values, self.columns))
-        self.rows += partial.hours.size
+    def _done(self, days: npt.NDArray[np.datetime64], partial: Partial) -> None:
+        """Complete days: into the monthly rollup, and out as daily rows."""
         self.monthly.add(days, partial)
+        self._emit(days, partial)
+
+    def _emit(self, days: npt.NDArray[np.datetime64], partial: Partial) -> None:
+        """Complete days' rows, encoded in pieces for the chunk's writer."""
+        values = partial.values(self.rolled)
+        hours = partial.hours.astype(np.int32)
+        buckets = days.astype("datetime64[s]")
+        for t, p in piece_slices(*hours.shape):
+            self.encoded.put(pgcopy.encode_grid(
+                buckets[t], self.points.location_id[p], self.points.latitude[p], {"hours": hours[t, p]},
+                {k: v[t, p] for k, v in values.items()}, self.columns))
+        self.rows += partial.hours.size
 
     def copy_columns(self) -> tuple[str, ...]:
         return (*KEY_COLUMNS, *self.columns)
+
+
+def piece_slices(t: int, p: int, rows: int = PIECE_ROWS) -> Iterator[tuple[slice, slice]]:
+    """(days, points) slices of a (T, P) partial in pieces of about ``rows`` rows that keep the
+    rows in (bucket, location_id) order: runs of whole days, or a day cut by points."""
+    if t * p <= rows or p == 0:
+        yield slice(0, t), slice(0, p)
+    elif p <= rows:
+        step = rows // p
+        for a in range(0, t, step):
+            yield slice(a, min(a + step, t)), slice(0, p)
+    else:
+        for d in range(t):
+            for a in range(0, p, rows):
+                yield slice(d, d + 1), slice(a, min(a + rows, p))
 
 
 def _first_merged(open_: Partial, partial: Partial) -> Partial:

@@ -130,7 +130,7 @@ class _Window:
     # Encoded blocks and their row counts; bounded so memory follows a few blocks, not the chunk.
     data: queue.Queue[tuple[bytes, int] | None] = field(default_factory=lambda: queue.Queue(maxsize=3))
     result: ChunkResult | None = None
-    # The chunk's daily rollup rows, complete once the last block is queued (None: no rollups).
+    # The chunk's daily rollup rows, handed on as they are encoded (None: no rollups).
     rollup: WindowRollup | None = None
 
 
@@ -228,7 +228,7 @@ def _write_chunk(conn: psycopg.Connection[tuple[Any, ...]], table: str, box: Box
         rollup_rows = 0
         if w.rollup is not None:
             rollup_rows = write_daily(cur, table, box, w.start, w.end, w.rollup, whole=replaced != "delete",
-                                      empty=replaced == "new", columnstore=columnstore)
+                                      empty=replaced == "new", columnstore=columnstore, stop=stop)
         t_rollup = time.perf_counter()
         if not columnstore:
             for suffix, definition in CHUNK_INDEXES:
@@ -246,13 +246,15 @@ def _write_chunk(conn: psycopg.Connection[tuple[Any, ...]], table: str, box: Box
 
 
 def write_daily(cur: psycopg.Cursor[tuple[Any, ...]], table: str, box: Box, start: datetime, end: datetime,
-                rollup: WindowRollup, *, whole: bool, empty: bool, columnstore: bool) -> int:
+                rollup: WindowRollup, *, whole: bool, empty: bool, columnstore: bool,
+                stop: threading.Event | None = None) -> int:
     """The chunk's daily rollup rows, in its transaction: the rows of its days inside the box replaced
     by the whole days the loader aggregated (one binary COPY) and the partial days SQL aggregates from
     the hourly rows just written. ``whole``: the hourly chunk held nothing but what this load
     replaced, so the daily chunk made with it (same range) is emptied instead; ``empty``: it held
     nothing at all, so neither does its daily chunk (daily rows are only written with hourly ones).
-    Returns the rows written."""
+    ``stop``: set when the load is abandoned (the pieces stop coming). Returns the rows written."""
+    stop = stop or threading.Event()
     daily = rollup_tables(table)["day"]
     found = chunks_between(cur, daily, start, end)
     aligned = len(found) == 1 and found[0][2] == start and found[0][3] == end
@@ -271,12 +273,16 @@ def write_daily(cur: psycopg.Cursor[tuple[Any, ...]], table: str, box: Box, star
         cur.execute(sql.SQL("DELETE FROM {} WHERE bucket >= %(first)s AND bucket <= %(last)s AND bucket = ANY(%(days)s)"
                             " AND {}").format(target, box_filter(box.grid)),
                     {**bounds, "first": days[0], "last": days[-1], "days": days})
-    if rollup.encoded:
+    if rollup.whole:
+        # The pieces as the loader encodes them: the last day's are still being made when the hourly
+        # rows are in (load.rollup.PIECE_ROWS).
         columns = sql.SQL(", ").join(map(sql.Identifier, rollup.copy_columns()))
         with cur.copy(sql.SQL("COPY {} ({}) FROM STDIN (FORMAT BINARY)").format(target, columns)) as cp:
             cp.write(pgcopy.HEADER)
-            for data in rollup.encoded:
+            for data in rollup.pieces(stop):
                 cp.write(data)
+            if stop.is_set():
+                raise LoadError("load abandoned: another chunk failed")
             cp.write(pgcopy.TRAILER)
     if rollup.partial_days:
         partial = [d.astype("datetime64[s]").item().replace(tzinfo=UTC) for d in rollup.partial_days]
