@@ -154,7 +154,7 @@ class Settings(BaseSettings):
     cds_backoff_base: float = Field(2.0, gt=0, description="first pause between attempts, s; doubles, with jitter")
     cds_backoff_cap: float = Field(60.0, gt=0, description="longest pause between attempts, s")
     cds_max_retry_after: float = Field(300.0, gt=0, description="longest `Retry-After` honoured within a call, s")
-    cds_poll_base: float = Field(1.0, gt=0, description="first wait on a queued job, s")
+    cds_poll_base: float = Field(0.25, gt=0, description="first wait on a queued job, s")
     cds_poll_cap: float = Field(60.0, gt=0, description="waits on a queued job grow 1.5x up to this, s")
     cds_wait_timeout: float = Field(12 * 3600.0, gt=0, description="the CLI's patience with the CDS queue, s")
     cds_defer_after: float = Field(

@@ -57,6 +57,22 @@ def cmd_db(args: argparse.Namespace) -> int:
     return 0
 
 
+# What a task's end waits for before the next task of its month can start (measured in a backfill of
+# small months, docs/benchmarks.md "A decade's backfill"): Airflow's defaults are sized for tasks of
+# minutes, and here four tasks a month each took longer to hand over than to run.
+LATENCY = {
+    # The task supervisor notices its task process has exited only at its next wake-up when the
+    # process closed its sockets just before exiting (a race it loses about one task in three): it then
+    # sleeps out this interval, 5 s by default, holding the executor's worker. Heartbeats to the
+    # api-server come this often too (one small request a second per running task).
+    "AIRFLOW__WORKERS__MIN_HEARTBEAT_INTERVAL": "1",
+    # The scheduler sleeps this long when a loop found nothing to do (1 s by default), so a finished
+    # task's successor waited half of it on average. An idle stack's scheduler then uses 2-3% of a core
+    # instead of 1.6% (docs/benchmarks.md).
+    "AIRFLOW__SCHEDULER__SCHEDULER_IDLE_SLEEP_TIME": "0.5",
+}
+
+
 def airflow_environment() -> dict[str, str]:
     """Airflow's settings for this checkout: home in .local/, metadata in the local server's ``airflow`` db,
     LocalExecutor sized to the cores."""
@@ -72,6 +88,7 @@ def airflow_environment() -> dict[str, str]:
         # LocalExecutor starts this many workers: Airflow's default of 32 on this 2-core machine cost
         # memory and scheduling for nothing; tasks wait on the CDS deferred, not in a worker.
         "AIRFLOW__CORE__PARALLELISM": str(2 * (os.cpu_count() or 1)),
+        **LATENCY,
         "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": meta,
         "GX_ANALYTICS_ENABLED": "False",
     }

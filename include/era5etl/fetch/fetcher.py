@@ -128,7 +128,7 @@ class Fetcher(_Downloads):
         raise FetchPending(self.api_url, waiting, len(done), len(self.parts), retry_after, message)
 
     def run(self) -> Download:
-        """Passes until the month is staged, sleeping between them (1 s, growing 1.5x to ``poll_cap``)."""
+        """Passes until the month is staged, sleeping between them (``poll_base``, growing 1.5x to ``poll_cap``)."""
         deadline = time.monotonic() + self.options.wait_timeout
         pause = self.options.poll_base
         last: tuple[int, tuple[str, ...]] | None = None

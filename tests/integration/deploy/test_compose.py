@@ -445,6 +445,23 @@ def test_forkserver_preload_is_on_as_measured(compose: Compose) -> None:
         assert importlib.util.find_spec(module) is not None, module
 
 
+def test_task_handover_settings_are_the_one_command_stacks(compose: Compose) -> None:
+    """The compose file's Airflow hands a finished task over as `airflow up` does (the same values as
+    era5etl.cli.database.LATENCY, which the backfill benchmark measured), and Airflow reads them as set."""
+    from era5etl.cli.database import LATENCY
+
+    for name, svc in airflow_services(full(compose)).items():
+        env = svc["environment"]
+        assert {k: env.get(k) for k in LATENCY} == LATENCY, name
+    code = ("from airflow.configuration import conf\n"
+            "print(conf.getint('workers', 'min_heartbeat_interval'), "
+            "conf.getfloat('scheduler', 'scheduler_idle_sleep_time'))")
+    proc = subprocess.run([sys.executable, "-c", code], env={**os.environ, **LATENCY},
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split()[-2:] == ["1", "0.5"]
+
+
 def test_metrics_go_to_the_statsd_exporter(compose: Compose) -> None:
     """[metrics] on, to a prom/statsd-exporter service on the port it listens on; every Airflow service waits
     for it (the StatsD client resolves its host when a process starts)."""
