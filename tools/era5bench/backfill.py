@@ -12,6 +12,11 @@ size every half second while it runs, and prints:
 * **Airflow's overhead**: wall minus work, a month (work runs ``max_active_runs`` months at once, so
   the overhead can be negative: it is what a month costs beyond its own work at that concurrency);
 * **failures and retries**: runs not successful, task tries beyond the first;
+* **CPU a month** by component (``era5bench.cpu``: the scheduler, its executor's task processes, the
+  api-server, the database server, ...) and how busy the machine was: whether the wall time is the
+  machine's work or Airflow's waiting;
+* **each task's wait and run** (medians): from its predecessor's end to its own start, and its run,
+  from Airflow's task instances;
 * **staging**: the high-water mark of the staging folder and what it holds at the end;
 * **exactness**: every month's rows counted against the area's grid points x hours, and its ledger
   state, before any figure is printed (a fast wrong run is no figure).
@@ -27,6 +32,7 @@ import json
 import os
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import threading
@@ -163,6 +169,7 @@ def run(first: Month, months: int, area: str, table: str, timeout: float, keep: 
                                    "try_number - 1, 0)), 0) FROM task_instance WHERE run_id = ANY(%s)",
                                    (run_ids,)).fetchone() or (0, 0)
         figures = _figures(url, table, area, first, months, run_ids)
+        handover = _handover(meta_url, run_ids)
         failed = [r for r, state, *_ in runs if state != "success"]
         return {"area": area, "points": Area.parse(area).points(Grid()), "months": len(runs),
                 "from": str(first), "to": str(last), "wall_s": round(wall, 1),
@@ -171,7 +178,7 @@ def run(first: Month, months: int, area: str, table: str, timeout: float, keep: 
                 "failed_runs": failed, "tasks_retried": int(retries[0]), "retries": int(retries[1]),
                 "staging_peak_mb": round(sampler.peak / 1e6, 1),
                 "staging_end_mb": round(_folder_bytes(staging) / 1e6, 1),
-                "cpu_per_month": cpu_spent,
+                "cpu_per_month": cpu_spent, "handover_s": handover,
                 "settings": {"max_active_runs": settings.load().max_active_runs,
                              "keep_downloads": str(getattr(settings.load(), "keep_downloads", "-"))}}
     finally:
@@ -189,6 +196,27 @@ def run(first: Month, months: int, area: str, table: str, timeout: float, keep: 
             shutil.rmtree(home, ignore_errors=True)
             with connect(url, autocommit=True) as conn:
                 conn.execute(f'DROP DATABASE IF EXISTS "{meta}" WITH (FORCE)')
+
+
+def _handover(meta_url: str, run_ids: list[str]) -> dict[str, dict[str, float]]:
+    """Per task, the medians (s) of its wait from its predecessor's end (the run's start for the
+    first) to its own start, and of its run, from Airflow's task instances: where a month's wall time
+    goes between the steps' own work."""
+    with connect(meta_url) as conn:
+        rows = conn.execute(
+            "SELECT ti.run_id, ti.task_id, ti.start_date, ti.end_date, r.start_date FROM task_instance ti"
+            " JOIN dag_run r ON r.dag_id = ti.dag_id AND r.run_id = ti.run_id"
+            " WHERE ti.dag_id = %s AND ti.run_id = ANY(%s) AND ti.start_date IS NOT NULL AND ti.end_date IS NOT NULL"
+            " ORDER BY ti.run_id, ti.start_date", (DAG_ID, run_ids)).fetchall()
+    waits: dict[str, list[float]] = {}
+    runs: dict[str, list[float]] = {}
+    previous: dict[str, Any] = {}
+    for run_id, task, start, end, run_start in rows:
+        waits.setdefault(task, []).append((start - previous.get(run_id, run_start)).total_seconds())
+        runs.setdefault(task, []).append((end - start).total_seconds())
+        previous[run_id] = end
+    return {task: {"wait": round(statistics.median(waits[task]), 2), "run": round(statistics.median(runs[task]), 2)}
+            for task in waits}
 
 
 def _figures(url: str, table: str, area: str, first: Month, months: int, run_ids: list[str]) -> dict[str, Any]:
@@ -239,6 +267,8 @@ def main(argv: list[str]) -> int:
         c = result["cpu_per_month"]
         print(f"  CPU a month      {c['machine_busy_s']:6.2f} s of the machine ({c['machine_busy_share']:.0%} busy): "
               + ", ".join(f"{k} {v:.2f}" for k, v in c["by_component_s"].items()))
+        print("  median wait / run per task: " + ", ".join(
+            f"{t} {h['wait']:.2f}/{h['run']:.2f}" for t, h in result["handover_s"].items()))
         print(f"  staging: peak {result['staging_peak_mb']:.1f} MB, at the end {result['staging_end_mb']:.1f} MB")
         print(f"  exact: {'every month' if result['exact'] else result['inexact']}")
     return 0 if result["exact"] and not result["failed_runs"] else 1
