@@ -18,7 +18,7 @@ monthly rows with the daily ones, so no month is called validated on stale month
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -29,7 +29,7 @@ from era5etl.core.rollups import KEY_COLUMNS, rolled_up
 from era5etl.db import connect, rollup_tables, table_ident
 from era5etl.db.rollups import box_filter, months_from_daily
 from era5etl.load import encode as pgcopy
-from era5etl.load.rollup import MonthlyRollup, Partial, Points, piece_slices
+from era5etl.load.rollup import MonthlyRollup, Partial, Points, encoded_pieces
 from era5etl.load.writer import DECOMPRESSION_LIMIT, Box
 
 
@@ -72,17 +72,6 @@ def _placed(partial: Partial, at: npt.NDArray[np.intp], n: int) -> Partial:
                    {k: spread(v, np.nan) for k, v in partial.high.items()},
                    {k: spread(v, 0) for k, v in partial.total.items()},
                    {k: spread(v, 0) for k, v in partial.count.items()})
-
-
-def _encoded(months: list[np.datetime64], points: Points, partial: Partial, rolled: dict[str, tuple[str, ...]],
-             columns: tuple[str, ...]) -> Iterator[bytes]:
-    """The rows in pieces (``load.rollup.PIECE_ROWS``), so the server takes the first while the next is
-    encoded (a global month's million rows)."""
-    buckets = np.array(months).astype("datetime64[s]")
-    hours, values = partial.hours.astype(np.int32), partial.values(rolled)
-    for t, p in piece_slices(*hours.shape):
-        yield pgcopy.encode_grid(buckets[t], points.location_id[p], points.latitude[p], {"hours": hours[t, p]},
-                                 {k: v[t, p] for k, v in values.items()}, columns)
 
 
 def write_monthly(url: str, table: str, box: Box, touched: Sequence[np.datetime64], monthly: MonthlyRollup,
@@ -137,8 +126,8 @@ def write_monthly(url: str, table: str, box: Box, touched: Sequence[np.datetime6
                     run.append(month)
                     continue
                 if run and points is not None:
-                    for piece in _encoded(run, points, Partial.stacked([monthly.months[m] for m in run]), rolled,
-                                          columns):
+                    stacked = Partial.stacked([monthly.months[m] for m in run])
+                    for piece in encoded_pieces(np.array(run), points, stacked, rolled, columns):
                         cp.write(piece)
                     written += len(run) * points.location_id.size
                     run = []
@@ -160,7 +149,8 @@ def write_monthly(url: str, table: str, box: Box, touched: Sequence[np.datetime6
                     placed = _placed(partial, at, ids.size)
                     merged = placed if merged is None else merged.merge(placed)
                 assert merged is not None
-                for piece in _encoded([month], Points(ids.astype(np.int32), lat), merged, rolled, columns):
+                for piece in encoded_pieces(np.array([month]), Points(ids.astype(np.int32), lat), merged, rolled,
+                                            columns):
                     cp.write(piece)
                 written += ids.size
             cp.write(pgcopy.TRAILER)

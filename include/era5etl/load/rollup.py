@@ -339,17 +339,25 @@ class WindowRollup:
 
     def _emit(self, days: npt.NDArray[np.datetime64], partial: Partial) -> None:
         """Complete days' rows, encoded in pieces for the chunk's writer."""
-        values = partial.values(self.rolled)
-        hours = partial.hours.astype(np.int32)
-        buckets = days.astype("datetime64[s]")
-        for t, p in piece_slices(*hours.shape):
-            self.encoded.put(pgcopy.encode_grid(
-                buckets[t], self.points.location_id[p], self.points.latitude[p], {"hours": hours[t, p]},
-                {k: v[t, p] for k, v in values.items()}, self.columns))
+        for piece in encoded_pieces(days, self.points, partial, self.rolled, self.columns):
+            self.encoded.put(piece)
         self.rows += partial.hours.size
 
     def copy_columns(self) -> tuple[str, ...]:
         return (*KEY_COLUMNS, *self.columns)
+
+
+def encoded_pieces(buckets: npt.NDArray[np.datetime64], points: Points, partial: Partial,
+                   rolled: dict[str, tuple[str, ...]], columns: tuple[str, ...]) -> Iterator[bytes]:
+    """A (buckets, points) partial's rollup rows as COPY tuples, in pieces of :data:`PIECE_ROWS` rows
+    in (bucket, location_id) order: the server takes the first while the next is encoded (the daily
+    rows of a chunk, the monthly rows of a load)."""
+    values = partial.values(rolled)
+    hours = partial.hours.astype(np.int32)
+    stamps = buckets.astype("datetime64[s]")
+    for t, p in piece_slices(*hours.shape):
+        yield pgcopy.encode_grid(stamps[t], points.location_id[p], points.latitude[p], {"hours": hours[t, p]},
+                                 {k: v[t, p] for k, v in values.items()}, columns)
 
 
 def piece_slices(t: int, p: int, rows: int = PIECE_ROWS) -> Iterator[tuple[slice, slice]]:
