@@ -35,9 +35,6 @@ BLOCK_ROWS = 1_000_000
 # A block's hours at most: a leap year. A few points over decades are read, encoded and rolled up a
 # year at a time (a block of 24 hours of 4 points, 96 rows, cost more in per-call overhead than rows).
 BLOCK_HOURS = 24 * 366
-# Encoded pieces handed to a chunk's writer: a global hour (1M rows, ~89 MB encoded) is cut by grid
-# points so that the blocks in flight stay a few tens of MB each.
-PIECE_ROWS = 262_144
 
 
 def _reordered(block: Block, order: np.ndarray) -> Block:
@@ -170,7 +167,7 @@ def load(
                     w.rollup.add(block.valid_time, block.values)
                     aggregating += time.perf_counter() - a0
                 if not all(_put(w.data, (pgcopy.encode_block(piece, box.columns), piece.rows), stop)
-                           for piece in _pieces(block, PIECE_ROWS)):
+                           for piece in _pieces(block, pgcopy.PIECE_ROWS)):
                     break
             # The hourly rows are all queued: the writer goes on to the daily rows while the last day
             # is encoded, piece by piece (load.rollup.WindowRollup.pieces).
@@ -217,29 +214,11 @@ def load(
 
 def _pieces(block: Block, rows: int) -> Iterator[Block]:
     """The block cut into pieces of about ``rows`` rows (views, no copies) that keep its rows in
-    (time, point) order, the order the columnstore is told they come in: runs of whole hours when an
-    hour is smaller than a piece, else each hour by grid points. (Cutting a block of many hours by
-    points first, as before, sent all hours of the first points, then all hours of the next: rows out
-    of time order, which a direct-to-columnstore COPY told they are sorted stores with wrong batch
-    bounds, so a read of one hour missed the second piece's points.)"""
-    t, p = len(block.valid_time), len(block.latitude)
-    if t * p <= rows:
-        yield block
-        return
-    if p <= rows:
-        step = rows // p
-        for a in range(0, t, step):
-            b = min(a + step, t)
-            yield Block(block.valid_time[a:b], block.location_id, block.latitude, block.longitude,
-                        {c: v[a:b] for c, v in block.values.items()}, block.level)
-        return
-    for h in range(t):
-        for a in range(0, p, rows):
-            b = min(a + rows, p)
-            ids = None if block.location_id is None else block.location_id[a:b]
-            yield Block(block.valid_time[h:h + 1], ids, block.latitude[a:b], block.longitude[a:b],
-                        {c: v[h:h + 1, a:b] for c, v in block.values.items()},
-                        None if block.level is None else block.level[a:b])
+    (time, point) order (``encode.piece_slices``)."""
+    for t, p in pgcopy.piece_slices(len(block.valid_time), len(block.latitude), rows):
+        yield Block(block.valid_time[t], None if block.location_id is None else block.location_id[p],
+                    block.latitude[p], block.longitude[p], {c: v[t, p] for c, v in block.values.items()},
+                    None if block.level is None else block.level[p])
 
 
 def _put(q: queue.Queue[tuple[bytes, int] | None], item: tuple[bytes, int] | None, stop: threading.Event) -> bool:

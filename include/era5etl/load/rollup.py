@@ -39,10 +39,6 @@ from era5etl.core.rollups import KEY_COLUMNS, rolled_up, sources
 from era5etl.load import encode as pgcopy
 
 F64 = npt.NDArray[np.float64]
-# Rows of a piece of encoded rollup rows handed to the chunk's writer: a global day's million rows
-# are encoded and sent in four pieces, so the writer's COPY starts with the first while the rest are
-# encoded (the day's last hour closes it at the very end of the load, when nothing else overlaps).
-PIECE_ROWS = 262_144
 
 
 @dataclass
@@ -349,30 +345,16 @@ class WindowRollup:
 
 def encoded_pieces(buckets: npt.NDArray[np.datetime64], points: Points, partial: Partial,
                    rolled: dict[str, tuple[str, ...]], columns: tuple[str, ...]) -> Iterator[bytes]:
-    """A (buckets, points) partial's rollup rows as COPY tuples, in pieces of :data:`PIECE_ROWS` rows
-    in (bucket, location_id) order: the server takes the first while the next is encoded (the daily
-    rows of a chunk, the monthly rows of a load)."""
+    """A (buckets, points) partial's rollup rows as COPY tuples, in pieces of ``encode.PIECE_ROWS`` rows
+    in (bucket, location_id) order: the server takes the first while the next is encoded (a global
+    day's million daily rows are four pieces, so the chunk's writer starts on them while the last day
+    is still being encoded; the monthly rows of a load likewise)."""
     values = partial.values(rolled)
     hours = partial.hours.astype(np.int32)
     stamps = buckets.astype("datetime64[s]")
-    for t, p in piece_slices(*hours.shape):
+    for t, p in pgcopy.piece_slices(*hours.shape):
         yield pgcopy.encode_grid(stamps[t], points.location_id[p], points.latitude[p], {"hours": hours[t, p]},
                                  {k: v[t, p] for k, v in values.items()}, columns)
-
-
-def piece_slices(t: int, p: int, rows: int = PIECE_ROWS) -> Iterator[tuple[slice, slice]]:
-    """(days, points) slices of a (T, P) partial in pieces of about ``rows`` rows that keep the
-    rows in (bucket, location_id) order: runs of whole days, or a day cut by points."""
-    if t * p <= rows or p == 0:
-        yield slice(0, t), slice(0, p)
-    elif p <= rows:
-        step = rows // p
-        for a in range(0, t, step):
-            yield slice(a, min(a + step, t)), slice(0, p)
-    else:
-        for d in range(t):
-            for a in range(0, p, rows):
-                yield slice(d, d + 1), slice(a, min(a + rows, p))
 
 
 def _first_merged(open_: Partial, partial: Partial) -> Partial:

@@ -275,7 +275,7 @@ def write_daily(cur: psycopg.Cursor[tuple[Any, ...]], table: str, box: Box, star
                     {**bounds, "first": days[0], "last": days[-1], "days": days})
     if rollup.whole:
         # The pieces as the loader encodes them: the last day's are still being made when the hourly
-        # rows are in (load.rollup.PIECE_ROWS).
+        # rows are in (load.rollup.encoded_pieces).
         columns = sql.SQL(", ").join(map(sql.Identifier, rollup.copy_columns()))
         with cur.copy(sql.SQL("COPY {} ({}) FROM STDIN (FORMAT BINARY)").format(target, columns)) as cp:
             cp.write(pgcopy.HEADER)

@@ -276,3 +276,13 @@ def test_block_off_the_lattice_has_null_location_ids() -> None:
     assert len(rows) == t * p
     assert all(row[1] is None for row in rows)
     assert [row[4] for row in rows] == [f4(float(v)) for v in cols["temperature_2m"].ravel()]
+
+
+@pytest.mark.parametrize(("days", "points", "rows"), [(1, 10, 4), (5, 3, 7), (3, 10, 4), (2, 5, 100), (0, 5, 4)])
+def test_pieces_cover_every_row_once_in_time_then_point_order(days: int, points: int, rows: int) -> None:
+    """The pieces a COPY is sent in (hourly rows, daily and monthly rollup rows): every (step, point)
+    once, in the order the columnstore is told the rows come (time, location_id), none over ``rows``."""
+    grid = np.arange(days * points).reshape(days, points)
+    sent = [grid[t, p].ravel() for t, p in pgcopy.piece_slices(days, points, rows)]
+    assert np.array_equal(np.concatenate(sent) if sent else np.zeros(0), grid.ravel())
+    assert all(piece.size <= rows for piece in sent)

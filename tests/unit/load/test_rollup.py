@@ -13,7 +13,7 @@ import pytest
 
 from era5etl.core.rollups import rolled_up
 from era5etl.core.variables import DATA_COLUMNS
-from era5etl.load.rollup import MonthlyRollup, Points, WindowRollup, piece_slices
+from era5etl.load.rollup import MonthlyRollup, Points, WindowRollup
 
 P = 7
 START = np.datetime64("2024-02-27T00", "s")
@@ -115,12 +115,3 @@ def test_a_day_the_load_holds_part_of_is_left_to_sql() -> None:
     assert [str(d) for d in window.partial_days] == ["2024-02-27", "2024-03-01"]
     assert sorted(str(d) for d in window.rows) == ["2024-02-28", "2024-02-29"]
 
-
-@pytest.mark.parametrize(("days", "points", "rows"), [(1, 10, 4), (5, 3, 7), (3, 10, 4), (2, 5, 100), (0, 5, 4)])
-def test_pieces_cover_every_row_once_in_bucket_then_point_order(days: int, points: int, rows: int) -> None:
-    """The pieces the daily and monthly rows are sent in: every (day, point) once, in the order the
-    columnstore is told the rows come (bucket, location_id), none over ``rows`` rows."""
-    grid = np.arange(days * points).reshape(days, points)
-    sent = [grid[t, p].ravel() for t, p in piece_slices(days, points, rows)]
-    assert np.array_equal(np.concatenate(sent) if sent else np.zeros(0), grid.ravel())
-    assert all(piece.size <= rows for piece in sent)
