@@ -30,7 +30,7 @@ def _times(proc: psutil.Process) -> float:
 def snapshot(groups: dict[str, int]) -> dict[str, float]:
     """CPU seconds so far of each named process group (the scheduler's split in two), of the database
     server, and of the whole machine (``machine_busy``, ``machine_total``: every core's time)."""
-    leaders = set(groups.values())
+    names = {group: name for name, group in groups.items()}
     out = {name: 0.0 for name in groups} | {"scheduler_tasks": 0.0, "postgres": 0.0}
     for proc in psutil.process_iter(["name"]):
         with contextlib.suppress(psutil.Error, OSError):
@@ -38,9 +38,9 @@ def snapshot(groups: dict[str, int]) -> dict[str, float]:
                 out["postgres"] += _times(proc)
                 continue
             group = os.getpgid(proc.pid)
-            if group not in leaders:
+            name = names.get(group)
+            if name is None:
                 continue
-            name = next(n for n, g in groups.items() if g == group)
             if name == "scheduler" and proc.pid != group:
                 name = "scheduler_tasks"
             out[name] += _times(proc)

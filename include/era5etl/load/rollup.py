@@ -313,8 +313,8 @@ class WindowRollup:
         self.encoded.put(None)
 
     def pieces(self, stop: threading.Event) -> Iterator[bytes]:
-        """The encoded rows as they are made, until :meth:`close` (the chunk's writer, in its
-        transaction); LoadError-free: returns early once ``stop`` is set (the load is abandoned)."""
+        """The encoded rows as they are made, until :meth:`close` (for the chunk's writer, in its
+        transaction); ends early, raising nothing, once ``stop`` is set (the load is abandoned)."""
         while not stop.is_set():
             try:
                 item = self.encoded.get(timeout=0.2)

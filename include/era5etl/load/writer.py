@@ -246,15 +246,13 @@ def _write_chunk(conn: psycopg.Connection[tuple[Any, ...]], table: str, box: Box
 
 
 def write_daily(cur: psycopg.Cursor[tuple[Any, ...]], table: str, box: Box, start: datetime, end: datetime,
-                rollup: WindowRollup, *, whole: bool, empty: bool, columnstore: bool,
-                stop: threading.Event | None = None) -> int:
+                rollup: WindowRollup, *, whole: bool, empty: bool, columnstore: bool, stop: threading.Event) -> int:
     """The chunk's daily rollup rows, in its transaction: the rows of its days inside the box replaced
     by the whole days the loader aggregated (one binary COPY) and the partial days SQL aggregates from
     the hourly rows just written. ``whole``: the hourly chunk held nothing but what this load
     replaced, so the daily chunk made with it (same range) is emptied instead; ``empty``: it held
     nothing at all, so neither does its daily chunk (daily rows are only written with hourly ones).
     ``stop``: set when the load is abandoned (the pieces stop coming). Returns the rows written."""
-    stop = stop or threading.Event()
     daily = rollup_tables(table)["day"]
     found = chunks_between(cur, daily, start, end)
     aligned = len(found) == 1 and found[0][2] == start and found[0][3] == end
