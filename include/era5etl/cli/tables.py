@@ -21,6 +21,11 @@ def add_parsers(sub: Any) -> None:
     dr.add_argument("--yes", action="store_true", help="really drop it: without this nothing is removed")
     dr.add_argument("--json", action="store_true", help="end with one JSON object of what was removed")
     dr.set_defaults(func=cmd_drop)
+    rl = actions.add_parser("relayout", help="move a table and its rollups into the tile layout, chunk by chunk, from "
+                                             "the rows it holds (resumable; reads stay correct meanwhile)")
+    rl.add_argument("name", help="the table (see `table list`: its layout)")
+    rl.add_argument("--json", action="store_true", help="end with one JSON object of what was moved")
+    rl.set_defaults(func=cmd_relayout)
 
 
 def _size(n: int | None) -> str:
@@ -45,11 +50,12 @@ def cmd_list(args: argparse.Namespace) -> int:
     if not tables:
         print("no pipeline tables (the ledger era5_months names none)")
         return 0
-    print(f"{'table':<32} {'months':>6} {'validated':>9} {'areas':>5} {'rows (ledger)':>15}  {'span':<17} size")
+    print(f"{'table':<32} {'months':>6} {'validated':>9} {'areas':>5} {'rows (ledger)':>15}  {'span':<17} "
+          f"{'layout':<8} size")
     for t in tables:
         size = _size(t.bytes) if t.exists else "(table missing)"
         print(f"{t.name:<32} {t.months:>6} {t.validated:>9} {t.areas:>5} {t.rows:>15,}  "
-              f"{t.first_month + '..' + t.last_month:<17} {size}")
+              f"{t.first_month + '..' + t.last_month:<17} {t.layout or '-':<8} {size}")
     return 0
 
 
@@ -68,4 +74,37 @@ def cmd_drop(args: argparse.Namespace) -> int:
         print(f"dropped {', '.join(done['dropped']) or '(no table left to drop)'}; deleted "
               + ", ".join(f"{n} row(s) of {r}" for r, n in done["deleted"].items()))
     emit(done, args.json)
+    return 0
+
+
+def cmd_relayout(args: argparse.Namespace) -> int:
+    """Move a table and its rollups into the tile layout, chunk by chunk (load.relayout)."""
+    import time
+
+    from era5etl.db import connect, database_url, rollup_tables
+    from era5etl.load.relayout import relayout
+
+    url = database_url()
+    with connect(url) as conn:
+        found = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (args.name,)).fetchone()
+    if not found or not found[0]:
+        raise InputError(f"no table {args.name!r} (see `python -m era5etl table list`)")
+    began = time.perf_counter()
+    out: dict[str, Any] = {"table": args.name, "moved": []}
+    names = [args.name, *rollup_tables(args.name).values()]
+    for name in names:
+        def said(chunk: Any, rows: int, progress: Any, name: str = name) -> None:
+            if not args.json:
+                print(f"{name}: chunk {chunk.start:%Y-%m-%d} moved ({progress.moved} of {progress.chunks}, "
+                      f"{rows:,} rows so far)", flush=True)
+        with connect(url) as conn:
+            exists = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (name,)).fetchone()
+        if not exists or not exists[0]:
+            continue
+        done = relayout(url, name, said, lock_as=None if name == args.name else args.name)
+        out["moved"].append(done.as_dict())
+        if not args.json:
+            print(f"{name}: in tiles, {done.chunks} chunk(s); {done.rows:,} rows moved in {done.seconds:.1f} s")
+    out["seconds"] = round(time.perf_counter() - began, 2)
+    emit(out, args.json)
     return 0

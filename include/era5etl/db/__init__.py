@@ -163,6 +163,24 @@ def _level_table_sql(table: str, dataset: Dataset) -> sql.Composed:
         table_ident(table), sql.Identifier(LEVEL_COLUMN), sql.SQL(", ").join(columns))
 
 
+def _lay_out(conn: psycopg.Connection[Any], table: str, dataset: Dataset) -> None:
+    """A new table's columnstore layout (db.layout): in tiles (ERA5_LAYOUT, the default) a ``tile``
+    key column and segmentby tile; a table on pressure levels, whose global hour is 38M rows, keeps
+    time order (a tile's day there would be a block of 922M rows)."""
+    from era5etl import settings
+    from era5etl.core.tiles import TILE_COLUMN
+
+    ident = table_ident(table)
+    if settings.load().layout == "tiles" and not dataset.has_levels:
+        conn.execute(sql.SQL("ALTER TABLE {} ADD COLUMN IF NOT EXISTS {} int").format(
+            ident, sql.Identifier(TILE_COLUMN)))
+        segmentby, orderby = TILE_COLUMN, "location_id, time"
+    else:
+        segmentby, orderby = "", (LEVEL_ORDERBY if dataset.has_levels else "time, location_id")
+    conn.execute(_render(SQL_DIR / "020_columnstore.sql", table=ident, segmentby=sql.Literal(segmentby),
+                         orderby=sql.Literal(orderby)))
+
+
 def ensure_schema(url: str, table: str = "weather", chunk_interval: str = "1 day",
                   dataset: Dataset | None = None) -> None:
     """Create the extension, the pipeline's own tables, the hypertable ``table`` and its rollups if missing.
@@ -183,6 +201,7 @@ def ensure_schema(url: str, table: str = "weather", chunk_interval: str = "1 day
             conn.execute(_render(SQL_DIR / "003_cds_jobs.sql"))
             conn.execute(_render(SQL_DIR / "004_validation.sql"))
             conn.execute(_render(SQL_DIR / "005_land_points.sql"))
+            conn.execute(_render(SQL_DIR / "006_tiles.sql"))
             found = conn.execute("SELECT to_regclass(%s)", (ident.as_string(conn),)).fetchone()
             new = found is None or found[0] is None
             _check_kind(conn, table, dataset)
@@ -198,8 +217,7 @@ def ensure_schema(url: str, table: str = "weather", chunk_interval: str = "1 day
             # A new table gets the columnstore where the licence has it; an existing one keeps the
             # layout it has (a table someone set to the row store stays there).
             if new and columnstore_available(conn):
-                conn.execute(_render(SQL_DIR / "020_columnstore.sql", table=ident, orderby=sql.Literal(
-                    LEVEL_ORDERBY if dataset.has_levels else "time, location_id")))
+                _lay_out(conn, table, dataset)
             if dataset.has_levels:
                 return  # no rollups for a table on levels yet (docs/datasets.md)
             # New and existing tables alike: a table made before the rollups existed gets them now

@@ -28,13 +28,16 @@ from psycopg import sql
 from era5etl.core.datasets import LatLonGrid
 from era5etl.core.errors import InputError
 from era5etl.core.rollups import KEY_COLUMNS, rolled_up, sources, value_columns
+from era5etl.core.tiles import TILE_COLUMN
 from era5etl.db import SQL_DIR, _render, rollup_tables, split_table, table_ident
+from era5etl.db.layout import has_tile_column
 
 log = logging.getLogger(__name__)
 
 # The monthly rollup's chunks: ten years, so a point's series over decades plans a few chunks.
 MONTHLY_CHUNK = timedelta(days=3650)
 ORDER = "bucket, location_id"
+TILES_ORDER = "location_id, bucket"  # a tiled table's rollups (db.layout)
 
 
 class LegacyRollups(InputError):
@@ -77,6 +80,7 @@ def ensure_rollups(conn: psycopg.Connection[Any], table: str, columnstore: bool)
             f"--table {table}` (it drops {names['day']} and {names['month']} and refills them)")
     exists = {step: conn.execute("SELECT to_regclass(%s) IS NOT NULL", (table_ident(n).as_string(conn),)).fetchone()
               for step, n in names.items()}
+    tiled = columnstore and has_tile_column(conn, table)
     if not all(e == (True,) for e in exists.values()):
         if any(e == (True,) for e in exists.values()):
             raise InputError(f"{table} has only one of its rollups ({', '.join(names.values())}); drop it "
@@ -93,8 +97,14 @@ def ensure_rollups(conn: psycopg.Connection[Any], table: str, columnstore: bool)
             ident = table_ident(names[step])
             conn.execute("SELECT create_hypertable(%s::regclass, by_range('bucket', %s::interval),"
                          " create_default_indexes => false)", (ident.as_string(conn), interval))
-            if columnstore:
-                conn.execute(_render(SQL_DIR / "020_columnstore.sql", table=ident, orderby=sql.Literal(ORDER)))
+            if columnstore and tiled:
+                # As the hourly table (db.layout): a place's rollup rows in its tile's batches.
+                conn.execute(sql.SQL("ALTER TABLE {} ADD COLUMN {} int").format(ident, sql.Identifier(TILE_COLUMN)))
+                conn.execute(_render(SQL_DIR / "020_columnstore.sql", table=ident, segmentby=sql.Literal(TILE_COLUMN),
+                                     orderby=sql.Literal(TILES_ORDER)))
+            elif columnstore:
+                conn.execute(_render(SQL_DIR / "020_columnstore.sql", table=ident, segmentby=sql.Literal(""),
+                                     orderby=sql.Literal(ORDER)))
             else:
                 # The row store: one place's history and one bucket's map each need an index.
                 conn.execute(sql.SQL("CREATE INDEX ON {} (location_id, bucket)").format(ident))

@@ -27,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from era5etl.core.rollups import COORDINATES as ROLLUP_COORDINATES
+from era5etl.core.tiles import TILE_COLUMN
 from era5etl.core.variables import DATA_COLUMNS
 from era5etl.stage import Block
 
@@ -80,8 +81,9 @@ def _encode(shape: tuple[int, ...], pg_time: npt.NDArray[np.int64], location_id:
             floats: Mapping[str, npt.NDArray[np.floating[Any]]], data_columns: tuple[str, ...],
             ints: Mapping[str, npt.NDArray[np.integer[Any]]] | None = None,
             level: npt.NDArray[np.integer[Any]] | None = None,
-            coordinates: tuple[str, ...] = COORDINATES) -> bytes:
-    """Tuples for arrays broadcastable to ``shape`` (flattened in C order); ``floats`` holds the
+            coordinates: tuple[str, ...] = COORDINATES, point_major: bool = False) -> bytes:
+    """Tuples for arrays broadcastable to ``shape`` (flattened in C order, or with ``point_major`` a
+    (T, P) shape's rows point by point: each point's T steps in turn); ``floats`` holds the
     ``coordinates`` (latitude, longitude) and the data columns present; ``ints`` the int4 columns after
     the key columns; ``level`` the int2 level of a table on pressure levels (None: the table has no
     level column)."""
@@ -128,13 +130,16 @@ def _encode(shape: tuple[int, ...], pg_time: npt.NDArray[np.int64], location_id:
             # PostgreSQL refuses such a value for a real; quietly sending Infinity would be worse.
             raise ValueError(f"{c}: finite values beyond the float4 range (+-3.4e38)") from None
         rows[f"{c}.len"] = np.where(nulls[c], np.int32(-1), np.int32(4)) if c in nulls else 4
+    if point_major:
+        rows = rows.T
+        nulls = {c: nan.T for c, nan in nulls.items()}
     if not nulls:
-        return rows.tobytes()
-    units = rows.reshape(-1).view(np.uint16).reshape(n, dt.itemsize // 2)
+        return rows.tobytes()  # C order of the (transposed) view: numpy copies it point by point
+    units = np.ascontiguousarray(rows).reshape(-1).view(np.uint16).reshape(n, dt.itemsize // 2)
     keep = np.ones(units.shape, dtype=np.bool_)
     for c, nan in nulls.items():
         start = dt.fields[c][1] // 2  # type: ignore[index]
-        keep[nan.reshape(-1), start:start + 2] = False
+        keep[np.ascontiguousarray(nan).reshape(-1), start:start + 2] = False
     return units[keep].tobytes()
 
 
@@ -149,8 +154,14 @@ def _check_floats(values: Mapping[str, npt.NDArray[Any]], shape: tuple[int, ...]
             raise TypeError(f"{c}: dtype {a.dtype}; float4 columns take floating-point arrays")
 
 
-def encode_block(block: Block, data_columns: tuple[str, ...] = DATA_COLUMNS) -> bytes:
-    """A block's tuples (no header or trailer), time-major: all points of the first step, then the next."""
+def encode_block(block: Block, data_columns: tuple[str, ...] = DATA_COLUMNS,
+                 tiles: npt.NDArray[np.int32] | None = None) -> bytes:
+    """A block's tuples (no header or trailer), time-major: all points of the first step, then the next.
+
+    ``tiles`` (one per point, ``core.tiles``): the table is laid out in tiles, so each tuple also
+    carries its point's tile (an int4 after the coordinates: :func:`copy_columns` with
+    ``int_columns=("tile",)``) and the tuples go point by point, each point's steps in time order: the
+    order (tile, location_id, time) of the table's batches when the block's points are in id order."""
     t, p = len(block.valid_time), len(block.latitude)
     _check_floats(block.values, (t, p), "time steps x points", data_columns)
     if block.latitude.shape != (p,) or block.longitude.shape != (p,):
@@ -165,6 +176,11 @@ def encode_block(block: Block, data_columns: tuple[str, ...] = DATA_COLUMNS) -> 
         if block.level.shape != (p,):
             raise ValueError(f"level must have one value per point ({p})")
         level = block.level[None, :]
+    if tiles is not None:
+        if tiles.shape != (p,):
+            raise ValueError(f"tiles must have one value per point ({p})")
+        return _encode((t, p), pg_time[:, None], ids, floats, data_columns, {TILE_COLUMN: tiles[None, :]},
+                       level=level, point_major=True)
     return _encode((t, p), pg_time[:, None], ids, floats, data_columns, level=level)
 
 

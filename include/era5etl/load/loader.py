@@ -13,6 +13,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import numpy as np
@@ -20,13 +21,14 @@ import psycopg
 
 from era5etl import settings as settings_model
 from era5etl.core.datasets import SINGLE_LEVELS, Dataset
+from era5etl.core.tiles import tile_groups, tile_of
 from era5etl.db import connect
 from era5etl.load import encode as pgcopy
 from era5etl.load.chunks import chunk_plan
 from era5etl.load.monthly import write_monthly
 from era5etl.load.results import ChunkResult, LoadError, LoadResult
 from era5etl.load.rollup import MonthlyRollup, Points, WindowRollup
-from era5etl.load.writer import Box, _Window, _write_chunk, copy_settings
+from era5etl.load.writer import Box, _Window, _write_chunk, copy_settings, rollups_in_tiles
 from era5etl.stage import Block, StagedDownload
 
 log = logging.getLogger(__name__)
@@ -82,17 +84,24 @@ def load(
     if not windows:
         return result
     began = time.perf_counter()
-    settings = copy_settings(url, table, levels=on_levels)
+    settings, tiled = copy_settings(url, table, levels=on_levels)
     # Rows reach a columnstore chunk in its order (time, location_id; time, level, location_id on
-    # levels): the grid points sorted once.
+    # levels; in tiles, tile, location_id, time): the grid points sorted once.
     sorted_copy = settings is not None and settings["timescaledb.enable_direct_compress_copy_client_sorted"] == "on"
     order = None
-    if sorted_copy and staged.location_id is not None:
-        order = (np.argsort(staged.location_id, kind="stable") if staged.level is None
-                 else np.lexsort((staged.location_id, staged.level)))
-    # About a million rows per block: big enough to amortise reads and COPY calls, small enough that
-    # memory follows the block (a global hour is one block), never the chunk or the month.
-    hours = max(1, min(BLOCK_HOURS, BLOCK_ROWS // max(staged.points, 1)))
+    if (sorted_copy or tiled) and staged.location_id is not None:
+        if staged.level is None:
+            order = np.argsort(staged.location_id, kind="stable")
+        else:  # levels within a point in tiles; points within a level hour by hour
+            order = np.lexsort((staged.level, staged.location_id) if tiled else (staged.location_id, staged.level))
+    box = replace(box, tiled=tiled, rollups_tiled=rollups and rollups_in_tiles(url, table))
+    tiles = None
+    if tiled:
+        if staged.location_id is None:  # a grid off the lattice: no ids, so no tiles either
+            tiles = np.full(staged.points, -1, np.int32)
+        else:
+            tiles = tile_of(staged.location_id if order is None else staged.location_id[order])
+    hours = block_hours(staged.points, tiled)
     # The rollups, aggregated from the blocks as they pass (load.rollup) when the grid has location
     # ids (ERA5_ROLLUPS); a grid off the lattice has none, and SQL recomputes its box's days.
     monthly = MonthlyRollup()
@@ -104,7 +113,7 @@ def load(
         points = Points(ids, lat)
     if rollups:
         for w in windows:
-            w.rollup = WindowRollup(w.times, points, box.columns, monthly)
+            w.rollup = WindowRollup(w.times, points, box.columns, monthly, box.rollups_tiled)
     aggregating = 0.0
     # The monthly rows need no chunk of this load committed unless a day of it is partial (its daily
     # row is SQL's, computed in its chunk's transaction, and the month reads it back): then they are
@@ -166,8 +175,8 @@ def load(
                     a0 = time.perf_counter()
                     w.rollup.add(block.valid_time, block.values)
                     aggregating += time.perf_counter() - a0
-                if not all(_put(w.data, (pgcopy.encode_block(piece, box.columns), piece.rows), stop)
-                           for piece in _pieces(block, pgcopy.PIECE_ROWS)):
+                if not all(_put(w.data, (pgcopy.encode_block(piece, box.columns, piece_tiles), piece.rows), stop)
+                           for piece, piece_tiles in _pieces(block, pgcopy.PIECE_ROWS, tiles)):
                     break
             # The hourly rows are all queued: the writer goes on to the daily rows while the last day
             # is encoded, piece by piece (load.rollup.WindowRollup.pieces).
@@ -212,13 +221,34 @@ def load(
     return result
 
 
-def _pieces(block: Block, rows: int) -> Iterator[Block]:
+def block_hours(points: int, tiled: bool) -> int:
+    """The hours a block holds: about a million rows, enough to amortise reads and COPY calls while
+    memory follows the block (a global hour is one block), never the chunk or the month. In tiles a
+    block is also a tile's run of hours in the chunk (the rows go tile by tile within each block), so
+    it is whole UTC days, at least one: a global day is a block of 25M rows, and a tile's batch holds
+    its 32 points over the day instead of over an hour."""
+    hours = max(1, min(BLOCK_HOURS, BLOCK_ROWS // max(points, 1)))
+    if not tiled:
+        return hours
+    return max(24, hours // 24 * 24)
+
+
+def _pieces(block: Block, rows: int, tiles: np.ndarray | None = None) -> Iterator[tuple[Block, np.ndarray | None]]:
     """The block cut into pieces of about ``rows`` rows (views, no copies) that keep its rows in
-    (time, point) order (``encode.piece_slices``)."""
+    (time, point) order (``encode.piece_slices``); with ``tiles`` (the table is tiled), cut by whole
+    tiles instead, each piece all the block's hours of its points, with their tiles."""
+    if tiles is not None:
+        for p in tile_groups(tiles, len(block.valid_time), rows):
+            yield _piece(block, slice(0, len(block.valid_time)), p), tiles[p]
+        return
     for t, p in pgcopy.piece_slices(len(block.valid_time), len(block.latitude), rows):
-        yield Block(block.valid_time[t], None if block.location_id is None else block.location_id[p],
-                    block.latitude[p], block.longitude[p], {c: v[t, p] for c, v in block.values.items()},
-                    None if block.level is None else block.level[p])
+        yield _piece(block, t, p), None
+
+
+def _piece(block: Block, t: slice, p: slice) -> Block:
+    return Block(block.valid_time[t], None if block.location_id is None else block.location_id[p],
+                 block.latitude[p], block.longitude[p], {c: v[t, p] for c, v in block.values.items()},
+                 None if block.level is None else block.level[p])
 
 
 def _put(q: queue.Queue[tuple[bytes, int] | None], item: tuple[bytes, int] | None, stop: threading.Event) -> bool:

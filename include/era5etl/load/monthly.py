@@ -25,11 +25,11 @@ import numpy as np
 import numpy.typing as npt
 from psycopg import sql
 
-from era5etl.core.rollups import KEY_COLUMNS, rolled_up
+from era5etl.core.rollups import rolled_up
 from era5etl.db import connect, rollup_tables, table_ident
 from era5etl.db.rollups import box_filter, months_from_daily
 from era5etl.load import encode as pgcopy
-from era5etl.load.rollup import MonthlyRollup, Partial, Points, encoded_pieces
+from era5etl.load.rollup import MonthlyRollup, Partial, Points, encoded_pieces, rollup_copy_columns
 from era5etl.load.writer import DECOMPRESSION_LIMIT, Box
 
 
@@ -115,7 +115,7 @@ def write_monthly(url: str, table: str, box: Box, touched: Sequence[np.datetime6
             for setting, value in copy_settings.items():
                 cur.execute("SELECT set_config(%s, %s, true)", (setting, value))
         with cur.copy(sql.SQL("COPY {} ({}) FROM STDIN (FORMAT BINARY)").format(
-                ident, sql.SQL(", ").join(map(sql.Identifier, (*KEY_COLUMNS, *columns))))) as cp:
+                ident, sql.SQL(", ").join(map(sql.Identifier, rollup_copy_columns(columns, box.rollups_tiled))))) as cp:
             cp.write(pgcopy.HEADER)
             # Runs of months the loader holds alone are encoded at once (a download over decades:
             # ~1,000 months of a few points); the rest a month at a time. Rows stay in (bucket,
@@ -127,7 +127,7 @@ def write_monthly(url: str, table: str, box: Box, touched: Sequence[np.datetime6
                     continue
                 if run and points is not None:
                     stacked = Partial.stacked([monthly.months[m] for m in run])
-                    for piece in encoded_pieces(np.array(run), points, stacked, rolled, columns):
+                    for piece in encoded_pieces(np.array(run), points, stacked, rolled, columns, box.rollups_tiled):
                         cp.write(piece)
                     written += len(run) * points.location_id.size
                     run = []
@@ -150,7 +150,7 @@ def write_monthly(url: str, table: str, box: Box, touched: Sequence[np.datetime6
                     merged = placed if merged is None else merged.merge(placed)
                 assert merged is not None
                 for piece in encoded_pieces(np.array([month]), Points(ids.astype(np.int32), lat), merged, rolled,
-                                            columns):
+                                            columns, box.rollups_tiled):
                     cp.write(piece)
                 written += ids.size
             cp.write(pgcopy.TRAILER)

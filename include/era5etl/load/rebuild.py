@@ -41,7 +41,7 @@ def rebuild(url: str, table: str, on_month: Callable[[str, int], None] | None = 
     if not found or found[0] is None:
         return out
     month = datetime(found[0].year, found[0].month, 1, tzinfo=UTC)
-    settings = copy_settings(url, table)
+    settings, _ = copy_settings(url, table)
     while month <= found[1]:
         after = datetime(month.year + month.month // 12, month.month % 12 + 1, 1, tzinfo=UTC)
         days = [month + timedelta(days=i) for i in range((after - month).days)]

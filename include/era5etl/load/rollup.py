@@ -36,6 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from era5etl.core.rollups import KEY_COLUMNS, rolled_up, sources
+from era5etl.core.tiles import TILE_COLUMN, tile_of
 from era5etl.load import encode as pgcopy
 
 F64 = npt.NDArray[np.float64]
@@ -234,7 +235,7 @@ class WindowRollup:
     """One chunk's daily rollup rows, built from its blocks as they pass (time order)."""
 
     def __init__(self, times: npt.NDArray[np.int64], points: Points | None, data_columns: tuple[str, ...],
-                 monthly: MonthlyRollup) -> None:
+                 monthly: MonthlyRollup, tiled: bool = False) -> None:
         hours = np.asarray(times, dtype=np.int64).astype("datetime64[s]")  # epoch seconds
         days = np.unique(hours.astype("datetime64[D]"))
         # A whole day: its 24 hours all in this load (on the hour); the rest are SQL's (the hours the
@@ -251,6 +252,7 @@ class WindowRollup:
         self.rolled = rolled_up(data_columns)
         self.columns = tuple(f"{v}_{a}" for v, aggs in self.rolled.items() for a in aggs)
         self.monthly = monthly
+        self.tiled = tiled  # the daily rollup is laid out in tiles: its rows carry their tile
         self.open: tuple[np.datetime64, Partial] | None = None
         self.clean: dict[str, int] = {}  # hours of the open day without a NULL, per variable (_add_hour)
         # Encoded rows for the chunk's writer, in (bucket, location_id) order, None once closed.
@@ -335,16 +337,23 @@ class WindowRollup:
 
     def _emit(self, days: npt.NDArray[np.datetime64], partial: Partial) -> None:
         """Complete days' rows, encoded in pieces for the chunk's writer."""
-        for piece in encoded_pieces(days, self.points, partial, self.rolled, self.columns):
+        for piece in encoded_pieces(days, self.points, partial, self.rolled, self.columns, self.tiled):
             self.encoded.put(piece)
         self.rows += partial.hours.size
 
     def copy_columns(self) -> tuple[str, ...]:
-        return (*KEY_COLUMNS, *self.columns)
+        return rollup_copy_columns(self.columns, self.tiled)
+
+
+def rollup_copy_columns(columns: tuple[str, ...], tiled: bool) -> tuple[str, ...]:
+    """The columns a COPY of rollup rows names, in the order :func:`encoded_pieces` writes them: the key
+    columns, the tile in a tiled rollup (``core.tiles``), then the aggregates."""
+    return (*KEY_COLUMNS, *((TILE_COLUMN,) if tiled else ()), *columns)
 
 
 def encoded_pieces(buckets: npt.NDArray[np.datetime64], points: Points, partial: Partial,
-                   rolled: dict[str, tuple[str, ...]], columns: tuple[str, ...]) -> Iterator[bytes]:
+                   rolled: dict[str, tuple[str, ...]], columns: tuple[str, ...], tiled: bool = False
+                   ) -> Iterator[bytes]:
     """A (buckets, points) partial's rollup rows as COPY tuples, in pieces of ``encode.PIECE_ROWS`` rows
     in (bucket, location_id) order: the server takes the first while the next is encoded (a global
     day's million daily rows are four pieces, so the chunk's writer starts on them while the last day
@@ -352,8 +361,10 @@ def encoded_pieces(buckets: npt.NDArray[np.datetime64], points: Points, partial:
     values = partial.values(rolled)
     hours = partial.hours.astype(np.int32)
     stamps = buckets.astype("datetime64[s]")
+    tiles = tile_of(points.location_id) if tiled else None
     for t, p in pgcopy.piece_slices(*hours.shape):
-        yield pgcopy.encode_grid(stamps[t], points.location_id[p], points.latitude[p], {"hours": hours[t, p]},
+        ints = {"hours": hours[t, p]} | ({} if tiles is None else {TILE_COLUMN: tiles[None, p]})
+        yield pgcopy.encode_grid(stamps[t], points.location_id[p], points.latitude[p], ints,
                                  {k: v[t, p] for k, v in values.items()}, columns)
 
 

@@ -24,8 +24,17 @@ import psycopg
 from psycopg import sql
 
 from era5etl.core.datasets import ERA5_GRID, LatLonGrid
+from era5etl.core.tiles import TILE_COLUMN
 from era5etl.core.variables import DATA_COLUMNS
-from era5etl.db import columnstore_enabled, connect, rollup_tables, table_ident
+from era5etl.db import connect, rollup_tables, table_ident
+from era5etl.db.layout import (
+    TILES_ORDER,
+    TILES_ORDER_LEVELS,
+    TIME_ORDER,
+    TIME_ORDER_LEVELS,
+    columnstore_settings,
+    has_tile_column,
+)
 from era5etl.db.rollups import box_filter, box_params, daily_from_hourly
 from era5etl.load import encode as pgcopy
 from era5etl.load.chunks import _chunk_of, chunks_between
@@ -53,30 +62,50 @@ COLUMNSTORE_COPY_SETTINGS: dict[str, str] = {
     "timescaledb.enable_direct_compress_copy_client_sorted": "on",
     "timescaledb.compression_batch_size_limit": "5000",
 }
-# The order the loader sends rows in, as TimescaleDB reports a table's columnstore settings.
-SENT_ORDER = ("", "time,location_id")
-SENT_ORDER_LEVELS = ("", "time,level,location_id")  # a table on pressure levels (db.LEVEL_ORDERBY)
+# In tiles the rows go point by point within each tile (tile, location_id, time), a block of days at a
+# time: a later block, a later load of the chunk's other months, or a merge of a month's daily chunks
+# brings batches of the same points again, which overlap the earlier ones in that order. The server is
+# therefore not told the rows are sorted: it sorts each buffer of rows (already in order, so cheaply)
+# and marks the chunk as holding overlapping batches, which its reads then merge by batch instead of
+# trusting the batches' order (a read of a tile ordered by (location_id, time) came back out of order
+# from a merged month told otherwise). Buffers of 1M rows: a tile's day of a wide area stays one batch.
+TILES_COPY_SETTINGS: dict[str, str] = {
+    **COLUMNSTORE_COPY_SETTINGS,
+    "timescaledb.enable_direct_compress_copy_client_sorted": "off",
+    "timescaledb.direct_compress_copy_tuple_sort_limit": "1000000",
+}
+# The layouts whose order the loader sends rows in (db.layout): a tiled table's rows point by point
+# within each tile (encode.encode_block with tiles), a time-ordered table's hour by hour.
+SENT_ORDERS = {False: (TIME_ORDER, TILES_ORDER), True: (TIME_ORDER_LEVELS, TILES_ORDER_LEVELS)}
 
 
-def copy_settings(url: str, table: str, levels: bool = False) -> dict[str, str] | None:
-    """How to COPY into ``table``: None for the row store; else the columnstore's session settings.
+def copy_settings(url: str, table: str, levels: bool = False) -> tuple[dict[str, str] | None, bool]:
+    """How to COPY into ``table``: (None for the row store, else the columnstore's session settings;
+    whether the table is laid out in tiles, so the rows carry their tile and go point by point).
 
-    Only a table laid out in the order the loader sends (SENT_ORDER) may be told the rows are
+    Only a table laid out in an order the loader sends (SENT_ORDERS) may be told the rows are
     sorted; a table whose settings were changed gets its batches sorted by the server instead.
     """
     with connect(url) as conn:
         if not conn.execute("SELECT to_regclass(%s) IS NOT NULL", (table_ident(table).as_string(conn),)).fetchone():
             raise LoadError(f"{table} does not exist")
-        if not columnstore_enabled(conn, table):
-            return None
-        row = conn.execute(
-            "SELECT coalesce(segmentby, ''), coalesce(orderby, '')"
-            " FROM timescaledb_information.hypertable_columnstore_settings WHERE hypertable = %s::regclass",
-            (table_ident(table).as_string(conn),)).fetchone()
-    layout = (str(row[0]), str(row[1]).replace('"', "").replace(" ", "")) if row else None
-    if layout == (SENT_ORDER_LEVELS if levels else SENT_ORDER):
-        return dict(COLUMNSTORE_COPY_SETTINGS)
-    return {**COLUMNSTORE_COPY_SETTINGS, "timescaledb.enable_direct_compress_copy_client_sorted": "off"}
+        layout = columnstore_settings(conn, table)
+        tiled = has_tile_column(conn, table)
+    if layout is None:
+        return None, tiled
+    if tiled and layout in SENT_ORDERS[levels]:
+        return dict(TILES_COPY_SETTINGS), tiled
+    if layout in SENT_ORDERS[levels] and not tiled:
+        return dict(COLUMNSTORE_COPY_SETTINGS), tiled
+    return {**COLUMNSTORE_COPY_SETTINGS, "timescaledb.enable_direct_compress_copy_client_sorted": "off"}, tiled
+
+
+def rollups_in_tiles(url: str, table: str) -> bool:
+    """Whether ``table``'s rollups are laid out in tiles (their rows then carry their tile)."""
+    with connect(url) as conn:
+        daily = rollup_tables(table)["day"]
+        found = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (table_ident(daily).as_string(conn),)).fetchone()
+        return bool(found and found[0]) and has_tile_column(conn, daily)
 
 
 @dataclass(frozen=True)
@@ -94,6 +123,9 @@ class Box:
     levels: tuple[int, ...] = ()
     # The lattice whose ids the points have: a rollup row keeps no longitude, its id's column does.
     grid: LatLonGrid = ERA5_GRID
+    # The table (its rollups) laid out in tiles: each row also carries its point's tile (core.tiles).
+    tiled: bool = False
+    rollups_tiled: bool = False
 
     @classmethod
     def of(cls, staged: StagedDownload, base: tuple[str, ...] = DATA_COLUMNS, grid: LatLonGrid = ERA5_GRID) -> Box:
@@ -212,7 +244,8 @@ def _write_chunk(conn: psycopg.Connection[tuple[Any, ...]], table: str, box: Box
             # order the loader sends them (time, location_id), with no sort and no row-store detour.
             for setting, value in (settings or {}).items():
                 cur.execute("SELECT set_config(%s, %s, true)", (setting, value))
-        columns = sql.SQL(", ").join(map(sql.Identifier, pgcopy.copy_columns(box.columns, level=bool(box.levels))))
+        columns = sql.SQL(", ").join(map(sql.Identifier, pgcopy.copy_columns(
+            box.columns, (TILE_COLUMN,) if box.tiled else (), level=bool(box.levels))))
         t_copy = time.perf_counter()
         with cur.copy(sql.SQL("COPY {} ({}) FROM STDIN (FORMAT BINARY{})").format(chunk, columns, freeze)) as cp:
             cp.write(pgcopy.HEADER)

@@ -18,6 +18,7 @@ from psycopg import sql
 
 from era5etl.core.rollups import WIND_SPEED
 from era5etl.db import table_ident
+from era5etl.db.layout import in_tiles
 from era5etl.db.rollups import data_columns
 from era5etl.read.columns import STEP_NAMES, UNITS, Step, check_step, resolve
 from era5etl.read.errors import ReadError
@@ -66,12 +67,16 @@ def _source(conn: Any, table: str, step: Step) -> tuple[str, str]:
 
 
 def _statement(relation: str, time_column: str, columns: list[str], start: datetime | None,
-               end: datetime | None, level: int | None = None) -> sql.Composed:
-    """One row: the time column and each column packed, of one point's rows in the range, in time order."""
+               end: datetime | None, level: int | None = None, tiled: bool = False) -> sql.Composed:
+    """One row: the time column and each column packed, of one point's rows in the range, in time order.
+    ``tiled``: the relation has the tile column (``core.tiles``), named beside the point so the server
+    finds the point's batches through its compressed chunks' index."""
     t = sql.Identifier(time_column)
     inner = [sql.SQL("{} AS t").format(t)] + [sql.SQL("{} AS {}").format(_expression(c), sql.Identifier(f"c{i}"))
                                                for i, c in enumerate(columns)]
     where: list[sql.Composable] = [sql.SQL("location_id = %(id)s")]
+    if tiled:
+        where.append(sql.SQL("tile = era5_tile(%(id)s)"))
     if level is not None:
         where.append(sql.SQL("level = %(level)s"))
     if start is not None:
@@ -102,7 +107,8 @@ def series(conn: Any, table: str, point: Point, start: datetime | None, end: dat
     start, end = _utc(start), _utc(end)
     relation, time_column = _source(conn, table, step)
     params = {"id": point.location_id, "start": start, "end": end, "level": level}
-    row = conn.cursor(binary=True).execute(_statement(relation, time_column, columns, start, end, level),
+    tiled = in_tiles(conn, relation)
+    row = conn.cursor(binary=True).execute(_statement(relation, time_column, columns, start, end, level, tiled),
                                            params).fetchone()
     parts = list(row) if row else [None] * (len(columns) + 1)
     times = unpack(parts[0], "timestamptz")

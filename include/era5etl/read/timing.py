@@ -23,6 +23,7 @@ from typing import Any
 from psycopg import sql
 
 from era5etl.db import connect, table_ident
+from era5etl.db.layout import in_tiles
 from era5etl.read.columns import Step
 from era5etl.read.errors import ReadError
 from era5etl.read.hour import HOUR_COLUMNS, hour_statement
@@ -47,7 +48,7 @@ TARGETS_MS = {"place, one year (hourly)": 100.0, "place, all years (hourly)": 10
               "hour slice (all points)": 500.0}
 
 
-def _timed(conn: Any, select: sql.Composed, params: tuple[Any, ...], as_copy: bool) -> tuple[float, int]:
+def _timed(conn: Any, select: sql.Composed, params: Any, as_copy: bool) -> tuple[float, int]:
     """Milliseconds to bring the rows to the client and the bytes that came: as binary COPY, or (an
     hour's columns) as one binary row."""
     t0 = time.perf_counter()
@@ -83,17 +84,19 @@ def measure(url: str, table: str, runs: int = 20, seed: int = 1) -> list[ReadFig
     rng = random.Random(seed)
     with connect(url) as conn:
         first, last, ids, hours = _picks(conn, table)
+        # As docs/reading.md writes it: in tiles the point's tile beside it (sql/006_tiles.sql).
+        tile = sql.SQL(" AND tile = era5_tile(%(id)s)") if in_tiles(conn, table) else sql.SQL("")
         history = sql.SQL(
             "SELECT time, temperature_2m, zonal_wind_10m, meridional_wind_10m, total_cloud_cover,"
-            " total_precipitation, snowfall FROM {} WHERE location_id = %s AND time >= %s AND time <= %s"
-            " ORDER BY time").format(ident)
+            " total_precipitation, snowfall FROM {} WHERE location_id = %(id)s{} AND time >= %(t0)s"
+            " AND time <= %(t1)s ORDER BY time").format(ident, tile)
         slice_ = hour_statement(table, list(HOUR_COLUMNS))
         slice_rows = sql.SQL("SELECT 1 FROM {} WHERE time = %s AND location_id IS NOT NULL").format(ident)
         year_ago = max(first, last - timedelta(days=365))
         out = []
         for name, stmt, as_copy, pick in (
-            ("place, one year (hourly)", history, True, lambda: (rng.choice(ids), year_ago, last)),
-            ("place, all years (hourly)", history, True, lambda: (rng.choice(ids), first, last)),
+            ("place, one year (hourly)", history, True, lambda: {"id": rng.choice(ids), "t0": year_ago, "t1": last}),
+            ("place, all years (hourly)", history, True, lambda: {"id": rng.choice(ids), "t0": first, "t1": last}),
             ("hour slice (all points)", slice_, False, lambda: (rng.choice(hours),)),
         ):
             plan = "\n".join(r[0] for r in conn.execute(sql.SQL("EXPLAIN ") + stmt, pick()))

@@ -20,6 +20,7 @@ from psycopg import sql
 
 from era5etl.core.errors import InputError
 from era5etl.db import connect, drop_table, rollup_tables, table_ident
+from era5etl.db.layout import table_layout
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +42,7 @@ class PipelineTable:
     last_month: str
     exists: bool
     bytes: int | None
+    layout: str | None = None  # db.layout: tiles, moving, time or rowstore; None when the table is missing
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -63,8 +65,9 @@ def pipeline_tables(url: str) -> list[PipelineTable]:
             rel = table_ident(name).as_string(conn)
             found = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (rel,)).fetchone()
             exists = found == (True,)
-            size = None
+            size, layout = None, None
             if exists:
+                layout = table_layout(conn, name)
                 try:
                     # hypertable_size: the chunks and their columnstore parts; NULL for a plain table.
                     got = conn.execute("SELECT coalesce(hypertable_size(%s::regclass),"
@@ -73,7 +76,7 @@ def pipeline_tables(url: str) -> list[PipelineTable]:
                 except psycopg.errors.LockNotAvailable:
                     log.info("%s is busy (a load holds a chunk's lock): listed without its size", name)
             out.append(PipelineTable(str(name), int(months), int(areas), int(total), int(validated), str(first),
-                                     str(last), exists, size))
+                                     str(last), exists, size, layout))
     return out
 
 

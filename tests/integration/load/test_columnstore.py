@@ -89,7 +89,7 @@ def test_a_month_is_loaded_into_the_columnstore_as_one_chunk(
                             (table,)).fetchone()
         detail = conn.execute("SELECT detail FROM era5_metrics WHERE table_name = %s AND task = 'compress'",
                               (table,)).fetchone()
-    assert layout == ("", "\"time\",location_id")
+    assert layout == ("tile", "location_id,\"time\"")  # db.layout: tiles, the default
     assert jobs == (0,)
     assert detail is not None and detail[0]["state"] == "compressed"
     _exact(db_url, table, expected)

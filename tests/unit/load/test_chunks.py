@@ -71,23 +71,3 @@ def test_times_are_assigned_to_the_chunk_holding_them() -> None:
                      _epoch("2024-04-02T00:00")])
     assert load._containing(secs, ranges).tolist() == [-1, 0, 1, -1]
     assert load._uncovered(secs, ranges).tolist() == [secs[0], secs[3]]
-
-
-@pytest.mark.parametrize(("hours", "points", "rows"), [
-    (744, 441, 262_144), (24, 20_000, 262_144), (1, 1_038_240, 262_144), (3, 10, 7), (5, 4, 100)])
-def test_a_blocks_pieces_keep_its_rows_in_time_then_point_order(hours: int, points: int, rows: int) -> None:
-    # The columnstore is told the rows come sorted by (time, location_id): pieces, in order, must be
-    # the block's rows in that order, each at most ``rows`` rows (a piece is never a copy).
-    from era5etl.load.loader import _pieces
-    from era5etl.stage import Block
-
-    times = np.arange(np.datetime64("2024-03-01T00"), np.datetime64("2024-03-01T00") + hours).astype("datetime64[s]")
-    ids = np.arange(points, dtype=np.int32)
-    values = np.arange(hours * points, dtype=np.float32).reshape(hours, points)
-    block = Block(times, ids, ids.astype(np.float32), ids.astype(np.float32), {"temperature_2m": values})
-    order: list[np.ndarray] = []
-    for piece in _pieces(block, rows):
-        assert piece.rows <= rows
-        assert np.shares_memory(piece.values["temperature_2m"], values)
-        order.append(piece.values["temperature_2m"].ravel())
-    np.testing.assert_array_equal(np.concatenate(order), values.ravel())

@@ -286,3 +286,38 @@ def test_pieces_cover_every_row_once_in_time_then_point_order(days: int, points:
     sent = [grid[t, p].ravel() for t, p in pgcopy.piece_slices(days, points, rows)]
     assert np.array_equal(np.concatenate(sent) if sent else np.zeros(0), grid.ravel())
     assert all(piece.size <= rows for piece in sent)
+
+
+def test_in_tiles_rows_go_point_by_point_with_their_tile() -> None:
+    # A tiled table (core.tiles): each tuple has the tile after the coordinates, and the rows go point
+    # by point, each point's steps in time order: the order (tile, location_id, time) of its batches.
+    t, p = 3, 4
+    tp = np.arange(t * p, dtype=np.float32).reshape(t, p)
+    tp[2, 1] = np.nan
+    block = _block(t, p, {"total_precipitation": tp})
+    tiles = np.array([0, 0, 5, 5], dtype=np.int32)
+    stream = pgcopy.encode_block(block, tiles=tiles)
+    assert pgcopy.copy_columns(int_columns=("tile",))[4] == "tile"
+    pos, rows = 0, []
+    while pos < len(stream):
+        (n,) = struct.unpack_from(">h", stream, pos)
+        pos += 2
+        assert n == 11
+        fields: list[bytes | None] = []
+        for _ in range(n):
+            (length,) = struct.unpack_from(">i", stream, pos)
+            pos += 4
+            fields.append(None if length == -1 else stream[pos:pos + length])
+            pos += max(length, 0)
+        rows.append(fields)
+    assert len(rows) == t * p
+    for i, fields in enumerate(rows):
+        pi, ti = divmod(i, t)  # point-major
+        assert fields[0] is not None and fields[1] is not None and fields[4] is not None
+        assert PG_ZERO + timedelta(microseconds=struct.unpack(">q", fields[0])[0]) == (
+            datetime(2023, 12, 31, 22, tzinfo=UTC) + timedelta(hours=ti))
+        assert struct.unpack(">i", fields[1])[0] == 7 * (pi + 1)
+        assert struct.unpack(">i", fields[4])[0] == tiles[pi]
+        want = tp[ti, pi]
+        got = fields[5 + DATA_COLUMNS.index("total_precipitation")]
+        assert (got is None) if np.isnan(want) else got == f4(float(want))
