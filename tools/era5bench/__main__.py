@@ -24,6 +24,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from era5bench import loadfile
 
         return loadfile.main(argv[1:])
+    if argv[:1] == ["place"]:  # a place at global breadth in each layout, and the global projection
+        from era5bench import place
+
+        return place.main(argv[1:])
     if argv[:1] == ["stage"]:  # the stager alone, both formats, no database
         from era5bench import stager
 

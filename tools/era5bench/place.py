@@ -1,0 +1,190 @@
+"""``python -m era5bench place``: one place at global breadth, the layouts side by side (docs/table.md,
+"Where the rows live"; docs/benchmarks.md, "A place at global breadth").
+
+The same month (2023-03, every hour) loaded with the product's ``load-file`` three times:
+
+* ``band``: a band of the globe, 32 latitude rows x 1,440 longitudes (46,080 points, 34,283,520 rows),
+  once in each layout (``ERA5_LAYOUT=tiles``, the default, and ``time``, the layout before tiles);
+* ``points``: 4 points, the same month (the breadth a place's read should cost).
+
+On each: load rows/s, bytes a row, and the reads as the product and the documented SQL make them,
+each the median of warm runs at three places (or three hours): a place's month of hourly rows (server
+time from EXPLAIN ANALYZE, and the client's time for the rows), its daily month from the daily
+rollup, and an hour's map (every point, one array per column).
+
+Then the projection of one place's hourly history over 1940-2024 on a global table, from measured
+parts: a global table's months are chunks of global breadth (a global month is loaded a day per chunk
+and merged into one chunk once validated), so the read costs the planning of a query over 1,020
+chunks (measured: the same query planned over a 4-point table of 1,020 monthly chunks) plus, per
+chunk, the execution of a place's month at the band's breadth (measured above). A global chunk has
+22.5 times the band's tiles; a place's batches are found through the compressed chunk's B-tree index
+on its tile, whose depth that does not change by more than a level.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from datetime import date
+from typing import Any
+
+from era5bench.common import log
+from era5bench.downloads import cached_download, day_request
+from era5bench.loadfile import decades_download, run
+
+MONTH_DAYS = [date(2023, 3, d) for d in range(1, 32)]
+BAND = (40.0, -180.0, 32.25, 179.75)  # 32 rows x 1,440 points
+POINTS = (50.0, 5.0, 49.75, 5.25)  # 4 points
+MONTH = ("2023-03-01T00:00:00+00:00", "2023-04-01T00:00:00+00:00")
+HOURS = ("2023-03-03T05:00:00+00:00", "2023-03-15T12:00:00+00:00", "2023-03-28T23:00:00+00:00")
+GLOBAL_MONTHS = 1020  # 1940-01 .. 2024-12
+COLUMNS = ("temperature_2m, zonal_wind_10m, meridional_wind_10m, total_cloud_cover, total_precipitation,"
+           " snowfall")
+
+
+def _place_sql(table: str, tiled: bool) -> str:
+    # As docs/reading.md writes it: in tiles the point's tile beside it.
+    tile = " AND tile = era5_tile(%(id)s)" if tiled else ""
+    return (f"SELECT time, {COLUMNS} FROM {table} WHERE location_id = %(id)s{tile}"
+            " AND time >= %(a)s AND time < %(b)s ORDER BY time")
+
+
+def _daily_sql(table: str, tiled: bool) -> str:
+    tile = " AND tile = era5_tile(%(id)s)" if tiled else ""
+    return (f"SELECT bucket, temperature_2m_mean, temperature_2m_max FROM {table}_daily WHERE location_id = %(id)s"
+            f"{tile} AND bucket >= %(a)s AND bucket < %(b)s ORDER BY bucket")
+
+
+MAP_SQL = ("SELECT array_agg(location_id), array_agg(latitude), array_agg(longitude), array_agg(temperature_2m),"
+           " array_agg(total_precipitation) FROM {table} WHERE time = %(t)s AND location_id IS NOT NULL")
+
+
+def _server(conn: Any, query: str, params: dict[str, Any], runs: int) -> tuple[float, float]:
+    """Median planning and execution ms of ``runs`` EXPLAIN ANALYZE (after one warm-up)."""
+    conn.execute("EXPLAIN (ANALYZE) " + query, params).fetchall()
+    plans = [conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + query, params).fetchone()[0][0] for _ in range(runs)]
+    return (statistics.median(p["Planning Time"] for p in plans),
+            statistics.median(p["Execution Time"] for p in plans))
+
+
+def _client(conn: Any, query: str, params: dict[str, Any], runs: int) -> tuple[float, int]:
+    rows = len(conn.execute(query, params).fetchall())
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        conn.execute(query, params).fetchall()
+        times.append((time.perf_counter() - t0) * 1000)
+    return statistics.median(times), rows
+
+
+def reads(url: str, table: str, runs: int) -> dict[str, Any]:
+    """The place's month, its daily month and an hour's map of ``table``, each at three picks."""
+    from era5etl.db import connect
+    from era5etl.db.layout import in_tiles, table_layout
+
+    with connect(url) as conn:
+        tiled = in_tiles(conn, table)
+        ids = sorted(r[0] for r in conn.execute(
+            f"SELECT location_id FROM {table} WHERE time = %s AND location_id IS NOT NULL", (HOURS[1],)))
+        picks = [ids[len(ids) // 7], ids[len(ids) // 2 + 17 if len(ids) > 40 else len(ids) // 2], ids[-1]]
+        out: dict[str, Any] = {"table": table, "layout": table_layout(conn, table), "points": len(ids)}
+        for name, query, params in (
+            ("place_month", _place_sql(table, tiled), [{"id": i, "a": MONTH[0], "b": MONTH[1]} for i in picks]),
+            ("place_daily_month", _daily_sql(table, tiled), [{"id": i, "a": MONTH[0], "b": MONTH[1]} for i in picks]),
+            ("map_hour", MAP_SQL.format(table=table), [{"t": h} for h in HOURS]),
+        ):
+            server = [_server(conn, query, p, runs) for p in params]
+            client = [_client(conn, query, p, runs) for p in params]
+            out[name] = {"plan_ms": round(statistics.median(s[0] for s in server), 3),
+                         "exec_ms": round(statistics.median(s[1] for s in server), 3),
+                         "client_ms": round(statistics.median(c[0] for c in client), 3), "rows": client[0][1]}
+        size = conn.execute("SELECT hypertable_size(%s::regclass), (SELECT count(*) FROM " + table + ")",
+                            (table,)).fetchone()
+        out["bytes_per_row"] = round(size[0] / size[1], 2) if size and size[1] else None
+    return out
+
+
+def _monthly_chunks(url: str, table: str) -> None:
+    """The 4-point file of 1940-2024 loaded a chunk a month (ERA5_CHUNK_ROWS of one month's 4 points):
+    a table with a global table's chunk count, to plan a place's history over."""
+    from era5etl.db import connect
+
+    with connect(url) as conn:
+        found = conn.execute("SELECT count(*) FROM timescaledb_information.chunks WHERE hypertable_name = %s",
+                             (table,)).fetchone()
+    if found and found[0] >= GLOBAL_MONTHS:
+        return
+    path = decades_download()
+    env = {**os.environ, "ERA5_CHUNK_ROWS": str(4 * 744)}
+    log(f"bench: loading {path.name} a chunk a month into {table} ...")
+    subprocess.run([sys.executable, "-m", "era5etl", "load-file", str(path), "--table", table], check=True,
+                   env=env, stdout=subprocess.DEVNULL)
+
+
+def planning_over_chunks(url: str, table: str, runs: int) -> dict[str, Any]:
+    from era5etl.db import connect
+    from era5etl.db.layout import in_tiles
+
+    with connect(url) as conn:
+        counted = conn.execute("SELECT count(*) FROM timescaledb_information.chunks WHERE hypertable_name = %s",
+                               (table,)).fetchone()
+        first = conn.execute(f"SELECT min(location_id) FROM {table}").fetchone()
+        assert counted is not None and first is not None
+        chunks, point = counted[0], first[0]
+        query = _place_sql(table, in_tiles(conn, table))
+        plan_ms, exec_ms = _server(conn, query, {"id": point, "a": "1940-01-01", "b": "2025-01-01"}, runs)
+    return {"table": table, "chunks": int(chunks), "plan_ms": round(plan_ms, 2), "exec_ms": round(exec_ms, 2)}
+
+
+def main(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="python -m era5bench place",
+                                description="a place's month at global breadth in each layout, and the projection of "
+                                            "its 1940-2024 history on a global table")
+    p.add_argument("--runs", type=int, default=9, help="warm runs of each read (default 9)")
+    p.add_argument("--reload", action="store_true", help="load the tables again even if they are there")
+    p.add_argument("--json", action="store_true", help="end with one JSON object")
+    args = p.parse_args(argv)
+    from era5etl.db import connect, database_url
+
+    url = database_url()
+    band = cached_download(day_request(MONTH_DAYS, BAND))
+    points = cached_download(day_request(MONTH_DAYS, POINTS))
+    out: dict[str, Any] = {"loads": {}, "reads": {}}
+    for table, path, layout in (("bench_band_tiles", band, "tiles"), ("bench_band_time", band, "time"),
+                                ("bench_points_tiles", points, "tiles")):
+        with connect(url) as conn:
+            have = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (table,)).fetchone()
+        if args.reload or not (have and have[0]):
+            os.environ["ERA5_LAYOUT"] = layout  # run() passes the environment to load-file
+            out["loads"][table] = run(path, table)
+            os.environ.pop("ERA5_LAYOUT")
+            log(f"bench: {table}: {out['loads'][table]['rows_per_s_process']:,} rows/s")
+        out["reads"][table] = reads(url, table, args.runs)
+    _monthly_chunks(url, "bench_chunks_1020")
+    planning = planning_over_chunks(url, "bench_chunks_1020", args.runs)
+    tiles = out["reads"]["bench_band_tiles"]["place_month"]
+    projected = planning["plan_ms"] + GLOBAL_MONTHS * tiles["exec_ms"]
+    out["projection"] = {"planning_over_chunks": planning, "per_chunk_exec_ms": tiles["exec_ms"],
+                         "months": GLOBAL_MONTHS, "projected_ms": round(projected, 1)}
+    if not args.json:
+        for table, r in out["loads"].items():
+            print(f"load {table}: {r['rows']:,} rows, {r['rows_per_s_process']:,} rows/s for the process, "
+                  f"hourly {r['hourly_bytes'] / r['rows']:.2f} bytes a row, peak RSS {r['peak_rss_mb']} MB")
+        for table, r in out["reads"].items():
+            print(f"{table} ({r['layout']}, {r['points']:,} points, {r['bytes_per_row']} bytes a row with indexes):")
+            for name in ("place_month", "place_daily_month", "map_hour"):
+                f = r[name]
+                print(f"  {name:<18} server {f['plan_ms']:.2f} plan + {f['exec_ms']:.2f} exec ms, "
+                      f"client {f['client_ms']:.2f} ms, {f['rows']:,} rows")
+        pr = out["projection"]
+        print(f"projection, a place's hourly 1940-2024 on a global table: planning over "
+              f"{planning['chunks']:,} chunks {planning['plan_ms']:.1f} ms + {GLOBAL_MONTHS:,} chunks x "
+              f"{pr['per_chunk_exec_ms']:.3f} ms = {pr['projected_ms']:,.0f} ms")
+    if args.json:
+        print(json.dumps(out))
+    return 0
