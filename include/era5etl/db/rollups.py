@@ -152,23 +152,26 @@ def _aggregate(variable: str, agg: str) -> sql.Composable:
     return sql.SQL("{}({})::float4").format(sql.SQL(fn), value)
 
 
-def daily_from_hourly(table: str, data: Sequence[str]) -> sql.Composed:
+def daily_from_hourly(table: str, data: Sequence[str], tiled: bool = False) -> sql.Composed:
     """INSERT of the daily rollup rows of the UTC days in %(days)s (timestamptz[]) for the points in
     the box %(south)s..%(north)s, %(west)s..%(east)s, aggregated from the hourly rows of ``table``
-    (whose data columns are ``data``). Rows without a location_id (a grid off the 0.25 degree
-    lattice) have no grid point to roll up to and are left out."""
+    (whose data columns are ``data``; ``tiled``: the daily rollup is laid out in tiles, each row with
+    its point's tile). Rows without a location_id (a grid off the 0.25 degree lattice) have no grid
+    point to roll up to and are left out."""
     rolled = rolled_up(data)
     values = [f"{variable}_{agg}" for variable, aggs in rolled.items() for agg in aggs]
     exprs = [_aggregate(variable, agg) for variable, aggs in rolled.items() for agg in aggs]
+    tile = (TILE_COLUMN,) if tiled else ()
     return sql.SQL(
         "INSERT INTO {daily} ({columns}) SELECT time_bucket('1 day'::interval, time), location_id, min(latitude),"
-        " count(*), {exprs} FROM {table} WHERE location_id IS NOT NULL"
+        " count(*), {tile}{exprs} FROM {table} WHERE location_id IS NOT NULL"
         " AND time >= %(first)s AND time < %(last)s AND time_bucket('1 day'::interval, time) = ANY(%(days)s)"
         " AND latitude BETWEEN %(south)s AND %(north)s AND longitude BETWEEN %(west)s AND %(east)s"
         " GROUP BY 1, 2 ORDER BY 1, 2").format(
         daily=table_ident(rollup_tables(table)["day"]),
-        columns=sql.SQL(", ").join(map(sql.Identifier, (*KEY_COLUMNS, *values))),
-        exprs=sql.SQL(", ").join(exprs), table=table_ident(table))
+        columns=sql.SQL(", ").join(map(sql.Identifier, (*KEY_COLUMNS, *tile, *values))),
+        tile=sql.SQL("era5_tile(location_id), " if tiled else ""), exprs=sql.SQL(", ").join(exprs),
+        table=table_ident(table))
 
 
 def months_from_daily(table: str, data: Sequence[str], grid: LatLonGrid) -> tuple[sql.Composed, list[str]]:

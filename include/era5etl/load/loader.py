@@ -13,7 +13,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 import numpy as np
@@ -95,12 +95,15 @@ def load(
         else:  # levels within a point in tiles; points within a level hour by hour
             order = np.lexsort((staged.level, staged.location_id) if tiled else (staged.location_id, staged.level))
     box = replace(box, tiled=tiled, rollups_tiled=rollups and rollups_in_tiles(url, table))
-    tiles = None
+    # In tiles the blocks keep the download's order: each piece takes its tiles' points from it by
+    # ``order`` (a copy the size of the piece; a global day's block is 25M rows, not copied whole).
+    tiles: Tiling | None = None
     if tiled:
-        if staged.location_id is None:  # a grid off the lattice: no ids, so no tiles either
-            tiles = np.full(staged.points, -1, np.int32)
-        else:
-            tiles = tile_of(staged.location_id if order is None else staged.location_id[order])
+        picks = np.arange(staged.points) if order is None else order
+        ids = None if staged.location_id is None else staged.location_id[picks]
+        # a grid off the lattice has no ids, so no tiles either
+        tiles = Tiling(picks, np.full(staged.points, -1, np.int32) if ids is None else tile_of(ids))
+        order = None
     hours = block_hours(staged.points, tiled)
     # The rollups, aggregated from the blocks as they pass (load.rollup) when the grid has location
     # ids (ERA5_ROLLUPS); a grid off the lattice has none, and SQL recomputes its box's days.
@@ -233,16 +236,31 @@ def block_hours(points: int, tiled: bool) -> int:
     return max(24, hours // 24 * 24)
 
 
-def _pieces(block: Block, rows: int, tiles: np.ndarray | None = None) -> Iterator[tuple[Block, np.ndarray | None]]:
+@dataclass(frozen=True)
+class Tiling:
+    """A tiled load's grid points in id order: where each is in the download (``picks``) and its tile."""
+
+    picks: np.ndarray
+    tiles: np.ndarray
+
+
+def _pieces(block: Block, rows: int, tiles: Tiling | None = None) -> Iterator[tuple[Block, np.ndarray | None]]:
     """The block cut into pieces of about ``rows`` rows (views, no copies) that keep its rows in
     (time, point) order (``encode.piece_slices``); with ``tiles`` (the table is tiled), cut by whole
-    tiles instead, each piece all the block's hours of its points, with their tiles."""
+    tiles instead, each piece all the block's hours of its points (taken in id order: a copy), with
+    their tiles."""
     if tiles is not None:
-        for p in tile_groups(tiles, len(block.valid_time), rows):
-            yield _piece(block, slice(0, len(block.valid_time)), p), tiles[p]
+        for p in tile_groups(tiles.tiles, len(block.valid_time), rows):
+            yield _gathered(block, tiles.picks[p]), tiles.tiles[p]
         return
     for t, p in pgcopy.piece_slices(len(block.valid_time), len(block.latitude), rows):
         yield _piece(block, t, p), None
+
+
+def _gathered(block: Block, points: np.ndarray) -> Block:
+    return Block(block.valid_time, None if block.location_id is None else block.location_id[points],
+                 block.latitude[points], block.longitude[points], {c: v[:, points] for c, v in block.values.items()},
+                 None if block.level is None else block.level[points])
 
 
 def _piece(block: Block, t: slice, p: slice) -> Block:

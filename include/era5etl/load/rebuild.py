@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -20,7 +21,7 @@ from era5etl.db import columnstore_enabled, connect, table_ident
 from era5etl.db.rollups import daily_from_hourly, data_columns, drop_rollups, ensure_rollups
 from era5etl.load.monthly import write_monthly
 from era5etl.load.rollup import MonthlyRollup
-from era5etl.load.writer import Box, copy_settings
+from era5etl.load.writer import Box, copy_settings, rollups_in_tiles
 
 log = logging.getLogger(__name__)
 
@@ -42,15 +43,16 @@ def rebuild(url: str, table: str, on_month: Callable[[str, int], None] | None = 
         return out
     month = datetime(found[0].year, found[0].month, 1, tzinfo=UTC)
     settings, _ = copy_settings(url, table)
+    world = replace(_WORLD, rollups_tiled=rollups_in_tiles(url, table))
     while month <= found[1]:
         after = datetime(month.year + month.month // 12, month.month % 12 + 1, 1, tzinfo=UTC)
         days = [month + timedelta(days=i) for i in range((after - month).days)]
         with connect(url) as conn, conn.transaction():
-            params = {**_WORLD.rollup_params(), "first": month, "last": after, "days": days}
-            cur = conn.execute(daily_from_hourly(table, data), params)
+            params = {**world.rollup_params(), "first": month, "last": after, "days": days}
+            cur = conn.execute(daily_from_hourly(table, data, world.rollups_tiled), params)
             daily = max(cur.rowcount, 0)
         if daily:
-            monthly, _ = write_monthly(url, table, _WORLD, [np.datetime64(month.replace(tzinfo=None), "M")],
+            monthly, _ = write_monthly(url, table, world, [np.datetime64(month.replace(tzinfo=None), "M")],
                                        MonthlyRollup(), None, data, settings)
             out["months"] += 1
             out["daily_rows"] += daily

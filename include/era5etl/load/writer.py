@@ -317,7 +317,7 @@ def write_daily(cur: psycopg.Cursor[tuple[Any, ...]], table: str, box: Box, star
             cp.write(pgcopy.TRAILER)
     if rollup.partial_days:
         partial = [d.astype("datetime64[s]").item().replace(tzinfo=UTC) for d in rollup.partial_days]
-        cur.execute(daily_from_hourly(table, rollup.data_columns),
+        cur.execute(daily_from_hourly(table, rollup.data_columns, rollup.tiled),
                     {**bounds, "first": partial[0], "last": partial[-1] + timedelta(days=1), "days": partial})
         return rollup.rows + max(cur.rowcount, 0)
     return rollup.rows

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from era5etl.core.tiles import tile_of
-from era5etl.load.loader import _pieces, block_hours
+from era5etl.load.loader import Tiling, _pieces, block_hours
 from era5etl.stage import Block
 
 
@@ -36,17 +36,23 @@ def test_a_blocks_pieces_keep_its_rows_in_time_then_point_order(hours: int, poin
     (24, 46_080, 1, 262_144), (2256, 441, 5, 262_144), (24, 100, 30, 96), (48, 70, 1, 10)])
 def test_in_tiles_the_pieces_are_whole_tiles_point_by_point(hours: int, points: int, first: int, rows: int) -> None:
     # A tiled table's batches are (tile, location_id, time): the pieces, encoded point by point
-    # (encode.encode_block with tiles), must give the block's rows in that order.
+    # (encode.encode_block with tiles), must give the block's rows in that order, whatever order the
+    # download holds its points in (here north to south as the CDS sends them: ids descending).
     block, values = _grid(hours, points, first)
-    tiles_all = tile_of(block.location_id)
+    flipped = Block(block.valid_time, block.location_id[::-1], block.latitude[::-1], block.longitude[::-1],
+                    {"temperature_2m": values[:, ::-1]})
+    order = np.argsort(flipped.location_id, kind="stable")
+    tiling = Tiling(order, tile_of(flipped.location_id[order]))
     seen: list[np.ndarray] = []
-    for piece, tiles in _pieces(block, rows, tiles_all):
+    starts: list[int] = []
+    for piece, tiles in _pieces(flipped, rows, tiling):
         assert tiles is not None and len(tiles) == len(piece.latitude)
+        np.testing.assert_array_equal(tiles, tile_of(piece.location_id))
         # whole tiles: no tile is cut between two pieces
         assert piece.rows <= rows or len(np.unique(tiles)) == 1
         seen.append(piece.values["temperature_2m"].T.ravel())  # point by point
+        starts.append(int(piece.location_id[0]))
     np.testing.assert_array_equal(np.concatenate(seen), values.T.ravel())
-    starts = [int(p.location_id[0]) for p, _ in _pieces(block, rows, tiles_all)]
     assert all(tile_of(s) != tile_of(s - 1) or s == first for s in starts)
 
 
