@@ -41,6 +41,7 @@ import psycopg
 from psycopg import sql
 
 from era5etl import settings
+from era5etl.core.files import open_private, write_json
 from era5etl.core.ports import port_free
 from era5etl.db.errors import DatabaseError
 from era5etl.db.image import POSTGRES_MAJOR, STAMP, Progress, ensure_image, image_stamp
@@ -245,7 +246,8 @@ class LocalTimescale:
         os.chown(pgdata.parent, uid, gid)
         password = secrets.token_urlsafe(18)
         pwfile = pgdata.parent / "pwfile"
-        pwfile.write_text(password + "\n")
+        with open_private(pwfile) as fh:  # 0600 from birth; the server's user reads it once
+            fh.write(password + "\n")
         os.chown(pwfile, uid, gid)
         try:
             self._pg(
@@ -260,8 +262,7 @@ class LocalTimescale:
         state = LocalState(port=_choose_port(self.home), password=password)
         conf = "".join(f"{k} = {v}\n" for k, v in SERVER_SETTINGS.items()) + f"port = {state.port}\n"
         (pgdata / "postgresql.auto.conf").write_text(conf)
-        self.state_file.write_text(json.dumps({"port": state.port, "password": password}))
-        self.state_file.chmod(0o600)
+        write_json(self.state_file, {"port": state.port, "password": password}, private=True)
         return state
 
     def _start(self, state: LocalState) -> None:
