@@ -1,4 +1,4 @@
-"""``table list|drop``: the pipeline's tables (those its ledger names), and dropping one with its records."""
+"""``table list|drop``: the pipeline's tables (those it made or its ledger names), and dropping one with its records."""
 
 from __future__ import annotations
 
@@ -12,11 +12,12 @@ from era5etl.core.errors import InputError
 def add_parsers(sub: Any) -> None:
     p = sub.add_parser("table", help="the pipeline's tables: list them, or drop one with its rollups and records")
     actions = p.add_subparsers(dest="action", required=True, help="list: the tables; drop: one of them, with --yes")
-    ls = actions.add_parser("list", help="the tables the ledger (era5_months) names: months, rows, size")
+    ls = actions.add_parser("list", help="the tables the pipeline made (era5_tables) or its ledger (era5_months) "
+                                         "names: months, rows, size")
     ls.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
     ls.set_defaults(func=cmd_list)
     dr = actions.add_parser("drop", help="drop a pipeline table, its rollups, and its ledger, metrics and "
-                                         "validation rows (only tables the ledger names)")
+                                         "validation rows (only tables the pipeline made or its ledger names)")
     dr.add_argument("name", help="the table, as the ledger names it (see `table list`)")
     dr.add_argument("--yes", action="store_true", help="really drop it: without this nothing is removed")
     dr.add_argument("--json", action="store_true", help="end with one JSON object of what was removed")
@@ -43,7 +44,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         emit({"tables": [t.as_dict() for t in tables]}, True)
         return 0
     if not tables:
-        print("no pipeline tables (the ledger era5_months names none)")
+        print("no pipeline tables (era5_tables and the ledger era5_months name none)")
         return 0
     print(f"{'table':<32} {'months':>6} {'validated':>9} {'areas':>5} {'rows (ledger)':>15}  {'span':<17} size")
     for t in tables:
