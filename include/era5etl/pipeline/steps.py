@@ -26,7 +26,7 @@ from era5etl.load import ChunkResult, LoadResult, columnstore, load
 from era5etl.pipeline.job import MonthJob
 from era5etl.settings import CompressionMode
 from era5etl.stage import StagedDownload, StageError, open_download
-from era5etl.track import ledger, metrics
+from era5etl.track import ledger, liveness, metrics
 from era5etl.track.metrics import StepFigures
 from era5etl.validate import Validation, validate_month
 
@@ -80,7 +80,8 @@ def prepare(url: str, job: MonthJob) -> list[str]:
     lacks (logged and returned: a load never ignores a variable it was asked for)."""
     from era5etl.db.columns import ensure_columns
 
-    ensure_schema(url, job.table, f"{int(job.chunk_interval.total_seconds())} seconds", dataset=job.dataset)
+    ensure_schema(url, job.table, f"{int(job.chunk_interval.total_seconds())} seconds", dataset=job.dataset,
+                  created_by=f"run {job.run_id}")
     return ensure_columns(url, job.table, job.load_variables)
 
 
@@ -198,7 +199,8 @@ def stage_step(url: str, job: MonthJob) -> dict[str, Any]:
 
 
 def load_step(url: str, job: MonthJob, on_chunk: Callable[[ChunkResult], None] | None = None) -> LoadResult:
-    with _step(url, job, "load", "loading") as fig:
+    # The month's lock, held while 'loading': a run that dies mid-load is seen as gone (track.liveness).
+    with liveness.hold(url, job.table, job.month, str(job.area)), _step(url, job, "load", "loading") as fig:
         paths = _download_paths(job)
         with open_download(paths, variables=job.load_variables, dataset=job.dataset) as staged:
             check_download(staged, job)
@@ -295,19 +297,22 @@ def run_month(url: str, job: MonthJob, credentials: Credentials, *,
             on_step(task, "done")
         return out
 
-    download: Download = timed("fetch", lambda: fetch_step(url, job, credentials))
-    steps[-1].update(bytes=download.bytes, reused=download.reused,
-                     note=download.removed.message(job.month) if download.removed else None)
-    report: dict[str, Any] = timed("stage", lambda: stage_step(url, job))
-    steps[-1].update(rows=report["rows"], rows_per_s=round(report["rows"] / max(steps[-1]["seconds"], 1e-9)))
-    loaded: LoadResult = timed("load", lambda: load_step(url, job, on_chunk=on_chunk))
-    steps[-1].update(rows=loaded.rows, bytes=loaded.bytes, rows_per_s=round(loaded.rows_per_s),
-                     daily_rows=loaded.daily_rows, monthly_rows=loaded.monthly_rows,
-                     rollup_seconds=round(sum(loaded.rollup_seconds.values()), 3))
-    validation: Validation = timed("validate", lambda: validate_step(url, job))
-    steps[-1].update(rows=validation.observed_rows, success=validation.success)
-    packed: columnstore.Compression = timed("compress", lambda: compress_step(url, job))
-    steps[-1].update(compression=packed.state, ratio=packed.as_dict()["ratio"])
+    # One process runs every step: it holds the month's lock throughout, so a reader can tell a run
+    # that died (killed, the server restarted) from one still working (track.liveness).
+    with liveness.hold(url, job.table, job.month, str(job.area)):
+        download: Download = timed("fetch", lambda: fetch_step(url, job, credentials))
+        steps[-1].update(bytes=download.bytes, reused=download.reused,
+                         note=download.removed.message(job.month) if download.removed else None)
+        report: dict[str, Any] = timed("stage", lambda: stage_step(url, job))
+        steps[-1].update(rows=report["rows"], rows_per_s=round(report["rows"] / max(steps[-1]["seconds"], 1e-9)))
+        loaded: LoadResult = timed("load", lambda: load_step(url, job, on_chunk=on_chunk))
+        steps[-1].update(rows=loaded.rows, bytes=loaded.bytes, rows_per_s=round(loaded.rows_per_s),
+                         daily_rows=loaded.daily_rows, monthly_rows=loaded.monthly_rows,
+                         rollup_seconds=round(sum(loaded.rollup_seconds.values()), 3))
+        validation: Validation = timed("validate", lambda: validate_step(url, job))
+        steps[-1].update(rows=validation.observed_rows, success=validation.success)
+        packed: columnstore.Compression = timed("compress", lambda: compress_step(url, job))
+        steps[-1].update(compression=packed.state, ratio=packed.as_dict()["ratio"])
     return {
         "month": str(job.month),
         "area": str(job.area),
