@@ -65,6 +65,10 @@ class Settings(BaseSettings):
     database_url: str | None = Field(
         None, description="a PostgreSQL server with TimescaleDB; nothing is provisioned when set",
         json_schema_extra=_shown("the local server"))
+    reader_database_url: str | None = Field(
+        None, description="the HTTP reads' connection: a role that may only SELECT the pipeline's tables "
+                          "(docs/configuration.md); default: the local server's era5_reader, else ERA5_DATABASE_URL",
+        json_schema_extra=_shown("era5_reader on the local server"))
     table: str = Field(
         "weather",
         description="the hypertable (created if missing): letters, digits and _, at most 55 characters, not "

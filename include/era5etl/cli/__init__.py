@@ -7,6 +7,7 @@ one builds the parser, sets up logging and turns the core's errors into exit cod
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
 import sys
 from collections.abc import Sequence
@@ -68,6 +69,8 @@ def _exit_code(exc: Exception) -> int | None:
         return 2
     if isinstance(exc, DatabaseError | FetchError):
         return 1
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return 1  # a full disk: the message says which file; what was half-written is removed
     # Imported here: these modules pull in xarray and Great Expectations, which `db up` never needs.
     import psycopg
 

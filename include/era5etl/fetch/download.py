@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import logging
@@ -96,8 +97,17 @@ class _Downloads(_Session):
         checksum = results.asset.get("file:checksum")
         partial = self.folder / f".{part.stem}.{job_id}.partial"
         began = time.perf_counter()
-        self._retry(what, "asset", lambda: self._transfer(api, url, size, checksum, partial), part=part,
-                    job_id=job_id)
+        try:
+            self._retry(what, "asset", lambda: self._transfer(api, url, size, checksum, partial), part=part,
+                        job_id=job_id)
+        except OSError as exc:
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+                raise
+            # A full disk: what was written of the asset would only hold the space; a rerun starts over.
+            partial.unlink(missing_ok=True)
+            raise FetchError(f"{what}: the disk of {self.folder} is full ({exc.strerror}); the partial "
+                             "download was removed. Free space (or set ERA5_STAGING_DIR) and run the month "
+                             "again") from None
         seconds = time.perf_counter() - began
         kind = _sniff(partial) if size > 0 else None
         wanted = part.month.data_format

@@ -74,6 +74,21 @@ def database_url() -> str:
         return _url_cache[1]
 
 
+_reader_cache: tuple[float, str] | None = None
+
+
+def reader_url() -> str:
+    """The read-only role's URL (connection ``era5_timescale_reader``, else ``db.reader.reader_url``): what
+    ``/series`` and ``/map`` (and so the Data view's charts) connect as; it cannot write."""
+    global _reader_cache
+    with _url_lock:
+        if _reader_cache is None or time.monotonic() - _reader_cache[0] > URL_TTL_S:
+            from era5etl.airflow.hooks import reader_url as task_reader_url
+
+            _reader_cache = (time.monotonic(), task_reader_url())
+        return _reader_cache[1]
+
+
 def _base(request: Request) -> str:
     # The mount's root path, so links stay right whatever prefix (or proxy path) the app sits under.
     return str(request.scope.get("root_path", "")).rstrip("/") + "/"
@@ -195,7 +210,7 @@ REFUSALS: dict[int | str, dict[str, Any]] = {
 def series(query: Annotated[serve.SeriesRequest, Query()]) -> Response:
     """One place's series (the grid point nearest lat, lon) or an area's (area=N/W/S/E: its points' mean
     weighted by cos(latitude), min and max), hourly, daily or monthly, as JSON, CSV or Parquet (a place)."""
-    return _read(lambda: read_series(database_url(), query))
+    return _read(lambda: read_series(reader_url(), query))
 
 
 @app.get("/map", responses={**REFUSALS, 200: {
@@ -203,7 +218,7 @@ def series(query: Annotated[serve.SeriesRequest, Query()]) -> Response:
     "content": {"text/csv": {}}}})
 def hour_map(query: Annotated[serve.MapRequest, Query()]) -> Response:
     """One hour's field of one variable over an area, as JSON or CSV."""
-    return _read(lambda: read_map(database_url(), query))
+    return _read(lambda: read_map(reader_url(), query))
 
 
 class Era5DashboardPlugin(AirflowPlugin):
