@@ -94,7 +94,18 @@ def _base(request: Request) -> str:
     return str(request.scope.get("root_path", "")).rstrip("/") + "/"
 
 
+def _table(table: str | None) -> str | None:
+    """The page's ``table`` checked as every entry point checks one (core.names): 400 otherwise."""
+    from era5etl.serve.params import parse_table
+
+    try:
+        return parse_table(table)
+    except InputError as exc:
+        raise HTTPException(status.HTTP_400_BAD_REQUEST, str(exc)) from None
+
+
 def _dashboard(table: str | None, area: str | None, month: str | None) -> report.Dashboard:
+    table = _table(table)
     try:
         selected = report.parse_month(month) if month else None
         return report.load_dashboard(database_url(), table or None, area or None, selected)
@@ -176,6 +187,7 @@ def data_docs(table: str, month: str, slug: str, path: str) -> FileResponse:
 @app.get("/data", response_class=HTMLResponse)
 def data_page(request: Request, table: Table = None, area: Area = None) -> HTMLResponse:
     """The Data view: one place's series and the area at one hour, drawn from ``/series`` and ``/map``."""
+    table = _table(table)
     try:
         view = report.load_data_view(database_url(), table or None, area or None)
     except DatabaseError as exc:
