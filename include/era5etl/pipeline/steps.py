@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import psycopg
 
 from era5etl.db import ensure_schema
 from era5etl.fetch import Credentials, Download, fetch, retention, staged_download
@@ -78,11 +79,30 @@ def _step(url: str, job: MonthJob, task: str, state: str) -> Iterator[StepFigure
 def prepare(url: str, job: MonthJob) -> list[str]:
     """The table ready for the job: created if missing, a column added for each asked-for variable it
     lacks (logged and returned: a load never ignores a variable it was asked for)."""
+    return _prepare(url, job)[1]
+
+
+def _prepare(url: str, job: MonthJob) -> tuple[bool, list[str]]:
+    """:func:`prepare`, and whether it made the table."""
     from era5etl.db.columns import ensure_columns
 
-    ensure_schema(url, job.table, f"{int(job.chunk_interval.total_seconds())} seconds", dataset=job.dataset,
-                  created_by=f"run {job.run_id}")
-    return ensure_columns(url, job.table, job.load_variables)
+    created = ensure_schema(url, job.table, f"{int(job.chunk_interval.total_seconds())} seconds",
+                            dataset=job.dataset, created_by=f"run {job.run_id}")
+    return created, ensure_columns(url, job.table, job.load_variables)
+
+
+def _discard_first(url: str, job: MonthJob) -> None:
+    """After a failed first run of a table this run made: drop the table and its rollups, unless another
+    month of it is in the ledger (a run beside this one) or the database is gone (logged: `table drop`)."""
+    from era5etl.db import DatabaseError, discard_new
+
+    try:
+        if ledger.other_months(url, job.table, job.month, str(job.area)):
+            return
+        discard_new(url, job.table)
+    except (DatabaseError, psycopg.Error) as exc:
+        log.warning("the new table %s could not be dropped after its failed first run (%s): "
+                    "`python -m era5etl table drop %s --yes` removes it", job.table, exc, job.table)
 
 
 def fetch_step(url: str, job: MonthJob, credentials: Credentials, *, wait: bool = True) -> Download:
@@ -284,8 +304,21 @@ def run_month(url: str, job: MonthJob, credentials: Credentials, *,
     """All steps in order, as the DAG runs them; returns the figures of each. ``on_step(task,
     "start"|"done")`` and ``on_chunk`` (each chunk the load commits) let a caller show progress."""
     began = time.perf_counter()
-    added = prepare(url, job)
-    steps: list[dict[str, Any]] = []
+    created, added = _prepare(url, job)
+    steps: list[dict[str, Any]] = []  # each step's figures, appended as it finishes
+    try:
+        return _steps(url, job, credentials, began, added, steps, on_step, on_chunk)
+    except BaseException:
+        # A failed first run leaves no table behind (the ledger keeps the month, failed); once the
+        # load finished the rows stay, for the failed validation's Data Docs to describe.
+        if created and "load" not in {s["task"] for s in steps}:
+            _discard_first(url, job)
+        raise
+
+
+def _steps(url: str, job: MonthJob, credentials: Credentials, began: float, added: list[str],
+           steps: list[dict[str, Any]], on_step: Callable[[str, str], None] | None,
+           on_chunk: Callable[[ChunkResult], None] | None) -> dict[str, Any]:
 
     def timed(task: str, fn: Callable[[], Any]) -> Any:
         if on_step:

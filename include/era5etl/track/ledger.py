@@ -74,6 +74,14 @@ def set_state(
         )
 
 
+def other_months(url: str, table: str, month: Month, area: str) -> int:
+    """How many ledger rows name ``table`` besides (month, area)'s."""
+    with connect(url) as conn:
+        row = conn.execute("SELECT count(*) FROM era5_months WHERE table_name = %s AND NOT (month = %s AND area = %s)",
+                           (table, month.start.date(), area)).fetchone()
+    return int(row[0]) if row else 0
+
+
 def record_land_points(url: str, *, table: str, month: Month, area: str, points: int) -> None:
     """Keep the land points of a staged ERA5-Land month (its download's land mask counted), which its
     validation expects; the month must be in the ledger (``set_state`` first)."""
