@@ -198,8 +198,11 @@ def data_page(request: Request, table: Table = None, area: Area = None) -> HTMLR
 def _read(read: Callable[[], Any]) -> Response:
     try:
         reply = read()
-    except (InputError, DatabaseError, serve.TooSlowError) as exc:
-        raise HTTPException(serve.http_status(exc), str(exc)) from None
+    except Exception as exc:  # the product's errors answered as core.answers says; anything else is a bug (500)
+        code = serve.http_status(exc)
+        if code == 500:
+            raise
+        raise HTTPException(code, str(exc)) from None
     headers = dict(NO_STORE)
     if reply.filename:
         headers["Content-Disposition"] = f'inline; filename="{reply.filename}"'
