@@ -123,6 +123,9 @@ def drop_table(conn: psycopg.Connection[Any], table: str) -> None:
 
     drop_rollups(conn, table)
     conn.execute(sql.SQL("DROP TABLE IF EXISTS {} CASCADE").format(table_ident(table)))
+    # A table gone is no longer the pipeline's (era5_tables, db.registry): a new one of that name is new.
+    if conn.execute("SELECT to_regclass('era5_tables') IS NOT NULL").fetchone() == (True,):
+        conn.execute("DELETE FROM era5_tables WHERE table_name = %s", (table,))
 
 
 # A table on pressure levels: its key has the level (hPa) between the point and its coordinates.

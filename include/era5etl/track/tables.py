@@ -104,10 +104,10 @@ def drop(url: str, name: str) -> dict[str, Any]:
         present = [t for t in (name, *rollups)
                    if conn.execute("SELECT to_regclass(%s) IS NOT NULL", (table_ident(t).as_string(conn),)
                                    ).fetchone() == (True,)]
-        drop_table(conn, name)
         for record in RECORDS:
             if conn.execute("SELECT to_regclass(%s) IS NOT NULL", (record,)).fetchone() != (True,):
                 continue
             cur = conn.execute(sql.SQL("DELETE FROM {} WHERE table_name = %s").format(sql.Identifier(record)), (name,))
             deleted[record] = max(cur.rowcount, 0)
+        drop_table(conn, name)
     return {"table": name, "dropped": present, "deleted": deleted, "months": table.months, "rows": table.rows}
