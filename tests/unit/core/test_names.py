@@ -108,3 +108,16 @@ def test_the_dag_param_pattern_is_the_checks() -> None:
     for name in ["/tmp/x", "a; b", "information_schema.x"]:
         assert not pattern.search(name)
     assert schema["maxLength"] == MAX_TABLE
+
+
+def test_validate_with_a_path_for_a_table_makes_no_folder(tmp_path: object, capsys: pytest.CaptureFixture[str],
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 31: `validate 2025-05 --table /tmp/probe/abs` made /tmp/probe/abs/2025-05/50_5_45_10.
+    from pathlib import Path
+
+    base = Path(str(tmp_path))
+    monkeypatch.setenv("ERA5_VALIDATION_DIR", str(base / "validation"))
+    with pytest.raises(SystemExit) as exited:
+        main(["validate", "2025-05", "--table", str(base / "probe" / "abs")])
+    assert exited.value.code == 2 and "error: argument --table" in capsys.readouterr().err
+    assert list(base.iterdir()) == []
