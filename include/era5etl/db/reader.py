@@ -44,8 +44,11 @@ def reader_url() -> str:
     s = settings.load()
     if s.reader_database_url:
         return s.reader_database_url
+    local = LocalTimescale().state()
     if s.database_url:
-        return s.database_url
+        # `airflow up` hands its components the local server's URL as ERA5_DATABASE_URL: still ours.
+        ours = local is not None and local.reader_password and s.database_url == local.url()
+        return local.reader_url() if ours and local is not None else s.database_url
     url = database_url()  # the local server, started if needed (and its reader made)
-    state = LocalTimescale().state()
-    return state.reader_url() if state is not None and state.reader_password else url
+    local = LocalTimescale().state()
+    return local.reader_url() if local is not None and local.reader_password else url

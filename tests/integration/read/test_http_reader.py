@@ -87,3 +87,18 @@ def test_a_failed_new_table_leaves_the_default_on_the_validated_one(db_url: str,
         assert len(json.loads(reply.body)["time"]) == 288
     finally:
         forget(db_url, failed)
+
+
+def test_the_local_servers_url_given_as_the_database_url_still_reads_as_the_reader(
+        db_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `airflow up` hands its components ERA5_DATABASE_URL=<the local server>: the reads stay read-only.
+    from era5etl.db.reader import reader_url
+
+    monkeypatch.setenv("ERA5_DATABASE_URL", db_url)
+    with connect(reader_url()) as conn:
+        assert conn.execute("SELECT current_user").fetchone() == ("era5_reader",)
+    # A managed server without a reader: its own URL (documented), unless ERA5_READER_DATABASE_URL says.
+    monkeypatch.setenv("ERA5_DATABASE_URL", "postgresql://someone:pw@db.example:5432/era5")
+    assert reader_url() == "postgresql://someone:pw@db.example:5432/era5"
+    monkeypatch.setenv("ERA5_READER_DATABASE_URL", "postgresql://reader:pw@db.example:5432/era5")
+    assert reader_url() == "postgresql://reader:pw@db.example:5432/era5"
