@@ -103,10 +103,12 @@ def test_the_cli_answers_hostile_input_without_a_traceback_or_a_change(
             code = exited.code if isinstance(exited.code, int) else 2
         except Exception as exc:  # a traceback a user would see
             pytest.fail(f"{argv!r} raised {type(exc).__name__}: {exc}")
-        err = capsys.readouterr().err
+        out, err = capsys.readouterr()
         assert code in (0, 1, 2), (argv, code, err)
-        if code:
-            assert "error:" in err and "Traceback" not in err, (argv, err)
+        assert "Traceback" not in err, (argv, err)
+        # A refusal or failure says so: `error: ...`, or a validation's verdict (exit 1, `FAILED`).
+        assert code == 0 or "error:" in err or (code == 1 and argv[0] == "validate" and "FAILED" in out), \
+            (argv, code, out[-500:], err)
     assert _catalog(db_url) == before
     assert not (tmp_path / "tmp").exists()
 
