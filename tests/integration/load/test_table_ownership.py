@@ -146,3 +146,16 @@ def test_a_weather_table_made_before_the_registry_is_adopted(db_url: str, sample
     with connect(db_url) as conn:
         row = conn.execute("SELECT created_by FROM era5_tables WHERE table_name = %s", (table,)).fetchone()
     assert row is not None and "adopted" in row[0]
+
+
+def test_rollups_rebuild_of_a_users_table_is_refused_and_changes_nothing(db_url: str, user_table: str) -> None:
+    # `rollups rebuild` drops <table>_daily and _monthly and makes them again: never for another's table.
+    with connect(db_url, autocommit=True) as conn:
+        conn.execute(f'CREATE TABLE "{user_table}_daily" (note text)')
+        conn.execute(f"INSERT INTO \"{user_table}_daily\" VALUES ('the user''s own')")
+    before, catalog = _snapshot(db_url, user_table), _catalog(db_url)
+    code, out, err, _ = cli("rollups", "rebuild", "--table", user_table)
+    assert code == 2 and "not one of the pipeline's" in err and "Traceback" not in err, out + err
+    assert _snapshot(db_url, user_table) == before and _catalog(db_url) == catalog
+    with connect(db_url) as conn:
+        assert conn.execute(f'SELECT note FROM "{user_table}_daily"').fetchall() == [("the user's own",)]
