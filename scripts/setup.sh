@@ -56,7 +56,7 @@ fi
 
 # Airflow's home and metadata live in this checkout and on the same server.
 eval "$(.venv/bin/python -m era5etl airflow-env)"
-mkdir -p "$AIRFLOW_HOME"
+mkdir -p "$AIRFLOW_HOME" && chmod 700 "$AIRFLOW_HOME"  # it will hold the generated admin password (docs/install.md)
 PATH="$PWD/.venv/bin:$PATH" airflow db migrate >"$AIRFLOW_HOME/db-migrate.log" 2>&1 || {
   tail -30 "$AIRFLOW_HOME/db-migrate.log" >&2
   exit 1

@@ -47,6 +47,7 @@ def table(db_url: str) -> Iterator[str]:
         conn.execute("DELETE FROM era5_months WHERE table_name = %s", (name,))
         conn.execute("DELETE FROM era5_metrics WHERE table_name = %s", (name,))
         conn.execute("DELETE FROM era5_validation_days WHERE table_name = %s", (name,))
+        conn.execute("DELETE FROM era5_tables WHERE table_name = %s", (name,))
 
 
 @pytest.fixture

@@ -67,9 +67,14 @@ class Settings(BaseSettings):
     database_url: str | None = Field(
         None, description="a PostgreSQL server with TimescaleDB; nothing is provisioned when set",
         json_schema_extra=_shown("the local server"))
+    reader_database_url: str | None = Field(
+        None, description="the HTTP reads' connection: a role that may only SELECT the pipeline's tables "
+                          "(docs/configuration.md); default: the local server's era5_reader, else ERA5_DATABASE_URL",
+        json_schema_extra=_shown("era5_reader on the local server"))
     table: str = Field(
-        "weather", pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?$",
-        description="the hypertable (created if missing), optionally schema-qualified; "
+        "weather",
+        description="the hypertable (created if missing): letters, digits and _, at most 55 characters, not "
+                    "schema-qualified, not a system or bookkeeping name (docs/configuration.md); "
                     "`weather_<dataset>` (`weather_pressure_levels`) for a dataset other than single-levels when unset")
     home: Path = Field(
         PROJECT_ROOT / ".local", json_schema_extra=_shown(".local"),
@@ -212,6 +217,16 @@ class Settings(BaseSettings):
         object.__setattr__(self, "levels", ds.parse_levels(self.levels))
         return self
 
+    @field_validator("table")
+    @classmethod
+    def _table(cls, v: str) -> str:
+        from era5etl.core.names import table_problem
+
+        problem = table_problem(v)
+        if problem is not None:
+            raise ValueError(problem)
+        return v
+
     @field_validator("log_level", mode="before")
     @classmethod
     def _upper(cls, v: Any) -> Any:
@@ -242,8 +257,10 @@ def table_for(dataset: str, env: Mapping[str, str] | None = None) -> str:
     """The table a load of ``dataset`` goes to without --table: ERA5_TABLE when set, else its default."""
     import os
 
+    from era5etl.core.names import check_table
+
     given = (env if env is not None else os.environ).get(env_name("table"))
-    return given if given else default_table(dataset)
+    return check_table(given) if given else default_table(dataset)
 
 
 def env_name(field: str) -> str:

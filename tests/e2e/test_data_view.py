@@ -360,15 +360,20 @@ def test_an_areas_series_equals_sql_over_the_hourly_rows(stack: Stack, db_url: s
 
 
 def test_only_the_pipelines_tables_are_read(stack: Stack) -> None:
-    """Any relation the database user can see is not a table to read: only the ledger's are."""
-    for table in ("pg_class", "pg_catalog.pg_authid", "era5_months", "timescaledb_information.chunks"):
+    """Any relation the database user can see is not a table to read: a system or bookkeeping name, or
+    a schema-qualified one, is not a table name (400, core.names); another table is not the pipeline's (404)."""
+    for table in ("pg_class", "pg_catalog.pg_authid", "era5_months", "timescaledb_information.chunks",
+                  f"public.{stack.table}"):
         for path, params in (("series", {"lat": LAT, "lon": LON}), ("map", {"time": "2024-02-15T12:00"})):
             url = f"{stack.url}/era5/{path}?" + urlencode({"table": table, **params})
-            detail = _refusal(stack, url, 404)
-            assert f"table {table!r} is not one of the pipeline's tables" in detail and stack.table in detail, detail
-    # The pipeline's own table answers, however it is spelled.
+            detail = _refusal(stack, url, 400)
+            assert f"table {table!r}" in detail, detail
+    for path, params in (("series", {"lat": LAT, "lon": LON}), ("map", {"time": "2024-02-15T12:00"})):
+        url = f"{stack.url}/era5/{path}?" + urlencode({"table": "not_the_pipelines", **params})
+        detail = _refusal(stack, url, 404)
+        assert "table 'not_the_pipelines'" in detail, detail
     assert _ok_json(stack, f"{stack.url}/era5/series?" + urlencode(
-        {"table": f"public.{stack.table}", "lat": LAT, "lon": LON}))["time"]
+        {"table": stack.table, "lat": LAT, "lon": LON}))["time"]
 
 
 def test_openapi_schema_behind_the_login(stack: Stack) -> None:

@@ -60,7 +60,11 @@ def test_values_come_from_the_environment_typed(monkeypatch: pytest.MonkeyPatch)
     ("ERA5_PUBLICATION_DELAY", "-1", "greater than or equal to 0"),
     ("ERA5_FINAL_AFTER_MONTHS", "0", "greater than or equal to 1"),
     ("ERA5_MAX_ACTIVE_RUNS", "0", "greater than or equal to 1"),
-    ("ERA5_TABLE", "weather; drop table x", "should match pattern"),
+    ("ERA5_TABLE", "weather; drop table x", "is not a table name"),
+    ("ERA5_TABLE", "public.weather", "is schema-qualified"),
+    ("ERA5_TABLE", "pg_class", "is a system name"),
+    ("ERA5_TABLE", "era5_months", "bookkeeping"),
+    ("ERA5_TABLE", "w" * 56, "at most 55"),
 ])
 def test_a_bad_value_is_a_clear_error_naming_the_variable(monkeypatch: pytest.MonkeyPatch, name: str, value: str,
                                                           says: str) -> None:

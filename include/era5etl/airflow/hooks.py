@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # the core loads in the task or the trigger's thread, never a
     from era5etl.fetch import Credentials
 
 DB_CONN_ID = "era5_timescale"
+READER_CONN_ID = "era5_timescale_reader"  # the HTTP reads' read-only role (db.reader)
 CDS_CONN_ID = "era5_cds"
 # Connection extras that configure the hook itself, not libpq.
 _HOOK_EXTRAS = {"cursor", "iam", "redshift", "redshift-serverless", "aws_conn_id", "azure_conn_id",
@@ -38,6 +39,22 @@ def database_url(conn_id: str = DB_CONN_ID) -> str:
         conn = hook.connection
     except AirflowNotFoundException:
         return db.database_url()
+    return connection_url(conn, ignored=set(hook.ignored_extra_options) | _HOOK_EXTRAS)
+
+
+def reader_url(conn_id: str = READER_CONN_ID) -> str:
+    """The read-only URL of the HTTP reads: the Postgres connection ``conn_id`` when defined, else
+    ``ERA5_READER_DATABASE_URL``, the local server's ``era5_reader`` or ``ERA5_DATABASE_URL``
+    (``era5etl.db.reader.reader_url``)."""
+    from airflow.providers.postgres.hooks.postgres import PostgresHook
+
+    from era5etl.db.reader import reader_url as core_reader_url
+
+    hook = PostgresHook(postgres_conn_id=conn_id)
+    try:
+        conn = hook.connection
+    except AirflowNotFoundException:
+        return core_reader_url()
     return connection_url(conn, ignored=set(hook.ignored_extra_options) | _HOOK_EXTRAS)
 
 

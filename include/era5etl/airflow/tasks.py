@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, get_args
 from era5etl import settings
 from era5etl.airflow import assets, stats
 from era5etl.airflow.hooks import database_url
+from era5etl.core import names
 
 if TYPE_CHECKING:
     from era5etl.core.datasets import Dataset
@@ -62,7 +63,7 @@ def default_params(s: settings.Settings, dataset: Dataset | None = None) -> dict
                            items={"type": "string", "enum": [v.cds_name for v in dataset.catalogue]},
                            description="CDS variable names, one column each"),
         **levels,
-        "table": Param(table, type="string", pattern=r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$",
+        "table": Param(table, type="string", pattern=rf"^{names.PATTERN}$", maxLength=names.MAX_TABLE,
                        title="Table", description="the hypertable to load (created if missing)"),
         "data_format": Param(s.data_format, type="string", enum=list(get_args(settings.DataFormat)),
                              title="Data format", description="what the CDS is asked for: netcdf, or grib "

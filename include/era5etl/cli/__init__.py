@@ -12,9 +12,6 @@ import sys
 from collections.abc import Sequence
 
 from era5etl import settings
-from era5etl.core.errors import InputError
-from era5etl.db import DatabaseError
-from era5etl.fetch import FetchError
 
 log = logging.getLogger("era5etl")
 
@@ -63,22 +60,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _exit_code(exc: Exception) -> int | None:
-    """2 for bad input, 1 for a failure the message explains, None for a bug (traceback shown)."""
-    if isinstance(exc, InputError):
-        return 2
-    if isinstance(exc, DatabaseError | FetchError):
-        return 1
-    # Imported here: these modules pull in xarray and Great Expectations, which `db up` never needs.
-    import psycopg
+    """2 for bad input, 1 for a failure the message explains, None for a bug (traceback shown):
+    ``core.answers``, which the HTTP reads answer by too."""
+    from era5etl.core.answers import answer
 
-    from era5etl.load import LoadError
-    from era5etl.pipeline.steps import PipelineError
-    from era5etl.stage import StageError
-
-    if isinstance(exc, StageError):
-        return 2
-    # A database that went away mid-run: each chunk is whole or untouched, so the message and a
-    # rerun are what the user needs, not a traceback.
-    if isinstance(exc, PipelineError | LoadError | psycopg.OperationalError):
-        return 1
-    return None
+    found = answer(exc)
+    return None if found is None else found.exit_code

@@ -27,7 +27,7 @@ def cmd_settings(args: argparse.Namespace) -> int:
     for name in type(current).model_fields:
         value = getattr(current, name)
         text = None if value is None else ",".join(value) if isinstance(value, tuple) else str(value)
-        values[settings.env_name(name)] = redact(text) if name == "database_url" and text else text
+        values[settings.env_name(name)] = redact(text) if name.endswith("database_url") and text else text
     if args.json:
         emit(values, True)
         return 0

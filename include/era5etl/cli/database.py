@@ -18,7 +18,8 @@ def add_parsers(sub: Any) -> None:
     db = sub.add_parser("db", help="the database: start (up), stop (down), or show it (status)")
     db.add_argument("action", choices=["up", "down", "status"],
                     help="up: build (once per machine), start and print the URL; down: stop; status: versions, licence")
-    db.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
+    db.add_argument("--json", action="store_true", help="print one JSON object and nothing else (its url holds the "
+                                                        "password, for a program to connect with)")
     db.set_defaults(func=cmd_db)
     ae = sub.add_parser("airflow-env", help="print shell exports that point Airflow at this checkout")
     ae.set_defaults(func=cmd_airflow_env)
@@ -39,7 +40,7 @@ def cmd_db(args: argparse.Namespace) -> int:
         with status_lines("db up: the local TimescaleDB") as say:
             url = server.up(progress=say)
         if not args.json:
-            print(url)
+            print(redact(url))  # for a person: the password masked; --json keeps it for a program
         emit({"url": url, "running": True, "managed": True, "home": str(server.home)}, args.json)
     elif args.action == "down":
         stopped = server.down()

@@ -8,19 +8,20 @@ from pathlib import Path
 from typing import Any
 
 from era5etl import settings
-from era5etl.cli.common import emit
+from era5etl.cli.common import emit, table_arg
 from era5etl.cli.progress import month_display
 from era5etl.core.datasets import DATASETS, SINGLE_LEVELS, Dataset, by_name
 from era5etl.core.errors import InputError
 from era5etl.core.months import Month
-from era5etl.db import database_url, ensure_schema, rollup_tables
+from era5etl.db import database_url, discard_new, ensure_schema, rollup_tables
 
 
 def add_parsers(sub: Any) -> None:
     lf = sub.add_parser("load-file", help="load NetCDF/ZIP files as the CDS delivered them")
     lf.add_argument("paths", nargs="+", help="the files of one download (.nc, or a ZIP even when named .nc)")
-    lf.add_argument("--table", help="hypertable name (default ERA5_TABLE, else weather, or weather_<dataset> for "
-                                    "another dataset; created if missing)")
+    lf.add_argument("--table", type=table_arg,
+                    help="hypertable name (default ERA5_TABLE, else weather, or weather_<dataset> for another "
+                         "dataset; created if missing; an existing table must be one the pipeline made)")
     lf.add_argument("--dataset", choices=sorted(DATASETS),
                     help="what the files are (default: what they show - a level dimension or isobaric GRIB "
                          "messages are pressure-levels, a 0.1 degree grid or GRIB class l5 is land - else "
@@ -81,14 +82,19 @@ def cmd_load_file(args: argparse.Namespace) -> int:
             print(f"grid points are off the global {dataset.grid.step:g} degree lattice: location_id left NULL")
         if staged.levels and not args.json:
             print(f"{dataset.name}: levels {', '.join(map(str, staged.levels))} hPa")
-        ensure_schema(url, table, dataset=dataset)
-        added = ensure_columns(url, table, load_variables(staged.variables, dataset))
-        if added and not args.json:
-            print(f"table {table}: added column(s) {', '.join(added)}")
-        with month_display(staged.rows, enabled=None if not args.json else False) as shown:
-            shown.on_step("load", "start")
-            result = load(url, table, staged, on_chunk=shown.on_chunk, dataset=dataset)
-            shown.on_step("load", "done")
+        created = ensure_schema(url, table, dataset=dataset, created_by="load-file")
+        try:
+            added = ensure_columns(url, table, load_variables(staged.variables, dataset))
+            if added and not args.json:
+                print(f"table {table}: added column(s) {', '.join(added)}")
+            with month_display(staged.rows, enabled=None if not args.json else False) as shown:
+                shown.on_step("load", "start")
+                result = load(url, table, staged, on_chunk=shown.on_chunk, dataset=dataset)
+                shown.on_step("load", "done")
+        except BaseException:
+            if created:  # the table's first load failed: nothing of it is left behind
+                _discard(url, table)
+            raise
         months = [Month.parse(str(m)) for m in np.unique(staged.valid_time.astype("datetime64[M]"))]
         # The span the files touch ends as the pipeline's months do: compressed, a month one chunk at
         # most; once for the whole span, whatever its number of months. The rollups were written by
@@ -142,3 +148,19 @@ def cmd_load_file(args: argparse.Namespace) -> int:
         print(f"finished (compressed, merged) in {finish_seconds:.2f} s")
     emit(summary, args.json)
     return 0
+
+
+def _discard(url: str, table: str) -> None:
+    """Drop the table a failed first load made; a database that went away keeps it (and says so)."""
+    import logging
+
+    import psycopg
+
+    from era5etl.db import DatabaseError
+
+    try:
+        discard_new(url, table)
+    except (DatabaseError, psycopg.Error) as exc:
+        logging.getLogger(__name__).warning("the new table %s could not be dropped after its failed first load "
+                                            "(%s): `python -m era5etl table drop %s --yes` removes it", table, exc,
+                                            table)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, get_args
 
 from era5etl import settings as config
-from era5etl.cli.common import emit
+from era5etl.cli.common import emit, table_arg
 from era5etl.cli.progress import month_display
 from era5etl.core.datasets import DATASETS, by_name
 from era5etl.core.errors import InputError
@@ -31,7 +31,7 @@ def add_parsers(sub: Any) -> None:
     rm.add_argument("--grid", help="grid step in degrees, a multiple of the dataset's native step (0.25; ERA5-Land "
                                    "0.1) (default ERA5_GRID, else the native step)")
     rm.add_argument("--variables", help="comma-separated CDS variable names (default: all six)")
-    rm.add_argument("--table", help="hypertable name (default weather)")
+    rm.add_argument("--table", type=table_arg, help="hypertable name (default weather)")
     rm.add_argument("--data-format", choices=get_args(config.DataFormat), type=str.lower,
                     help="what the CDS is asked for: netcdf or grib (default from ERA5_DATA_FORMAT or netcdf)")
     rm.add_argument("--dataset", choices=sorted(DATASETS),
@@ -47,7 +47,7 @@ def add_parsers(sub: Any) -> None:
     va.add_argument("month", help="YYYY-MM")
     va.add_argument("--area", help="N/W/S/E in degrees (default ERA5_AREA or 50/5/45/10)")
     va.add_argument("--grid", help="grid step in degrees (default ERA5_GRID, else the dataset's native step)")
-    va.add_argument("--table", help="hypertable name (default weather)")
+    va.add_argument("--table", type=table_arg, help="hypertable name (default weather)")
     va.add_argument("--dataset", choices=sorted(DATASETS),
                     help="what the month holds (default: what the ledger recorded, else ERA5_DATASET)")
     va.add_argument("--levels", help="the month's pressure levels, hPa, comma-separated (default: the ledger's, "
@@ -56,12 +56,12 @@ def add_parsers(sub: Any) -> None:
     va.set_defaults(func=cmd_validate)
 
     st = sub.add_parser("status", help="the month ledger, and what staging holds")
-    st.add_argument("--table", help="only this table's months")
+    st.add_argument("--table", type=table_arg, help="only this table's months")
     st.add_argument("--json", action="store_true", help="print the ledger as one JSON object")
     st.set_defaults(func=cmd_status)
 
     fi = sub.add_parser("finalize", help="list months still holding ERA5T that final ERA5 covers; --run reloads them")
-    fi.add_argument("--table", help="only this hypertable")
+    fi.add_argument("--table", type=table_arg, help="only this hypertable")
     fi.add_argument("--as-of", help="YYYY-MM-DD to judge by instead of today")
     fi.add_argument("--run", action="store_true", help="reload each month from a fresh download")
     fi.add_argument("--json", action="store_true", help="end with one JSON object of the months")
@@ -89,11 +89,22 @@ def _credentials(local: bool) -> Iterator[Credentials]:
         yield Credentials(server.url, server.key)
 
 
+def cli_run_id() -> str:
+    """A run id of the CLI's, unique per run: the second it started and a random part (two runs started
+    in the same second are two runs in era5_metrics and the ledger)."""
+    import secrets
+
+    return f"cli__{datetime.now(UTC):%Y%m%dT%H%M%S}_{secrets.token_hex(3)}"
+
+
 def cmd_run_month(args: argparse.Namespace) -> int:
     from era5etl.pipeline.job import MonthJob
     from era5etl.pipeline.steps import run_month
 
-    job = MonthJob.create(config.load(), Month.parse(args.month), run_id=f"cli__{datetime.now(UTC):%Y%m%dT%H%M%S}",
+    month = Month.parse(args.month)
+    if month.start > datetime.now(UTC):
+        raise InputError(f"{month} has not begun: the CDS has no data for it yet (nothing was sent to the CDS)")
+    job = MonthJob.create(config.load(), month, run_id=cli_run_id(),
                           area=args.area, grid=args.grid, variables=args.variables, table=args.table,
                           data_format=args.data_format, dataset=args.dataset, levels=args.levels)
     url = database_url()
@@ -130,7 +141,7 @@ def _columnstore_line(packed: dict[str, Any], download_bytes: int | None) -> str
 
 def cmd_validate(args: argparse.Namespace) -> int:
     from era5etl.pipeline.job import dataset_grid
-    from era5etl.track import ledger, metrics
+    from era5etl.track import ledger, liveness, metrics
     from era5etl.validate import validate_month
 
     settings = config.load()
@@ -139,6 +150,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     url = database_url()
     asked = by_name(args.dataset) if args.dataset else None
     table = args.table or (settings.table if asked is None else config.table_for(asked.name))
+    liveness.reap(url, table)  # a month whose run is gone is failed, so its verdict may settle it
     recorded = ledger.loaded_from(url, table, month, str(area))
     dataset = asked or by_name(recorded[0] if recorded else settings.dataset)
     if args.levels:
@@ -148,7 +160,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     else:
         levels = dataset.parse_levels(settings.levels if dataset.name == settings.dataset else ())
     grid = dataset_grid(settings, dataset, args.grid)
-    run_id = f"cli__{datetime.now(UTC):%Y%m%dT%H%M%S}"
+    run_id = cli_run_id()
     with metrics.timed("validate") as fig:
         v = validate_month(url, table, month, area, grid, run_id=run_id, dataset=dataset, levels=levels)
     fig.rows, fig.bytes, fig.detail = v.observed_rows or 0, v.bytes, {**v.summary(), "on_demand": True}

@@ -5,18 +5,22 @@ answers with (``era5etl.read``)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
-from datetime import UTC, datetime, timedelta
+from collections.abc import Iterator
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from era5etl import settings
+from era5etl.cli.common import table_arg
 from era5etl.core.errors import InputError
 from era5etl.core.grid import Area
 from era5etl.db import connect, database_url
 from era5etl.read.columns import STEP_NAMES, UNITS, known
+from era5etl.serve.params import parse_hour, parse_time
 
 
 def add_parsers(sub: Any) -> None:
@@ -59,7 +63,7 @@ def _common(p: argparse.ArgumentParser) -> Any:
     p.add_argument("--level", type=int, metavar="HPA",
                    help="the pressure level, hPa: required for a table on pressure levels, refused for one without")
     """--table and the output choices (a mutually exclusive group, returned for a read's own)."""
-    p.add_argument("--table", help="the hypertable to read (default ERA5_TABLE, else weather)")
+    p.add_argument("--table", type=table_arg, help="the hypertable to read (default ERA5_TABLE, else weather)")
     out = p.add_mutually_exclusive_group()
     out.add_argument("--csv", action="store_true", help="print CSV (a header line, then one line per row)")
     out.add_argument("--json", action="store_true", help="end with one JSON object: times, values, units")
@@ -71,24 +75,40 @@ def _day(text: str | None, option: str) -> datetime | None:
     if text is None:
         return None
     try:
-        return datetime.strptime(text, "%Y-%m-%d").replace(tzinfo=UTC)
+        datetime.strptime(text, "%Y-%m-%d")
     except ValueError:
         raise InputError(f"{option} {text!r} is not a day of the form YYYY-MM-DD") from None
+    return parse_time(text, option)  # the calendar's edges refused as over HTTP (serve.params)
 
 
 def _hour(text: str) -> datetime:
-    try:
-        moment = datetime.fromisoformat(text.strip().replace(" ", "T"))
-    except ValueError:
-        raise InputError(f"time {text!r} is not an hour of the form YYYY-MM-DDTHH:00 (UTC)") from None
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    return parse_hour(text, "time")
 
 
-def _png(path: str, option: str = "--png") -> Path:
+def _output(path: str, option: str = "--png") -> Path:
+    """A file to write: its folder must exist, and it must be a regular file if it exists (not a
+    folder, a device or a pipe)."""
     target = Path(path)
     if not target.parent.is_dir():
         raise InputError(f"{option} {path}: the folder {target.parent} does not exist")
+    if target.is_dir():
+        raise InputError(f"{option} {path}: is a folder; name a file in it")
+    if target.exists() and not target.is_file():
+        raise InputError(f"{option} {path}: is not a regular file (a device or a pipe); name a file")
     return target
+
+
+@contextlib.contextmanager
+def _writing(target: Path, option: str) -> Iterator[None]:
+    """Writing ``target``: a file that cannot be written (no permission, a full disk) is an InputError,
+    and what was written of it is removed."""
+    existed = target.exists()
+    try:
+        yield
+    except OSError as exc:
+        if not existed:
+            target.unlink(missing_ok=True)
+        raise InputError(f"{option} {target}: cannot be written: {exc.strerror or exc}") from None
 
 
 def _cell(value: Any) -> str:
@@ -117,8 +137,8 @@ def cmd_series(args: argparse.Namespace) -> int:
         return _area_series(args, table, start, end, variables)
     if args.lat is None or args.lon is None:
         raise InputError("give a place (lat lon, for example 45.5 7.5) or --area N/W/S/E (for example 50/5/45/10)")
-    target = _png(args.png) if args.png else None
-    parquet = _png(args.parquet, "--parquet") if args.parquet else None
+    target = _output(args.png) if args.png else None
+    parquet = _output(args.parquet, "--parquet") if args.parquet else None
     with connect(database_url()) as conn:
         dataset = table_dataset(conn, table)
         point = nearest_point(conn, table, args.lat, args.lon, dataset)
@@ -133,12 +153,14 @@ def cmd_series(args: argparse.Namespace) -> int:
     elif target is not None:
         from era5etl.read.plots import plot_series
 
-        plot_series(s, target)
+        with _writing(target, "--png"):
+            plot_series(s, target)
         print(f"wrote {target} ({target.stat().st_size:,} bytes)")
     elif parquet is not None:
         from era5etl.read.parquet import series_parquet
 
-        parquet.write_bytes(series_parquet(s))
+        with _writing(parquet, "--parquet"):
+            parquet.write_bytes(series_parquet(s))
         print(f"wrote {parquet} ({parquet.stat().st_size:,} bytes)")
     else:
         data = series_json(s)
@@ -187,7 +209,7 @@ def cmd_map(args: argparse.Namespace) -> int:
     at = _hour(args.time)
     area = Area.parse(args.area) if args.area else None
     table = args.table or settings.load().table
-    target = _png(args.png) if args.png else None
+    target = _output(args.png) if args.png else None
     with connect(database_url()) as conn:
         m = hour_map(conn, table, at, args.variable, area, args.level)
     if args.csv:
@@ -197,7 +219,8 @@ def cmd_map(args: argparse.Namespace) -> int:
     elif target is not None:
         from era5etl.read.plots import plot_map
 
-        plot_map(m, target)
+        with _writing(target, "--png"):
+            plot_map(m, target)
         print(f"wrote {target} ({target.stat().st_size:,} bytes)")
     else:
         finite = m.values[np.isfinite(m.values)]

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from era5etl import settings
-from era5etl.cli.common import emit
+from era5etl.cli.common import emit, table_arg
 from era5etl.db import database_url
 
 
@@ -15,7 +15,7 @@ def add_parsers(sub: Any) -> None:
     ro.add_argument("action", choices=["rebuild"],
                     help="rebuild: drop the rollups and fill them again from the hourly rows, a month at a time "
                          "(once, for a table whose rollups an earlier version made)")
-    ro.add_argument("--table", help="the hypertable (default ERA5_TABLE or weather)")
+    ro.add_argument("--table", type=table_arg, help="the hypertable (default ERA5_TABLE or weather)")
     ro.add_argument("--json", action="store_true", help="end with one JSON object of the figures")
     ro.set_defaults(func=cmd_rollups)
 

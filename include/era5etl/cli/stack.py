@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from era5etl.core.errors import InputError
+from era5etl.core.files import open_private, write_json
 from era5etl.core.paths import PROJECT_ROOT
 from era5etl.core.ports import free_port, port_free
 
@@ -112,8 +113,7 @@ def environment(home: Path, port: int, meta_url: str, cds: tuple[str, str] | Non
 
     secrets_file = home / "era5-secrets.json"
     if not secrets_file.exists():  # one JWT secret for every component, kept across restarts
-        secrets_file.write_text(json.dumps({"jwt": secrets.token_urlsafe(32), "api": secrets.token_urlsafe(32)}))
-        secrets_file.chmod(0o600)
+        write_json(secrets_file, {"jwt": secrets.token_urlsafe(32), "api": secrets.token_urlsafe(32)}, private=True)
     keys = json.loads(secrets_file.read_text())
     url = f"http://127.0.0.1:{port}"
     ours = {
@@ -158,9 +158,7 @@ def up(home: Path, args: argparse.Namespace) -> int:
     for port in (args.port, *(() if args.real_cds else (args.cds_port,))):
         if not port_free(port):
             raise InputError(f"port {port} is in use: choose another with --port/--cds-port")
-    home.mkdir(parents=True, exist_ok=True)
-    logs = home / "logs" / "era5-stack"
-    logs.mkdir(parents=True, exist_ok=True)
+    logs = private_home(home)
     s = settings.load()
 
     print("setting up: the local TimescaleDB, Airflow's metadata database, pools", flush=True)
@@ -227,6 +225,21 @@ def up(home: Path, args: argparse.Namespace) -> int:
         _stop_groups(list(groups.values()))
         (home / STATE_FILE).unlink(missing_ok=True)
         print("stopped", flush=True)
+
+
+def private_home(home: Path) -> Path:
+    """The Airflow home and the stack's log folder made (or put right) owner-only, and every file
+    in them that holds or echoes a secret 0600; returns the log folder. Airflow writes the generated
+    admin password into its home and the api-server logs it: both are the owner's alone."""
+    logs = home / "logs" / "era5-stack"
+    logs.mkdir(parents=True, exist_ok=True)
+    for folder in (home, home / "logs", logs):
+        folder.chmod(0o700)
+    for secret in (home / PASSWORDS_FILE, home / STATE_FILE, home / "era5-secrets.json", home / "airflow.cfg",
+                   *logs.glob("*.log")):
+        with contextlib.suppress(FileNotFoundError):
+            secret.chmod(0o600)
+    return logs
 
 
 def _localcds_settings(log: Path, timeout: float) -> tuple[str, str]:
@@ -316,17 +329,21 @@ def _footprint(groups: set[int]) -> tuple[int, int]:
     return count, pss
 
 
+# Every file a component creates (the generated passwords, its logs, task logs) is its owner's alone.
+UMASK = 0o077
+
+
 def _spawn(env: dict[str, str], log: Path, argv: list[str]) -> int:
-    with open(log, "ab") as out:
+    with open_private(log, "ab") as out:
         proc = subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True, cwd=PROJECT_ROOT)
+                                start_new_session=True, cwd=PROJECT_ROOT, umask=UMASK)
     return proc.pid
 
 
 def _run(env: dict[str, str], log: Path, *args: str) -> None:
-    with open(log, "ab") as out:
+    with open_private(log, "ab") as out:
         done = subprocess.run([str(BIN / "airflow"), *args], env=env, stdout=out, stderr=subprocess.STDOUT,
-                              cwd=PROJECT_ROOT, check=False)
+                              cwd=PROJECT_ROOT, check=False, umask=UMASK)
     if done.returncode != 0:
         raise LaunchError(f"airflow {' '.join(args[:2])} failed: see {log}")
 
@@ -340,9 +357,7 @@ def _read_state(home: Path) -> dict[str, Any] | None:
 
 
 def _write_state(home: Path, state: dict[str, Any]) -> None:
-    from era5etl.core.files import write_json
-
-    write_json(home / STATE_FILE, state)
+    write_json(home / STATE_FILE, state, private=True)
 
 
 

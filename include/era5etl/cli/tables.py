@@ -1,29 +1,31 @@
-"""``table list|drop``: the pipeline's tables (those its ledger names), and dropping one with its records."""
+"""``table list|drop|relayout``: the pipeline's tables (those it made or its ledger names), dropping one with its
+records, and moving one into the tile layout."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
-from era5etl.cli.common import emit
+from era5etl.cli.common import emit, table_arg
 from era5etl.core.errors import InputError
 
 
 def add_parsers(sub: Any) -> None:
     p = sub.add_parser("table", help="the pipeline's tables: list them, or drop one with its rollups and records")
     actions = p.add_subparsers(dest="action", required=True, help="list: the tables; drop: one of them, with --yes")
-    ls = actions.add_parser("list", help="the tables the ledger (era5_months) names: months, rows, size")
+    ls = actions.add_parser("list", help="the tables the pipeline made (era5_tables) or its ledger (era5_months) "
+                                         "names: months, rows, size")
     ls.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
     ls.set_defaults(func=cmd_list)
     dr = actions.add_parser("drop", help="drop a pipeline table, its rollups, and its ledger, metrics and "
-                                         "validation rows (only tables the ledger names)")
+                                         "validation rows (only tables the pipeline made or its ledger names)")
     dr.add_argument("name", help="the table, as the ledger names it (see `table list`)")
     dr.add_argument("--yes", action="store_true", help="really drop it: without this nothing is removed")
     dr.add_argument("--json", action="store_true", help="end with one JSON object of what was removed")
     dr.set_defaults(func=cmd_drop)
     rl = actions.add_parser("relayout", help="move a table and its rollups into the tile layout, chunk by chunk, from "
                                              "the rows it holds (resumable; reads stay correct meanwhile)")
-    rl.add_argument("name", help="the table (see `table list`: its layout)")
+    rl.add_argument("name", type=table_arg, help="the table (see `table list`: its layout)")
     rl.add_argument("--json", action="store_true", help="end with one JSON object of what was moved")
     rl.set_defaults(func=cmd_relayout)
 
@@ -48,7 +50,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         emit({"tables": [t.as_dict() for t in tables]}, True)
         return 0
     if not tables:
-        print("no pipeline tables (the ledger era5_months names none)")
+        print("no pipeline tables (era5_tables and the ledger era5_months name none)")
         return 0
     print(f"{'table':<32} {'months':>6} {'validated':>9} {'areas':>5} {'rows (ledger)':>15}  {'span':<17} "
           f"{'layout':<8} size")
@@ -83,12 +85,11 @@ def cmd_relayout(args: argparse.Namespace) -> int:
 
     from era5etl.db import connect, database_url, rollup_tables
     from era5etl.load.relayout import relayout
+    from era5etl.track.tables import find
 
     url = database_url()
-    with connect(url) as conn:
-        found = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (args.name,)).fetchone()
-    if not found or not found[0]:
-        raise InputError(f"no table {args.name!r} (see `python -m era5etl table list`)")
+    if not find(url, args.name).exists:  # only a table the pipeline made is rewritten
+        raise InputError(f"table {args.name!r} is in the ledger but not in the database: nothing to move")
     began = time.perf_counter()
     out: dict[str, Any] = {"table": args.name, "moved": []}
     names = [args.name, *rollup_tables(args.name).values()]

@@ -33,9 +33,30 @@ def file_kind(path: Path) -> str | None:
         return kind_of(fh.read(2056))
 
 
-def write_json(path: Path, obj: Any, *, indent: int = 1) -> None:
+def write_json(path: Path, obj: Any, *, indent: int = 1, private: bool = False) -> None:
     """Write ``obj`` as JSON so that a reader sees the old file or the new one, never half of one
-    (a temporary file per process and thread, then a rename)."""
+    (a temporary file per process and thread, then a rename); ``private``: mode 0600 from birth."""
+    write_text_atomic(path, json.dumps(obj, sort_keys=True, indent=indent, default=str) + "\n", private=private)
+
+
+def write_text_atomic(path: Path, text: str, *, private: bool = False) -> None:
+    """``text`` into ``path`` whole or not at all; ``private``: readable by its owner only from the
+    moment it exists (created 0600, never widened then narrowed). A failure (a full disk) removes the
+    temporary file."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    tmp.write_text(json.dumps(obj, sort_keys=True, indent=indent, default=str) + "\n")
-    os.replace(tmp, path)
+    try:
+        with open_private(tmp) if private else tmp.open("w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def open_private(path: Path, mode: str = "w") -> Any:
+    """``path`` opened for writing (``w``) or appending (``a``, ``ab``), created 0600; an existing file
+    is put to 0600 as well (one written by an older version)."""
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if mode.startswith("a") else os.O_TRUNC)
+    fd = os.open(path, flags, 0o600)
+    os.fchmod(fd, 0o600)
+    return os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8")

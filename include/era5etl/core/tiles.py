@@ -7,7 +7,7 @@ so a compressed batch holds the rows of one tile and a place decodes its own til
 of a batch of some other hour's neighbours for every hour it asks for. Because a tile's ids are
 consecutive, each batch's location_id bounds are the tile's, and the server finds a place's batches
 by its ``tile`` through the compressed chunk's index: ``tile = era5_tile(location_id)`` in SQL
-(``sql/006_tiles.sql``, the same function as :func:`tile_of`).
+(``sql/007_tiles.sql``, the same function as :func:`tile_of`).
 """
 
 from __future__ import annotations

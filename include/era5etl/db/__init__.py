@@ -123,6 +123,9 @@ def drop_table(conn: psycopg.Connection[Any], table: str) -> None:
 
     drop_rollups(conn, table)
     conn.execute(sql.SQL("DROP TABLE IF EXISTS {} CASCADE").format(table_ident(table)))
+    # A table gone is no longer the pipeline's (era5_tables, db.registry): a new one of that name is new.
+    if conn.execute("SELECT to_regclass('era5_tables') IS NOT NULL").fetchone() == (True,):
+        conn.execute("DELETE FROM era5_tables WHERE table_name = %s", (table,))
 
 
 # A table on pressure levels: its key has the level (hPa) between the point and its coordinates.
@@ -182,49 +185,80 @@ def _lay_out(conn: psycopg.Connection[Any], table: str, dataset: Dataset) -> Non
 
 
 def ensure_schema(url: str, table: str = "weather", chunk_interval: str = "1 day",
-                  dataset: Dataset | None = None) -> None:
-    """Create the extension, the pipeline's own tables, the hypertable ``table`` and its rollups if missing.
+                  dataset: Dataset | None = None, created_by: str = "era5etl") -> bool:
+    """Create the extension, the pipeline's own tables, the hypertable ``table`` and its rollups if
+    missing; True when this call made the table.
 
     ``dataset`` (single levels by default) says the table's kind: one on pressure levels has a
-    ``level`` column and, for now, no rollups; an existing table of the other kind is refused."""
+    ``level`` column and, for now, no rollups; an existing table of the other kind is refused, and so
+    is an existing table the pipeline did not make (:mod:`era5etl.db.registry`), before any change. A
+    new table is made and registered in one transaction: a failure leaves no half-made table."""
     from era5etl.core.datasets import SINGLE_LEVELS
-    from era5etl.db.rollups import ensure_rollups
+    from era5etl.core.names import check_table
+    from era5etl.db import registry
 
     dataset = dataset or SINGLE_LEVELS
-    ident = table_ident(table)
+    ident = table_ident(check_table(table))
     with connect(url, autocommit=True) as conn:
         # Two first runs at once would both try CREATE; a session lock keeps them in line.
         conn.execute("SELECT pg_advisory_lock(hashtext('era5etl.schema'))")
         try:
-            conn.execute(_render(SQL_DIR / "001_extension.sql"))
-            conn.execute(_render(SQL_DIR / "002_pipeline_tables.sql"))
-            conn.execute(_render(SQL_DIR / "003_cds_jobs.sql"))
-            conn.execute(_render(SQL_DIR / "004_validation.sql"))
-            conn.execute(_render(SQL_DIR / "005_land_points.sql"))
-            conn.execute(_render(SQL_DIR / "006_tiles.sql"))
+            for name in BOOKKEEPING_SQL:
+                conn.execute(_render(SQL_DIR / name))
             found = conn.execute("SELECT to_regclass(%s)", (ident.as_string(conn),)).fetchone()
             new = found is None or found[0] is None
-            _check_kind(conn, table, dataset)
-            if dataset.has_levels:
-                conn.execute(_level_table_sql(table, dataset))
+            if new:
+                registry.check_new(conn, table, dataset.has_levels)
             else:
-                conn.execute(_render(SQL_DIR / "010_weather_hypertable.sql", table=ident))
-            conn.execute(
-                "SELECT create_hypertable(%s::regclass, by_range('time', %s::interval),"
-                " create_default_indexes => false, if_not_exists => true)",
-                (ident.as_string(conn), chunk_interval),
-            )
-            # A new table gets the columnstore where the licence has it; an existing one keeps the
-            # layout it has (a table someone set to the row store stays there).
-            if new and columnstore_available(conn):
-                _lay_out(conn, table, dataset)
-            if dataset.has_levels:
-                return  # no rollups for a table on levels yet (docs/datasets.md)
-            # New and existing tables alike: a table made before the rollups existed gets them now
-            # (empty: the loader fills them as it loads), with a column per aggregate of each column.
-            ensure_rollups(conn, table, columnstore_enabled(conn, table))
+                _check_kind(conn, table, dataset)
+                registry.claim(conn, table, dataset.name, dataset.has_levels, created_by)
+            with conn.transaction():
+                _make_table(conn, table, chunk_interval, dataset, new)
+                if new:
+                    registry.register(conn, table, dataset.name, created_by)
+            return new
         finally:
             conn.execute("SELECT pg_advisory_unlock(hashtext('era5etl.schema'))")
+
+
+# The pipeline's own bookkeeping, made (if missing) before any weather table.
+BOOKKEEPING_SQL = ("001_extension.sql", "002_pipeline_tables.sql", "003_cds_jobs.sql", "004_validation.sql",
+                   "005_land_points.sql", "006_tables.sql", "007_tiles.sql")
+
+
+def _make_table(conn: psycopg.Connection[Any], table: str, chunk_interval: str, dataset: Dataset, new: bool) -> None:
+    """The hypertable and, for a dataset without levels, its rollups: made where missing."""
+    from era5etl.db.rollups import ensure_rollups
+
+    ident = table_ident(table)
+    if dataset.has_levels:
+        conn.execute(_level_table_sql(table, dataset))
+    else:
+        conn.execute(_render(SQL_DIR / "010_weather_hypertable.sql", table=ident))
+    conn.execute(
+        "SELECT create_hypertable(%s::regclass, by_range('time', %s::interval),"
+        " create_default_indexes => false, if_not_exists => true)",
+        (ident.as_string(conn), chunk_interval),
+    )
+    # A new table gets the columnstore where the licence has it; an existing one keeps the
+    # layout it has (a table someone set to the row store stays there).
+    if new and columnstore_available(conn):
+        _lay_out(conn, table, dataset)
+    if dataset.has_levels:
+        return  # no rollups for a table on levels yet (docs/datasets.md)
+    # New and existing tables alike: a table made before the rollups existed gets them now
+    # (empty: the loader fills them as it loads), with a column per aggregate of each column.
+    ensure_rollups(conn, table, columnstore_enabled(conn, table))
+
+
+def discard_new(url: str, table: str) -> None:
+    """Undo a table this run made and then failed to fill (its first load): the table, its rollups and
+    its registration go, so a failed first load leaves nothing behind."""
+    from era5etl.db import registry
+
+    with connect(url) as conn, conn.transaction():
+        drop_table(conn, table)
+        registry.forget(conn, table)
 
 
 def database_url() -> str:
@@ -244,5 +278,5 @@ def airflow_database_url() -> str:
 
 __all__ = ["LEVEL_COLUMN", "LEVEL_ORDERBY", "ROLLUP_STEPS", "SQL_DIR", "DatabaseError", "LocalTimescale",
            "airflow_database_url", "columnstore_available", "columnstore_enabled", "connect", "database_url",
-           "drop_table", "ensure_schema", "has_level_column", "licence", "redact", "rollup_tables", "split_table",
-           "table_ident", "with_database"]
+           "discard_new", "drop_table", "ensure_schema", "has_level_column", "licence", "redact", "rollup_tables",
+           "split_table", "table_ident", "with_database"]

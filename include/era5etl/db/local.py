@@ -41,6 +41,7 @@ import psycopg
 from psycopg import sql
 
 from era5etl import settings
+from era5etl.core.files import open_private, write_json
 from era5etl.core.ports import port_free
 from era5etl.db.errors import DatabaseError
 from era5etl.db.image import POSTGRES_MAJOR, STAMP, Progress, ensure_image, image_stamp
@@ -85,9 +86,18 @@ SERVER_SETTINGS: dict[str, str] = {
 class LocalState:
     port: int
     password: str
+    reader_password: str | None = None  # the read-only role's (db.reader), made by `db up`
 
     def url(self, dbname: str = "era5") -> str:
         return f"postgresql://postgres:{quote(self.password, safe='')}@127.0.0.1:{self.port}/{dbname}"
+
+    def reader_url(self, dbname: str = "era5") -> str:
+        from era5etl.db.reader import ROLE
+
+        return f"postgresql://{ROLE}:{quote(self.reader_password or '', safe='')}@127.0.0.1:{self.port}/{dbname}"
+
+    def as_dict(self) -> dict[str, object]:
+        return {"port": self.port, "password": self.password, "reader_password": self.reader_password}
 
 
 class LocalTimescale:
@@ -152,7 +162,9 @@ class LocalTimescale:
         if not self.state_file.exists():
             return None
         raw = json.loads(self.state_file.read_text())
-        return LocalState(port=int(raw["port"]), password=str(raw["password"]))
+        reader = raw.get("reader_password")
+        return LocalState(port=int(raw["port"]), password=str(raw["password"]),
+                          reader_password=str(reader) if reader else None)
 
     def running(self, state: LocalState | None = None) -> bool:
         state = state or self.state()
@@ -245,7 +257,8 @@ class LocalTimescale:
         os.chown(pgdata.parent, uid, gid)
         password = secrets.token_urlsafe(18)
         pwfile = pgdata.parent / "pwfile"
-        pwfile.write_text(password + "\n")
+        with open_private(pwfile) as fh:  # 0600 from birth; the server's user reads it once
+            fh.write(password + "\n")
         os.chown(pwfile, uid, gid)
         try:
             self._pg(
@@ -260,8 +273,7 @@ class LocalTimescale:
         state = LocalState(port=_choose_port(self.home), password=password)
         conf = "".join(f"{k} = {v}\n" for k, v in SERVER_SETTINGS.items()) + f"port = {state.port}\n"
         (pgdata / "postgresql.auto.conf").write_text(conf)
-        self.state_file.write_text(json.dumps({"port": state.port, "password": password}))
-        self.state_file.chmod(0o600)
+        write_json(self.state_file, state.as_dict(), private=True)
         return state
 
     def _start(self, state: LocalState) -> None:
@@ -303,6 +315,23 @@ class LocalTimescale:
             for name in ("era5", "airflow"):
                 if name not in existing:
                     conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        self._ensure_reader(state)
+
+    def _ensure_reader(self, state: LocalState) -> None:
+        """The read-only role of the HTTP reads (db.reader), its password kept in server.json (0600)."""
+        from era5etl.db.reader import ROLE, ensure_reader
+
+        if state.reader_password is None:
+            state = LocalState(state.port, state.password, secrets.token_urlsafe(18))
+        with psycopg.connect(state.url("era5"), autocommit=True, connect_timeout=5) as conn:
+            # Made once: later tables are readable through the default privileges, so a role in place
+            # (with the password kept) is not granted again at every start.
+            made = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (ROLE,)).fetchone() is not None
+            if made and self.state() == state:
+                return
+            ensure_reader(conn, str(state.reader_password))
+        if self.state() != state:
+            write_json(self.state_file, state.as_dict(), private=True)
 
 
 def server_versions(url: str) -> dict[str, str | None]:

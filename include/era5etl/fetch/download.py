@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import logging
@@ -96,7 +97,7 @@ class _Downloads(_Session):
         checksum = results.asset.get("file:checksum")
         partial = self.folder / f".{part.stem}.{job_id}.partial"
         began = time.perf_counter()
-        self._retry(what, "asset", lambda: self._transfer(api, url, size, checksum, partial), part=part,
+        self._retry(what, "asset", lambda: self._transfer_or_clean(api, url, size, checksum, partial), part=part,
                     job_id=job_id)
         seconds = time.perf_counter() - began
         kind = _sniff(partial) if size > 0 else None
@@ -123,6 +124,19 @@ class _Downloads(_Session):
         self.store.put(record)
         log.info("%s: %s bytes in %.2f s from job %s", part.label, f"{size:,}", seconds, job_id)
         return staged
+
+    def _transfer_or_clean(self, api: _Api, url: str, size: int, checksum: Any, partial: Path) -> None:
+        """:meth:`_transfer`; on a full disk the partial file is removed (it would only hold the space,
+        and a rerun starts over) and the fetch fails with a FetchError saying so, never retried."""
+        try:
+            self._transfer(api, url, size, checksum, partial)
+        except OSError as exc:
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+                raise
+            partial.unlink(missing_ok=True)
+            raise FetchError(f"the disk of {self.folder} is full ({exc.strerror}): the partial download was "
+                             "removed; free space (or set ERA5_STAGING_DIR elsewhere) and run the month again"
+                             ) from None
 
     def _transfer(self, api: _Api, url: str, size: int, checksum: Any, partial: Path) -> None:
         """Fill ``partial`` up to ``size`` bytes (resuming with Range), then check it against ``checksum``."""

@@ -33,7 +33,10 @@ _WORLD = Box(-90.0, 90.0, -180.0, 180.0)
 def rebuild(url: str, table: str, on_month: Callable[[str, int], None] | None = None) -> dict[str, int]:
     """Drop ``table``'s rollups, make them again and fill them from its hourly rows; returns the
     months, daily and monthly rows written."""
+    from era5etl.db.registry import require_ours
+
     with connect(url, autocommit=True) as conn:
+        require_ours(conn, table, "rollups rebuild")  # never another's table, nor its <table>_daily
         drop_rollups(conn, table)
         ensure_rollups(conn, table, columnstore_enabled(conn, table))
         data = tuple(data_columns(conn, table))

@@ -12,6 +12,7 @@ from era5etl.core.datasets import SINGLE_LEVELS, Dataset, by_name
 from era5etl.core.errors import InputError
 from era5etl.core.grid import Area, Grid, expected_rows
 from era5etl.core.months import Month
+from era5etl.core.names import check_table
 from era5etl.core.variables import Variable, load_variables, parse_list
 from era5etl.fetch import MonthRequest
 from era5etl.fetch.request import parse_data_format
@@ -66,7 +67,7 @@ class MonthJob:
             area=Area.parse(area) if isinstance(area, str) else area or settings.area,
             grid=dataset_grid(settings, ds, grid),
             variables=tuple(parse_list(variables or default_variables, catalogue=ds.catalogue)),
-            table=table or (settings.table if configured else table_for(ds.name)),
+            table=check_table(table or (settings.table if configured else table_for(ds.name))),
             dataset=ds,
             levels=ds.parse_levels(levels if levels else settings.levels if configured else ()),
             run_id=run_id,

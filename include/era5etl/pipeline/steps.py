@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import psycopg
 
 from era5etl.db import ensure_schema
 from era5etl.fetch import Credentials, Download, fetch, retention, staged_download
@@ -26,7 +27,7 @@ from era5etl.load import ChunkResult, LoadResult, columnstore, load
 from era5etl.pipeline.job import MonthJob
 from era5etl.settings import CompressionMode
 from era5etl.stage import StagedDownload, StageError, open_download
-from era5etl.track import ledger, metrics
+from era5etl.track import ledger, liveness, metrics
 from era5etl.track.metrics import StepFigures
 from era5etl.validate import Validation, validate_month
 
@@ -78,10 +79,30 @@ def _step(url: str, job: MonthJob, task: str, state: str) -> Iterator[StepFigure
 def prepare(url: str, job: MonthJob) -> list[str]:
     """The table ready for the job: created if missing, a column added for each asked-for variable it
     lacks (logged and returned: a load never ignores a variable it was asked for)."""
+    return _prepare(url, job)[1]
+
+
+def _prepare(url: str, job: MonthJob) -> tuple[bool, list[str]]:
+    """:func:`prepare`, and whether it made the table."""
     from era5etl.db.columns import ensure_columns
 
-    ensure_schema(url, job.table, f"{int(job.chunk_interval.total_seconds())} seconds", dataset=job.dataset)
-    return ensure_columns(url, job.table, job.load_variables)
+    created = ensure_schema(url, job.table, f"{int(job.chunk_interval.total_seconds())} seconds",
+                            dataset=job.dataset, created_by=f"run {job.run_id}")
+    return created, ensure_columns(url, job.table, job.load_variables)
+
+
+def _discard_first(url: str, job: MonthJob) -> None:
+    """After a failed first run of a table this run made: drop the table and its rollups, unless another
+    month of it is in the ledger (a run beside this one) or the database is gone (logged: `table drop`)."""
+    from era5etl.db import DatabaseError, discard_new
+
+    try:
+        if ledger.other_months(url, job.table, job.month, str(job.area)):
+            return
+        discard_new(url, job.table)
+    except (DatabaseError, psycopg.Error) as exc:
+        log.warning("the new table %s could not be dropped after its failed first run (%s): "
+                    "`python -m era5etl table drop %s --yes` removes it", job.table, exc, job.table)
 
 
 def fetch_step(url: str, job: MonthJob, credentials: Credentials, *, wait: bool = True) -> Download:
@@ -198,7 +219,8 @@ def stage_step(url: str, job: MonthJob) -> dict[str, Any]:
 
 
 def load_step(url: str, job: MonthJob, on_chunk: Callable[[ChunkResult], None] | None = None) -> LoadResult:
-    with _step(url, job, "load", "loading") as fig:
+    # The month's lock, held while 'loading': a run that dies mid-load is seen as gone (track.liveness).
+    with liveness.hold(url, job.table, job.month, str(job.area)), _step(url, job, "load", "loading") as fig:
         paths = _download_paths(job)
         with open_download(paths, variables=job.load_variables, dataset=job.dataset) as staged:
             check_download(staged, job)
@@ -282,8 +304,21 @@ def run_month(url: str, job: MonthJob, credentials: Credentials, *,
     """All steps in order, as the DAG runs them; returns the figures of each. ``on_step(task,
     "start"|"done")`` and ``on_chunk`` (each chunk the load commits) let a caller show progress."""
     began = time.perf_counter()
-    added = prepare(url, job)
-    steps: list[dict[str, Any]] = []
+    created, added = _prepare(url, job)
+    steps: list[dict[str, Any]] = []  # each step's figures, appended as it finishes
+    try:
+        return _steps(url, job, credentials, began, added, steps, on_step, on_chunk)
+    except BaseException:
+        # A failed first run leaves no table behind (the ledger keeps the month, failed); once the
+        # load finished the rows stay, for the failed validation's Data Docs to describe.
+        if created and "load" not in {s["task"] for s in steps}:
+            _discard_first(url, job)
+        raise
+
+
+def _steps(url: str, job: MonthJob, credentials: Credentials, began: float, added: list[str],
+           steps: list[dict[str, Any]], on_step: Callable[[str, str], None] | None,
+           on_chunk: Callable[[ChunkResult], None] | None) -> dict[str, Any]:
 
     def timed(task: str, fn: Callable[[], Any]) -> Any:
         if on_step:
@@ -295,19 +330,22 @@ def run_month(url: str, job: MonthJob, credentials: Credentials, *,
             on_step(task, "done")
         return out
 
-    download: Download = timed("fetch", lambda: fetch_step(url, job, credentials))
-    steps[-1].update(bytes=download.bytes, reused=download.reused,
-                     note=download.removed.message(job.month) if download.removed else None)
-    report: dict[str, Any] = timed("stage", lambda: stage_step(url, job))
-    steps[-1].update(rows=report["rows"], rows_per_s=round(report["rows"] / max(steps[-1]["seconds"], 1e-9)))
-    loaded: LoadResult = timed("load", lambda: load_step(url, job, on_chunk=on_chunk))
-    steps[-1].update(rows=loaded.rows, bytes=loaded.bytes, rows_per_s=round(loaded.rows_per_s),
-                     daily_rows=loaded.daily_rows, monthly_rows=loaded.monthly_rows,
-                     rollup_seconds=round(sum(loaded.rollup_seconds.values()), 3))
-    validation: Validation = timed("validate", lambda: validate_step(url, job))
-    steps[-1].update(rows=validation.observed_rows, success=validation.success)
-    packed: columnstore.Compression = timed("compress", lambda: compress_step(url, job))
-    steps[-1].update(compression=packed.state, ratio=packed.as_dict()["ratio"])
+    # One process runs every step: it holds the month's lock throughout, so a reader can tell a run
+    # that died (killed, the server restarted) from one still working (track.liveness).
+    with liveness.hold(url, job.table, job.month, str(job.area)):
+        download: Download = timed("fetch", lambda: fetch_step(url, job, credentials))
+        steps[-1].update(bytes=download.bytes, reused=download.reused,
+                         note=download.removed.message(job.month) if download.removed else None)
+        report: dict[str, Any] = timed("stage", lambda: stage_step(url, job))
+        steps[-1].update(rows=report["rows"], rows_per_s=round(report["rows"] / max(steps[-1]["seconds"], 1e-9)))
+        loaded: LoadResult = timed("load", lambda: load_step(url, job, on_chunk=on_chunk))
+        steps[-1].update(rows=loaded.rows, bytes=loaded.bytes, rows_per_s=round(loaded.rows_per_s),
+                         daily_rows=loaded.daily_rows, monthly_rows=loaded.monthly_rows,
+                         rollup_seconds=round(sum(loaded.rollup_seconds.values()), 3))
+        validation: Validation = timed("validate", lambda: validate_step(url, job))
+        steps[-1].update(rows=validation.observed_rows, success=validation.success)
+        packed: columnstore.Compression = timed("compress", lambda: compress_step(url, job))
+        steps[-1].update(compression=packed.state, ratio=packed.as_dict()["ratio"])
     return {
         "month": str(job.month),
         "area": str(job.area),

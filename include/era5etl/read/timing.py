@@ -84,7 +84,7 @@ def measure(url: str, table: str, runs: int = 20, seed: int = 1) -> list[ReadFig
     rng = random.Random(seed)
     with connect(url) as conn:
         first, last, ids, hours = _picks(conn, table)
-        # As docs/reading.md writes it: in tiles the point's tile beside it (sql/006_tiles.sql).
+        # As docs/reading.md writes it: in tiles the point's tile beside it (sql/007_tiles.sql).
         tile = sql.SQL(" AND tile = era5_tile(%(id)s)") if in_tiles(conn, table) else sql.SQL("")
         history = sql.SQL(
             "SELECT time, temperature_2m, zonal_wind_10m, meridional_wind_10m, total_cloud_cover,"

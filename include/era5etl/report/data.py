@@ -18,7 +18,7 @@ from era5etl.db import connect
 from era5etl.fetch import retention
 from era5etl.report.dataview import DataView, build_data_view
 from era5etl.report.model import Chunk, Dashboard, Target, build
-from era5etl.track import ledger, metrics
+from era5etl.track import ledger, liveness, metrics
 
 
 def _targets(conn: Any, table: str | None, area: str | None) -> tuple[list[Target], str | None, str | None]:
@@ -37,6 +37,7 @@ def load_dashboard(url: str, table: str | None = None, area: str | None = None,
     what staging holds (``staging_dir``, default ``ERA5_STAGING_DIR``)."""
     now = datetime.now(UTC)
     staging = retention.usage(staging_dir if staging_dir is not None else settings.load().staging_dir)
+    liveness.reap(url)  # a month whose run is gone reads failed
     with connect(url) as conn:
         if not ledger.exists(conn):
             return Dashboard(table=table, area=area, generated_at=now, staging=staging)
@@ -64,6 +65,7 @@ def validation_path(url: str, table: str, month: date, slug: str) -> str | None:
 def load_data_view(url: str, table: str | None = None, area: str | None = None) -> DataView:
     """The Data view of ``table`` and ``area`` (default: the pair updated most recently, as the dashboard)."""
     now = datetime.now(UTC)
+    liveness.reap(url)  # a month whose run is gone reads failed
     with connect(url) as conn:
         if not ledger.exists(conn):
             return DataView(table=table, area=area, generated_at=now)

@@ -8,7 +8,6 @@ status: a request the server will not answer at this size, and a table that is n
 from __future__ import annotations
 
 from era5etl.core.errors import InputError
-from era5etl.db.errors import DatabaseError
 
 
 class LimitError(InputError):
@@ -30,13 +29,9 @@ class TooSlowError(RuntimeError):
 
 
 def http_status(exc: Exception) -> int:
-    """400 bad input, 404 no such table, 422 over a limit, 503 database unreachable or too slow, else 500."""
-    if isinstance(exc, LimitError):
-        return 422
-    if isinstance(exc, NotFoundError):
-        return 404
-    if isinstance(exc, InputError):
-        return 400
-    if isinstance(exc, DatabaseError | TooSlowError):
-        return 503
-    return 500
+    """400 bad input, 404 no such table, 422 over a limit, 503 database unreachable or too slow, else 500
+    (``core.answers``, which the CLI's exit statuses come from too)."""
+    from era5etl.core.answers import answer
+
+    found = answer(exc)
+    return 500 if found is None else found.http_status

@@ -21,22 +21,37 @@ HOUR = timedelta(hours=1)
 
 
 def default_table(conn: psycopg.Connection[Any]) -> str:
-    """The table the ledger updated last (as the page's default), else the ``ERA5_TABLE`` setting."""
+    """``ERA5_TABLE`` when set; else the pipeline's table with the most recently validated month (a
+    table whose only run failed never becomes the default); else the one the ledger updated last;
+    else ``weather``."""
+    import os
+
+    from era5etl import settings
+
+    if os.environ.get(settings.env_name("table")):
+        return settings.load().table
     if ledger.exists(conn):
+        validated = ledger.latest_validated_table(conn)
+        if validated is not None:
+            return validated
         targets = ledger.targets(conn)
         if targets:
             return str(targets[0]["table_name"])
-    from era5etl import settings
-
     return settings.load().table
 
 
 def pipeline_tables(conn: psycopg.Connection[Any]) -> list[str]:
     """The tables the pipeline loads: those the ledger (``era5_months``) names that exist as weather
-    hypertables, most recently updated first; none when there is no ledger yet."""
+    hypertables, most recently updated first, then those it made without a ledger row (load-file's,
+    ``era5_tables``) that exist; none when there is no ledger yet."""
+    from era5etl.db import registry
+
     if not ledger.exists(conn):
         return []
-    return list(dict.fromkeys(str(r["table_name"]) for r in ledger.targets(conn)))
+    known = [str(r["table_name"]) for r in ledger.targets(conn)]
+    made = [n for n in registry.names(conn) if conn.execute(
+        "SELECT to_regclass(%s) IS NOT NULL", (table_ident(n).as_string(conn),)).fetchone() == (True,)]
+    return list(dict.fromkeys([*known, *made]))
 
 
 def resolve_table(conn: psycopg.Connection[Any], table: str | None) -> tuple[str, str, str]:

@@ -17,6 +17,7 @@ from typing import Literal
 from era5etl.core.errors import InputError
 from era5etl.core.grid import Area, normalize_longitude
 from era5etl.core.months import Month
+from era5etl.core.names import check_table
 
 Step = Literal["hour", "day", "month"]
 STEPS: tuple[Step, ...] = ("hour", "day", "month")
@@ -26,10 +27,12 @@ DEFAULT_STEP: Step = "day"
 DEFAULT_MAP_VARIABLE = "temperature_2m"
 MAX_VARIABLES = 16
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,62}$")
-_TABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_$]{0,62}(\.[A-Za-z_][A-Za-z0-9_$]{0,62})?$")
 _TIME = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2})(?:[T ](\d{2})(?::(\d{2})(?::(\d{2}))?)?)?)?)?"
                    r"\s*(Z|[+-]\d{2}:?\d{2})?$")
 HOUR = timedelta(hours=1)
+# The years a time may name: every ERA5 hour and more, with room for the reads' own arithmetic
+# (a step's bucket, pandas' nanoseconds: 1677..2262) on either side.
+FIRST_YEAR, LAST_YEAR = 1800, 2200
 
 
 def _blank(text: str | None) -> bool:
@@ -85,11 +88,20 @@ def parse_time(text: str, name: str, *, end: bool = False) -> datetime:
         moment = datetime(year, month, day, hour, minute, second, tzinfo=UTC)
     except ValueError as exc:
         raise InputError(f"{name} {text!r} is not a valid time: {exc}") from None
+    offset = timedelta(0)
     if zone and zone != "Z":
-        sign = 1 if zone[0] == "+" else -1
         digits = zone[1:].replace(":", "")
-        moment -= sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
-    return _period_end(moment, min(precision, 4)) if end else moment
+        if int(digits[:2]) > 14 or int(digits[2:]) > 59:
+            raise InputError(f"{name} {text!r}: the offset {zone} is not a time zone's (at most +-14:00)")
+        offset = (1 if zone[0] == "+" else -1) * timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
+    try:
+        moment -= offset
+        moment = _period_end(moment, min(precision, 4)) if end else moment
+    except (OverflowError, ValueError):  # past year 9999 or before year 1 once in UTC
+        raise InputError(f"{name} {text!r} is outside the calendar's years 1..9999 in UTC") from None
+    if not FIRST_YEAR <= moment.year <= LAST_YEAR:
+        raise InputError(f"{name} {text!r}: give a time in the years {FIRST_YEAR}..{LAST_YEAR} (ERA5 starts in 1940)")
+    return moment
 
 
 def parse_hour(text: str | None, name: str = "time") -> datetime:
@@ -147,13 +159,11 @@ def parse_step(text: str | None) -> Step:
 
 
 def parse_table(text: str | None) -> str | None:
-    """A table name, optionally schema-qualified (None: the table the ledger updated last)."""
+    """A table name as :func:`era5etl.core.names.check_table` allows (None: the default table)."""
     if _blank(text):
         return None
     assert text is not None
-    if not _TABLE.match(text.strip()):
-        raise InputError(f"table {text!r} is not a table name (letters, digits and _, optionally schema.table)")
-    return text.strip()
+    return check_table(text.strip())
 
 
 def parse_area(text: str | None) -> Area | None:

@@ -78,6 +78,8 @@ def _grib_dataset(path: Path) -> Dataset | None:
                     return PRESSURE_LEVELS
                 if eccodes.codes_is_defined(h, "marsClass") and eccodes.codes_get_string(h, "marsClass") == "l5":
                     land = True
+            except eccodes.GribInternalError:  # a damaged section (KeyValueNotFoundError): the stager says what
+                return None
             finally:
                 eccodes.codes_release(h)
 

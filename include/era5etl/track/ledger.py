@@ -74,6 +74,14 @@ def set_state(
         )
 
 
+def other_months(url: str, table: str, month: Month, area: str) -> int:
+    """How many ledger rows name ``table`` besides (month, area)'s."""
+    with connect(url) as conn:
+        row = conn.execute("SELECT count(*) FROM era5_months WHERE table_name = %s AND NOT (month = %s AND area = %s)",
+                           (table, month.start.date(), area)).fetchone()
+    return int(row[0]) if row else 0
+
+
 def record_land_points(url: str, *, table: str, month: Month, area: str, points: int) -> None:
     """Keep the land points of a staged ERA5-Land month (its download's land mask counted), which its
     validation expects; the month must be in the ledger (``set_state`` first)."""
@@ -140,6 +148,10 @@ def loaded_from(url: str, table: str, month: Month, area: str) -> tuple[str, lis
 
 
 def months(url: str, table: str | None = None) -> list[dict[str, Any]]:
+    """The ledger's rows (of ``table``, or all), a month whose run is gone read as failed (track.liveness)."""
+    from era5etl.track.liveness import reap
+
+    reap(url, table)
     with connect(url) as conn:
         cur = conn.execute(
             "SELECT table_name, to_char(month, 'YYYY-MM') AS month, area, grid, state, rows, expected_rows,"
@@ -181,6 +193,16 @@ def targets(conn: psycopg.Connection[Any]) -> list[dict[str, Any]]:
             "      AND a.attname = ANY(%(keys)s)) = %(n)s"
             " ORDER BY updated_at DESC, table_name, area",
             {"keys": list(WEATHER_KEYS), "n": len(WEATHER_KEYS)}).fetchall()
+
+
+def latest_validated_table(conn: psycopg.Connection[Any]) -> str | None:
+    """The table (of :func:`targets`: existing weather hypertables) whose validated month was validated
+    most recently, or None when no month of any is validated."""
+    names = [str(t["table_name"]) for t in targets(conn)]
+    order = sql.SQL("coalesce(validated_at, updated_at)" if "validated_at" in _columns(conn) else "updated_at")
+    row = conn.execute(sql.SQL("SELECT table_name FROM era5_months WHERE state = 'validated' AND table_name = ANY(%s)"
+                               " ORDER BY {} DESC LIMIT 1").format(order), (names,)).fetchone()
+    return None if row is None else str(row[0])
 
 
 def _columns(conn: psycopg.Connection[Any]) -> set[str]:

@@ -1,7 +1,8 @@
 """The pipeline's tables: the ones its ledger names, what each holds, and dropping one with its records.
 
-A weather table is the pipeline's when ``era5_months`` has rows for it: that is the only list kept of
-what it made, so it is what ``table list`` shows and what ``table drop`` may remove. Any other table
+A weather table is the pipeline's when it made it (``era5_tables``, :mod:`era5etl.db.registry`: every
+table ``run-month`` and ``load-file`` create) or ``era5_months`` has rows for it: that is what ``table
+list`` shows and what ``table drop`` may remove. Any other table
 of the database (Airflow's, a user's) is never one of them, whatever its name, and is refused.
 
 Dropping goes through ``db.drop_table`` (which knows how the table's rollups are made and removed),
@@ -19,13 +20,13 @@ import psycopg
 from psycopg import sql
 
 from era5etl.core.errors import InputError
-from era5etl.db import connect, drop_table, rollup_tables, table_ident
+from era5etl.db import connect, drop_table, registry, rollup_tables, table_ident
 from era5etl.db.layout import table_layout
 
 log = logging.getLogger(__name__)
 
 # The pipeline's own records of a table, each keyed by ``table_name`` (sql/002, sql/004).
-RECORDS = ("era5_months", "era5_metrics", "era5_validation_days")
+RECORDS = ("era5_months", "era5_metrics", "era5_validation_days", "era5_tables")
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,9 @@ def pipeline_tables(url: str) -> list[PipelineTable]:
             "SELECT table_name, count(DISTINCT month), count(DISTINCT area), coalesce(sum(rows), 0),"
             " count(*) FILTER (WHERE state = 'validated'), to_char(min(month), 'YYYY-MM'),"
             " to_char(max(month), 'YYYY-MM') FROM era5_months GROUP BY table_name ORDER BY table_name").fetchall()
+        # The tables the pipeline made that the ledger does not name (load-file's): no months.
+        in_ledger = {r[0] for r in rows}
+        rows = sorted([*rows, *((n, 0, 0, 0, 0, "-", "-") for n in registry.names(conn) if n not in in_ledger)])
         # A load holds its chunk's ACCESS EXCLUSIVE lock (TRUNCATE) while it writes it; a size is not
         # worth waiting for, so a table busy that way is listed without one.
         conn.execute("SET lock_timeout = '2s'")
@@ -85,8 +89,8 @@ def find(url: str, name: str) -> PipelineTable:
     known = {t.name: t for t in pipeline_tables(url)}
     if name not in known:
         listed = ", ".join(sorted(known)) or "none"
-        raise InputError(f"{name!r} is not one of the pipeline's tables (those its ledger era5_months names: "
-                         f"{listed}); no other table is dropped")
+        raise InputError(f"{name!r} is not one of the pipeline's tables (those it made, era5_tables, or its ledger "
+                         f"era5_months names: {listed}); no other table is dropped")
     return known[name]
 
 
@@ -103,10 +107,10 @@ def drop(url: str, name: str) -> dict[str, Any]:
         present = [t for t in (name, *rollups)
                    if conn.execute("SELECT to_regclass(%s) IS NOT NULL", (table_ident(t).as_string(conn),)
                                    ).fetchone() == (True,)]
-        drop_table(conn, name)
         for record in RECORDS:
             if conn.execute("SELECT to_regclass(%s) IS NOT NULL", (record,)).fetchone() != (True,):
                 continue
             cur = conn.execute(sql.SQL("DELETE FROM {} WHERE table_name = %s").format(sql.Identifier(record)), (name,))
             deleted[record] = max(cur.rowcount, 0)
+        drop_table(conn, name)
     return {"table": name, "dropped": present, "deleted": deleted, "months": table.months, "rows": table.rows}

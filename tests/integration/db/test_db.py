@@ -101,3 +101,15 @@ def test_a_source_archive_that_is_not_the_release_is_refused(tmp_path: Path) -> 
     (tmp_path / "junk.tar.gz").write_bytes(b"junk")
     with pytest.raises(ImageError, match="not a readable"):
         check_source(tmp_path / "junk.tar.gz")
+
+
+def test_the_url_printed_for_a_person_masks_the_password(db_url: str) -> None:
+    # Issue 31: `db up` printed the superuser's password in its URL; --json keeps it, for programs.
+    state = LocalTimescale().state()
+    assert state is not None and state.password in db_url
+    for argv in (("db", "up"), ("db", "status")):
+        code, out, err, _ = cli(*argv)
+        assert code == 0, err
+        assert state.password not in out and ":***@" in out, out
+    code, _, _, obj = cli("db", "up", "--json")
+    assert code == 0 and obj is not None and obj["url"] == db_url

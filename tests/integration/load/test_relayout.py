@@ -12,6 +12,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from era5etl.db import connect, rollup_tables
@@ -65,8 +66,7 @@ def test_a_killed_relayout_resumes_and_ends_with_the_same_rows(db_url: str, time
     point_rows = len(before)
 
     # A load of the second year holds its chunk's lock: the move takes the first chunk, then waits.
-    blocker = connect(db_url).__enter__()
-    blocker.execute("BEGIN")
+    blocker = psycopg.connect(db_url)  # in a transaction until the rollback below
     lock_chunk(blocker.cursor(), table, chunks[1][0])
     proc = subprocess.Popen([sys.executable, "-m", "era5etl", "table", "relayout", table],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -96,7 +96,7 @@ def test_a_killed_relayout_resumes_and_ends_with_the_same_rows(db_url: str, time
     finally:
         if proc.poll() is None:
             proc.kill()
-        blocker.execute("ROLLBACK")
+        blocker.rollback()
         blocker.close()
 
     code, _, err, summary = cli("table", "relayout", table, "--json")

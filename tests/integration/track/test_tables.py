@@ -24,7 +24,7 @@ def _exists(url: str, name: str) -> bool:
 def _records(url: str, table: str) -> dict[str, int]:
     with connect(url) as conn:
         return {r: int(conn.execute(f"SELECT count(*) FROM {r} WHERE table_name = %s", (table,)).fetchone()[0])  # type: ignore[index]
-                for r in ("era5_months", "era5_metrics", "era5_validation_days")}
+                for r in ("era5_months", "era5_metrics", "era5_validation_days", "era5_tables")}
 
 
 def test_table_list_and_drop(db_url: str, cds: Any, table: str, tmp_path: Path) -> None:
@@ -36,6 +36,7 @@ def test_table_list_and_drop(db_url: str, cds: Any, table: str, tmp_path: Path) 
     assert all(_exists(db_url, r) for r in rollups), rollups
     before = _records(db_url, table)
     assert before["era5_months"] == 1 and before["era5_metrics"] >= 4 and before["era5_validation_days"] == 29
+    assert before["era5_tables"] == 1  # registered by the run that made it
 
     code, out, err, listed = cli("table", "list", "--json")
     assert code == 0, out + err
@@ -77,7 +78,8 @@ def test_table_list_and_drop(db_url: str, cds: Any, table: str, tmp_path: Path) 
     assert done["dropped"] == [table, *rollups], done
     assert done["deleted"] == before, done
     assert not _exists(db_url, table) and not any(_exists(db_url, r) for r in rollups)
-    assert _records(db_url, table) == {"era5_months": 0, "era5_metrics": 0, "era5_validation_days": 0}
+    assert _records(db_url, table) == {"era5_months": 0, "era5_metrics": 0, "era5_validation_days": 0,
+                                       "era5_tables": 0}
     code, out, err, listed = cli("table", "list", "--json")
     assert code == 0 and listed is not None and table not in [t["name"] for t in listed["tables"]], listed
     # Once dropped it is no longer the pipeline's: a second drop is refused like any other table.

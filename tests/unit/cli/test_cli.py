@@ -40,3 +40,18 @@ def test_version_and_verbosity(capsys: pytest.CaptureFixture[str]) -> None:
     assert done.value.code == 0
     assert f"TimescaleDB {TIMESCALEDB_VERSION}" in capsys.readouterr().out
     assert build_parser().parse_args(["-vv", "status"]).verbose == 2
+
+
+def test_run_ids_of_two_runs_in_one_second_differ() -> None:
+    # Issue 31: two CLI runs started in the same second shared `cli__20261127T035701` in era5_metrics.
+    from era5etl.cli.months import cli_run_id
+
+    ids = {cli_run_id() for _ in range(50)}  # within a second or two
+    assert len(ids) == 50 and all(i.startswith("cli__") for i in ids)
+
+
+def test_a_month_that_has_not_begun_is_refused_before_the_cds(capsys: pytest.CaptureFixture[str]) -> None:
+    from era5etl.cli import main
+
+    assert main(["run-month", "2999-01", "--table", "never_made"]) == 2
+    assert "2999-01 has not begun" in capsys.readouterr().err

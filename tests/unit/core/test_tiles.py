@@ -22,7 +22,7 @@ def test_a_tile_is_thirty_two_consecutive_ids_from_one() -> None:
 
 
 def test_the_sql_function_computes_what_python_does() -> None:
-    text = (SQL_DIR / "006_tiles.sql").read_text()
+    text = (SQL_DIR / "007_tiles.sql").read_text()
     body = re.search(r"RETURN \(location_id - 1\) / (\d+);", text)
     assert body is not None and int(body.group(1)) == TILE_POINTS
 

@@ -63,9 +63,9 @@ def test_names_and_choices() -> None:
     with pytest.raises(InputError, match="is not a variable name"):
         parse_names("temperature_2m; DROP TABLE weather")
     r = serve.series_request(lat="45.5", lon="7.5", start="2024-01", end="2024-03", step="HOUR", fmt="csv",
-                             table="public.weather")
+                             table="weather")
     assert (r.step, r.format, r.table, r.start, r.end, r.variables) == (
-        "hour", "csv", "public.weather", utc(2024, 1, 1), utc(2024, 3, 31, 23), None)
+        "hour", "csv", "weather", utc(2024, 1, 1), utc(2024, 3, 31, 23), None)
     assert serve.series_request(lat="0", lon="0").step == "day"  # daily unless asked
     with pytest.raises(InputError, match="step 'week' is not one of hour, day, month"):
         serve.series_request(lat="0", lon="0", step="week")
@@ -115,3 +115,18 @@ def test_a_series_of_an_area_instead_of_a_place() -> None:
     with pytest.raises(InputError, match=r"is not of the form N/W/S/E"):
         serve.series_request(area="50/5/45")
     assert "area" in serve.SeriesRequest.model_json_schema()["properties"]
+
+
+@pytest.mark.parametrize(("start", "end"), [
+    (None, "9999-12-31"), (None, "9999"), ("0001-01-01T00:00+14:00", None), ("9999-12-31T23:00-14:00", None),
+    ("0001-01-01", None), (None, "0001-01-01T00:00+14:00"), ("2024-01-01T00:00+15:00", None)])
+def test_the_calendars_edges_are_input_errors_not_overflows(start: str | None, end: str | None) -> None:
+    # Issue 31: `to=9999-12-31` and `from=0001-01-01T00:00+14:00` were OverflowErrors (HTTP 500).
+    with pytest.raises(InputError):
+        parse_range(start, end)
+
+
+@pytest.mark.parametrize("text", ["0001-01-01T00:00+14:00", "9999-12-31T23:00-14:00", "0001-01-01T00:00"])
+def test_an_hour_at_the_calendars_edge_is_an_input_error(text: str) -> None:
+    with pytest.raises(InputError):
+        parse_hour(text)

@@ -222,3 +222,28 @@ def test_blocks_read_only_their_window(samples: Path) -> None:
         blocks = list(s.blocks(datetime(2023, 3, 1), datetime(2023, 3, 2), hours=5))
     assert [len(b.valid_time) for b in blocks] == [5, 5, 5, 5, 4]
     assert blocks[0].valid_time[0] == np.datetime64("2023-03-01T00:00")
+
+
+@pytest.mark.parametrize("fill", [b"\x00", b"\xff"])
+def test_a_grib_whose_section_1_is_overwritten_is_a_stage_error(samples: Path, tmp_path: Path, fill: bytes) -> None:
+    # Issue 31: ecCodes' KeyValueNotFoundError escaped the stager (a traceback, exit 1) and load-file's
+    # look at the headers; it is the file's fault, so a StageError (exit 2) naming the message.
+    data = bytearray((samples / "grib1_tp_5x9_2023-01_to_2023-11_hourly_expver0001_0005.grib").read_bytes())
+    data[8:28] = fill * 20  # section 1 (the product definition) of the first message, after section 0
+    damaged = tmp_path / "damaged.grib"
+    damaged.write_bytes(bytes(data))
+    with pytest.raises(StageError, match="message 1 at offset 0 is damaged"), open_download([damaged]):
+        pass
+
+
+def test_load_file_of_a_damaged_grib_is_exit_status_2(samples: Path, tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    from era5etl.cli import main
+
+    data = bytearray((samples / "grib1_tp_5x9_2023-01_to_2023-11_hourly_expver0001_0005.grib").read_bytes())
+    data[8:28] = b"\x00" * 20
+    damaged = tmp_path / "damaged.grib"
+    damaged.write_bytes(bytes(data))
+    # Refused while staging, before the database is asked for anything.
+    assert main(["load-file", str(damaged), "--table", "never_made"]) == 2
+    assert capsys.readouterr().err.startswith("error: ")

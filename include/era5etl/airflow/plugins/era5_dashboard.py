@@ -74,12 +74,38 @@ def database_url() -> str:
         return _url_cache[1]
 
 
+_reader_cache: tuple[float, str] | None = None
+
+
+def reader_url() -> str:
+    """The read-only role's URL (connection ``era5_timescale_reader``, else ``db.reader.reader_url``): what
+    ``/series`` and ``/map`` (and so the Data view's charts) connect as; it cannot write."""
+    global _reader_cache
+    with _url_lock:
+        if _reader_cache is None or time.monotonic() - _reader_cache[0] > URL_TTL_S:
+            from era5etl.airflow.hooks import reader_url as task_reader_url
+
+            _reader_cache = (time.monotonic(), task_reader_url())
+        return _reader_cache[1]
+
+
 def _base(request: Request) -> str:
     # The mount's root path, so links stay right whatever prefix (or proxy path) the app sits under.
     return str(request.scope.get("root_path", "")).rstrip("/") + "/"
 
 
+def _table(table: str | None) -> str | None:
+    """The page's ``table`` checked as every entry point checks one (core.names): 400 otherwise."""
+    from era5etl.serve.params import parse_table
+
+    try:
+        return parse_table(table)
+    except InputError as exc:
+        raise HTTPException(status.HTTP_400_BAD_REQUEST, str(exc)) from None
+
+
 def _dashboard(table: str | None, area: str | None, month: str | None) -> report.Dashboard:
+    table = _table(table)
     try:
         selected = report.parse_month(month) if month else None
         return report.load_dashboard(database_url(), table or None, area or None, selected)
@@ -161,6 +187,7 @@ def data_docs(table: str, month: str, slug: str, path: str) -> FileResponse:
 @app.get("/data", response_class=HTMLResponse)
 def data_page(request: Request, table: Table = None, area: Area = None) -> HTMLResponse:
     """The Data view: one place's series and the area at one hour, drawn from ``/series`` and ``/map``."""
+    table = _table(table)
     try:
         view = report.load_data_view(database_url(), table or None, area or None)
     except DatabaseError as exc:
@@ -171,8 +198,11 @@ def data_page(request: Request, table: Table = None, area: Area = None) -> HTMLR
 def _read(read: Callable[[], Any]) -> Response:
     try:
         reply = read()
-    except (InputError, DatabaseError, serve.TooSlowError) as exc:
-        raise HTTPException(serve.http_status(exc), str(exc)) from None
+    except Exception as exc:  # the product's errors answered as core.answers says; anything else is a bug (500)
+        code = serve.http_status(exc)
+        if code == 500:
+            raise
+        raise HTTPException(code, str(exc)) from None
     headers = dict(NO_STORE)
     if reply.filename:
         headers["Content-Disposition"] = f'inline; filename="{reply.filename}"'
@@ -195,7 +225,7 @@ REFUSALS: dict[int | str, dict[str, Any]] = {
 def series(query: Annotated[serve.SeriesRequest, Query()]) -> Response:
     """One place's series (the grid point nearest lat, lon) or an area's (area=N/W/S/E: its points' mean
     weighted by cos(latitude), min and max), hourly, daily or monthly, as JSON, CSV or Parquet (a place)."""
-    return _read(lambda: read_series(database_url(), query))
+    return _read(lambda: read_series(reader_url(), query))
 
 
 @app.get("/map", responses={**REFUSALS, 200: {
@@ -203,7 +233,7 @@ def series(query: Annotated[serve.SeriesRequest, Query()]) -> Response:
     "content": {"text/csv": {}}}})
 def hour_map(query: Annotated[serve.MapRequest, Query()]) -> Response:
     """One hour's field of one variable over an area, as JSON or CSV."""
-    return _read(lambda: read_map(database_url(), query))
+    return _read(lambda: read_map(reader_url(), query))
 
 
 class Era5DashboardPlugin(AirflowPlugin):

@@ -1,0 +1,60 @@
+"""What a weather table may be called: checked once, at the edge, by every entry point.
+
+The CLI's ``--table``, the DAG's ``table`` param, the HTTP ``table`` parameter and ``ERA5_TABLE`` all
+go through :func:`check_table` before anything is read, created or written. A name is one plain
+identifier (``[A-Za-z_][A-Za-z0-9_]*``), never schema-qualified (the table lives in the connection's
+first schema, ``public`` on the local server), short enough that every name derived from it (its
+rollups ``<table>_daily`` and ``<table>_monthly``) stays within PostgreSQL's 63 bytes, and never a
+system name or one of the pipeline's own bookkeeping tables. Folders derived from the name (validation
+results) therefore stay inside their parent.
+"""
+
+from __future__ import annotations
+
+import re
+
+from era5etl.core.errors import InputError
+
+PATTERN = r"[A-Za-z_][A-Za-z0-9_]*"
+_NAME = re.compile(PATTERN)
+MAX_IDENTIFIER = 63  # PostgreSQL's NAMEDATALEN - 1: a longer name is cut, silently
+# Every name the pipeline derives from a table's: its rollups (db.ROLLUP_STEPS).
+DERIVED_SUFFIXES = ("_daily", "_monthly")
+MAX_TABLE = MAX_IDENTIFIER - max(len(s) for s in DERIVED_SUFFIXES)  # 55
+# The pipeline's own bookkeeping (sql/002..006): never a weather table.
+BOOKKEEPING = frozenset({"era5_months", "era5_metrics", "era5_cds_jobs", "era5_validation_days",
+                         "era5_land_points", "era5_tables"})
+# What PostgreSQL and TimescaleDB reserve (pg_*: system catalogs and schemas; the others: their schemas).
+SYSTEM_PREFIXES = ("pg_", "_timescaledb", "timescaledb_")
+SYSTEM_NAMES = frozenset({"information_schema"})
+
+
+def table_problem(name: object) -> str | None:
+    """Why ``name`` cannot be a weather table's name, or None when it can."""
+    if not isinstance(name, str) or not name:
+        return "a table name is required"
+    shown = repr(name if len(name) <= 80 else name[:77] + "...")
+    if "." in name and all(_NAME.fullmatch(part) for part in name.split(".")):
+        return (f"table {shown} is schema-qualified: give the table's name alone (it is made in the "
+                "connection's first schema, public on the local server)")
+    if not _NAME.fullmatch(name):
+        return f"table {shown} is not a table name: letters, digits and _, not starting with a digit"
+    if len(name) > MAX_TABLE:
+        return (f"table {shown} is {len(name)} characters: at most {MAX_TABLE}, so that its rollups "
+                f"{', '.join('<table>' + s for s in DERIVED_SUFFIXES)} stay within PostgreSQL's "
+                f"{MAX_IDENTIFIER} bytes")
+    lower = name.lower()
+    if lower in SYSTEM_NAMES or lower.startswith(SYSTEM_PREFIXES):
+        return f"table {shown} is a system name (pg_*, information_schema, TimescaleDB's): choose another"
+    if lower in BOOKKEEPING:
+        return f"table {shown} is one of the pipeline's own bookkeeping tables: choose another"
+    return None
+
+
+def check_table(name: object) -> str:
+    """``name`` when it can be a weather table's name; InputError saying why otherwise."""
+    problem = table_problem(name)
+    if problem is not None:
+        raise InputError(problem)
+    assert isinstance(name, str)
+    return name
