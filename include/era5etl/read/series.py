@@ -34,13 +34,26 @@ TOTALS: tuple[str, ...] = ("total_precipitation", "snowfall")
 @dataclass
 class Series:
     """``time`` (numpy datetime64[us], UTC: the hour, or the start of the UTC day or month) and one
-    array per column in ``values`` (float32 as the table holds them, NaN where NULL; ``hours`` int64)."""
+    array per column in ``values`` (float32 as the table holds them, NaN where NULL; ``hours`` int64).
+    Days of a fixed UTC offset (``read.localday``) have ``utc_offset_minutes`` set: ``time`` is then
+    each local day's start as a UTC instant, written out in that offset (``2024-03-01T00:00:00+07:00``)."""
 
     point: Point
     step: str
     columns: list[str]
     time: np.ndarray
     values: dict[str, np.ndarray]
+    utc_offset_minutes: int | None = None
+
+
+def series_times(s: Series) -> list[str]:
+    """The series' times in ISO 8601: UTC (``Z``), or in the series' fixed offset when it has one."""
+    if not s.utc_offset_minutes:
+        return iso_times(s.time)
+    minutes = s.utc_offset_minutes
+    local = (s.time + np.timedelta64(minutes, "m")).astype("datetime64[s]")
+    suffix = f"{'+' if minutes > 0 else '-'}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
+    return [f"{t}{suffix}" for t in np.datetime_as_string(local, unit="s")]
 
 
 def _utc(moment: datetime | None) -> datetime | None:
@@ -137,22 +150,26 @@ def _empty(conn: Any, table: str, relation: str, time_column: str, point: Point,
 
 def series_csv(s: Series) -> str:
     """``time,<column>,...``: ISO times (UTC), values as the shortest decimals, a NULL empty."""
-    cells: list[list[Any]] = [iso_times(s.time)]
+    cells: list[list[Any]] = [series_times(s)]
     cells += [s.values[c].tolist() if c == "hours" else decimals(s.values[c]) for c in s.columns]
     return csv_text(["time", *s.columns], cells)
 
 
 def series_json(s: Series) -> dict[str, Any]:
     """``point``, ``step``, ``columns``, ``units`` (per column), ``time`` (ISO, UTC) and ``values``
-    (one list per column, null where NULL)."""
-    return {
+    (one list per column, null where NULL); local days add ``utc_offset_hours`` (the day boundary)."""
+    out: dict[str, Any] = {
         "point": asdict(s.point),
         "step": s.step,
         "columns": list(s.columns),
         "units": {c: UNITS[c] for c in s.columns},
-        "time": iso_times(s.time),
+        "time": series_times(s),
         "values": {c: s.values[c].tolist() if c == "hours" else decimals(s.values[c]) for c in s.columns},
     }
+    if s.utc_offset_minutes is not None:
+        out["utc_offset_hours"] = s.utc_offset_minutes / 60
+    return out
 
 
-__all__ = ["TOTALS", "Point", "ReadError", "Series", "nearest_point", "series", "series_csv", "series_json"]
+__all__ = ["TOTALS", "Point", "ReadError", "Series", "nearest_point", "series", "series_csv", "series_json",
+           "series_times"]
