@@ -1,0 +1,66 @@
+"""A place's daily values as numpy arrays on calendar dates, for the climate signal: the UTC days of the
+daily rollup, or days of a fixed UTC offset from the hourly rows (``read.localday``).
+
+A day is complete when it holds its 24 hourly rows; an incomplete day (the loaded range cuts it, or
+the shifted day runs past the first or last loaded hour) is kept with its hours so that what it is
+part of (a month, a year) can be marked partial rather than averaged silently.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+
+from era5etl.read.points import Point
+from era5etl.read.series import series
+
+HOURS_A_DAY = 24
+
+
+@dataclass
+class Daily:
+    """``dates`` (datetime64[D], the local calendar day), ``hours`` (rows in each) and one float64
+    array per rollup column (``temperature_2m_max``, ``total_precipitation_sum`` ...)."""
+
+    dates: np.ndarray
+    hours: np.ndarray
+    values: dict[str, np.ndarray]
+    utc_offset_minutes: int
+
+    @property
+    def complete(self) -> np.ndarray:
+        return np.asarray(self.hours >= HOURS_A_DAY)
+
+    def years(self) -> np.ndarray:
+        return self.dates.astype("datetime64[Y]").astype(np.int64) + 1970
+
+    def months(self) -> np.ndarray:
+        return self.dates.astype("datetime64[M]").astype(np.int64) % 12 + 1
+
+
+def daily_values(conn: Any, table: str, point: Point, columns: list[str], offset_minutes: int | None,
+                 first_year: int | None = None, last_year: int | None = None) -> Daily:
+    """The point's days of [first_year, last_year] (None: all loaded) with ``columns`` (rollup column
+    names): from the daily rollup when ``offset_minutes`` is None (UTC days), else from the hourly rows."""
+    from datetime import timedelta
+
+    shift = offset_minutes or 0
+    lag = timedelta(minutes=shift)
+    start = datetime(first_year, 1, 1, tzinfo=UTC) - lag if first_year is not None else None
+    end = datetime(last_year + 1, 1, 1, tzinfo=UTC) - lag if last_year is not None else None
+    wanted = [*columns, "hours"]
+    if offset_minutes is None:
+        s = series(conn, table, point, start, end, wanted, "day")
+    else:
+        from era5etl.read.localday import local_daily
+
+        s = local_daily(conn, table, point, start, end, wanted, offset_minutes)
+    dates = (s.time + np.timedelta64(shift, "m")).astype("datetime64[D]")
+    values = {c: s.values[c].astype(np.float64) for c in columns}
+    return Daily(dates, s.values["hours"].astype(np.int64), values, shift)
+
+
+__all__ = ["HOURS_A_DAY", "Daily", "daily_values"]
