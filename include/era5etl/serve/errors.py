@@ -30,10 +30,12 @@ class TooSlowError(RuntimeError):
 
 
 def http_status(exc: Exception) -> int:
-    """400 bad input, 404 no such table, 422 over a limit, 503 database unreachable or too slow, else 500."""
+    """400 bad input, 404 no such table or place, 422 over a limit, 503 database unreachable or too slow, else 500."""
     if isinstance(exc, LimitError):
         return 422
-    if isinstance(exc, NotFoundError):
+    from era5etl.read.places import UnknownPlace
+
+    if isinstance(exc, NotFoundError | UnknownPlace):
         return 404
     if isinstance(exc, InputError):
         return 400
