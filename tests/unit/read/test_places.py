@@ -4,6 +4,8 @@ UTC offset a place's days are counted in."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from era5etl.read.errors import ReadError
@@ -59,3 +61,21 @@ def test_standard_offsets_leave_daylight_saving_out() -> None:
     assert standard_offset_minutes("Europe/Berlin") == 60
     assert standard_offset_minutes("Asia/Kolkata") == 5 * 60 + 30
     assert fold("São Paulo") == fold("sao  paulo") == "sao paulo"
+
+
+def test_the_parsed_gazetteer_is_kept_and_read_back_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from era5etl.read import places
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    places._gazetteer.cache_clear()
+    places._alternates.cache_clear()
+    try:
+        parsed = (find_place("Jakarta"), find_place("Djakarta"), find_place("Santiago", "CL"))
+        kept = sorted(p.name for p in (tmp_path / "era5etl").iterdir())
+        assert kept == ["places-3.0.2-15000-alternates.json", "places-3.0.2-15000-cities.json"]
+        places._gazetteer.cache_clear()
+        places._alternates.cache_clear()
+        assert (find_place("Jakarta"), find_place("Djakarta"), find_place("Santiago", "CL")) == parsed
+    finally:
+        places._gazetteer.cache_clear()
+        places._alternates.cache_clear()
