@@ -4,6 +4,7 @@ years left blank and named (matplotlib's Agg, as ``read.plots``)."""
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,7 @@ def plot_climate(summary: dict[str, Any], title: str, path: str | Path) -> Path:
         ax.legend(loc="upper left", fontsize=8)
     ax.axhline(0, color="grey", lw=0.8)
     ax.set_ylabel(f"anomaly ({summary['unit']}) vs {base[0]}-{base[1]}")
-    ax.set_title(title, fontsize=10)
+    ax.set_title("\n".join(part for line in title.splitlines() for part in textwrap.wrap(line, 110)), fontsize=9)
     partial = [r["year"] for r in summary["years"] if r["partial"]]
     if partial:
         fig.text(0.01, 0.01, f"partial years, no bar: {year_ranges(partial)}", fontsize=7)

@@ -32,7 +32,9 @@ def parse_years(text: str, option: str = "--baseline") -> tuple[int, int]:
 
 
 def _loaded_years(daily: Any) -> tuple[int, int]:
-    years = daily.years()
+    """The first and last year holding a complete day (a local day's first or last hours alone, cut
+    by the loaded range, do not make a year)."""
+    years = daily.years()[daily.complete] if daily.complete.any() else daily.years()
     return int(years.min()), int(years.max())
 
 

@@ -58,6 +58,7 @@ def test_yearly_anomalies_and_trend_equal_numpy_and_scipy_on_the_hourly_rows(
         point = nearest_point(conn, places_table, place.latitude, place.longitude)
     want = _expected(*_hourly(db_url, places_table, point.location_id))
     assert sorted(want) == list(range(1941, 2025))  # 1940 starts at 07:00 local; 2025 holds 7 hours
+    assert [r["year"] for r in jakarta["years"]] == list(range(1940, 2025))  # no year of 7 hours
     normal = np.mean([want[y] for y in range(1961, 1991)])
 
     data = jakarta
