@@ -17,11 +17,15 @@ from era5etl.db import connect, database_url
 def add_parsers(sub: Any) -> None:
     from era5etl.read.indices import INDICES
 
-    cl = sub.add_parser("climate", help="a place's climate signal: yearly values and anomalies against a baseline, "
-                                        "the trend per decade, the baseline's months, ETCCDI indices")
+    cl = sub.add_parser("climate", help="a place's (or an area's) climate signal: yearly values and anomalies "
+                                        "against a baseline, the trend per decade, the baseline's months, ETCCDI "
+                                        "indices")
     cl.add_argument("lat", type=float, nargs="?", help="latitude of the place, degrees north (-90..90)")
     cl.add_argument("lon", type=float, nargs="?", help="longitude of the place, degrees east (-180..360)")
     add_place_arguments(cl)
+    cl.add_argument("--area", metavar="N/W/S/E",
+                    help="instead of a place, an area: its grid points' cos(latitude)-weighted daily mean over UTC "
+                         "days (no indices: they count days at a place)")
     cl.add_argument("--variable", default="temperature_2m",
                     help="the variable (default temperature_2m): an instantaneous one's yearly mean, an "
                          "accumulation's yearly total (total_precipitation)")
@@ -73,14 +77,20 @@ def cmd_climate(args: argparse.Namespace) -> int:
     from era5etl.read.where import where
 
     at = where(args.lat, args.lon, args.place, args.country)
-    if at is None:
-        raise InputError("give a place: --place NAME [--country ISO2], or LAT LON")
+    if (at is None) == (args.area is None):
+        raise InputError("give a place (--place NAME [--country ISO2], or LAT LON) or --area N/W/S/E")
     table = args.table or settings.load().table
     target = _png(args.png) if args.png else None
     with connect(database_url()) as conn:
-        data = climate_request(conn, table, at, args.variable, args.baseline, args.first, args.last, args.index,
-                               args.tz)
-    named = (data.get("place") or data["point"])["described"]
+        if at is None:
+            from era5etl.read.climate_read import area_climate
+
+            data = area_climate(conn, table, args.area, args.variable, args.baseline, args.first, args.last,
+                                args.index, args.tz)
+        else:
+            data = climate_request(conn, table, at, args.variable, args.baseline, args.first, args.last, args.index,
+                                   args.tz)
+    named = (data.get("place") or data.get("point") or data["area"])["described"]
     print(f"# {named}" if args.csv else named)
     if args.csv:
         print("year,value,anomaly,days,partial")

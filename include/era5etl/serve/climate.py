@@ -31,6 +31,9 @@ class ClimateRequest(BaseModel):
     country: Annotated[str | None, Field(description="with place: ISO 3166 alpha-2, for example CL")] = None
     lat: Annotated[float | None, Field(ge=-90, le=90, description="instead of place: latitude, degrees north")] = None
     lon: Annotated[float | None, Field(ge=-180, le=360, description="with lat: longitude, degrees east")] = None
+    area: Annotated[str | None, Field(description="instead of a place, an area N/W/S/E: its grid points' "
+                                                  "cos(latitude)-weighted daily mean over UTC days (no indices)")
+                    ] = None
     variable: Annotated[str, Field(description="the variable: an instantaneous one's yearly mean, an "
                                                "accumulation's yearly total")] = "temperature_2m"
     baseline: Annotated[str, Field(description="the climatology's years, Y1-Y2", pattern=r"^\d{4}-\d{4}$")] = (
@@ -44,7 +47,7 @@ class ClimateRequest(BaseModel):
     table: Annotated[str | None, Field(description="a pipeline table (in the ledger era5_months); default: the "
                                                    "one updated last")] = None
 
-    @field_validator("place", "country", "tz", mode="before")
+    @field_validator("place", "country", "tz", "area", mode="before")
     @classmethod
     def _blank(cls, value: Any) -> str | None:
         return _text(value)
@@ -73,24 +76,33 @@ class ClimateRequest(BaseModel):
 
     @model_validator(mode="after")
     def _where(self) -> ClimateRequest:
+        if self.area is not None:
+            if self.place is not None or self.lat is not None or self.lon is not None:
+                raise InputError("give place= (or lat= and lon=) or area=, not both")
+            return self
         if self.place is None and (self.lat is None or self.lon is None):
-            raise InputError("give place= (a city by name, for example Jakarta) or lat= and lon=")
+            raise InputError("give place= (a city by name, for example Jakarta), lat= and lon=, or area=N/W/S/E")
         return self
 
 
 def read_climate(url: str, req: ClimateRequest) -> Any:
     """The climate JSON of the request's place (a Reply of ``serve.reads``)."""
-    from era5etl.read.climate_read import climate_request
+    from era5etl.read.climate_read import area_climate, climate_request
     from era5etl.read.where import where
     from era5etl.serve.extent import resolve_table
     from era5etl.serve.reads import JSON_TYPE, Reply, encode_json, guarded
 
     at = where(req.lat, req.lon, req.place, req.country)
-    assert at is not None
     with connect(url) as conn:
         guarded(conn)
         table, _, _ = resolve_table(conn, req.table)
-        data = climate_request(conn, table, at, req.variable, req.baseline, req.first, req.last, req.index, req.tz)
+        if at is None:
+            assert req.area is not None  # the request's own check
+            data = area_climate(conn, table, req.area, req.variable, req.baseline, req.first, req.last, req.index,
+                                req.tz)
+        else:
+            data = climate_request(conn, table, at, req.variable, req.baseline, req.first, req.last, req.index,
+                                   req.tz)
     return Reply(encode_json(data), JSON_TYPE)
 
 

@@ -1,7 +1,8 @@
 """One table for the places, local days and climate tests, loaded once through ``load-file`` from the
 local CDS's synthetic downloads: Jakarta's grid point every hour of 1940-2024, Los Angeles' of 1990-2021
 (30 whole years for the indices, and a UTC-8 place for local days), Santiago de Chile's of January 2024,
-and a 3 x 3 box in the Alps of January 2024 (an area for the Python API).
+a 3 x 3 box in the Alps of January 2024 (an area for the Python API) and a 2 x 2 box at 60 N over
+1991-1993 (an area's climate).
 The downloads are deterministic (seed 0), so they are kept under .local/test-downloads between runs."""
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ POINTS = {
     "los_angeles": ((34.0, -118.25, 34.0, -118.25), 1990, 2021, range(1, 13)),
     "santiago": ((-33.5, -70.75, -33.5, -70.75), 2024, 2024, range(1, 2)),
     "alps": ((45.5, 7.0, 45.0, 7.5), 2024, 2024, range(1, 2)),  # 3 x 3 grid points: an area for the API
+    "box": ((60.0, 20.0, 59.75, 20.25), 1991, 1993, range(1, 13)),  # 2 x 2 grid points: an area's climate
 }
 
 

@@ -75,6 +75,12 @@ def test_climate_is_the_clis_json(client: TestClient, places_table: str) -> None
     assert code == 0, err
     assert reply.json() == want
     assert list(want["indices"]) == ["tropical_nights", "rx1day"]
+    reply = _get(client, "climate", area="60/20/59.75/20.25", baseline="1991-1992", table=places_table)
+    assert reply.status_code == 200, reply.text
+    code, _, err, want = cli("climate", "--area", "60/20/59.75/20.25", "--baseline", "1991-1992", "--table",
+                             places_table, "--json")
+    assert code == 0, err
+    assert reply.json() == want and want["area"]["points"] == 4
 
 
 def test_the_schema_has_the_place_and_the_climate(client: TestClient) -> None:
@@ -82,7 +88,7 @@ def test_the_schema_has_the_place_and_the_climate(client: TestClient) -> None:
     series = {p["name"] for p in schema["paths"]["/series"]["get"]["parameters"]}
     assert {"place", "country", "tz"} <= series
     climate = schema["paths"]["/climate"]["get"]
-    assert {p["name"] for p in climate["parameters"]} >= {"place", "country", "lat", "lon", "variable", "baseline",
-                                                          "from", "to", "index", "tz", "table"}
+    assert {p["name"] for p in climate["parameters"]} >= {"place", "country", "lat", "lon", "area", "variable",
+                                                          "baseline", "from", "to", "index", "tz", "table"}
     assert "trend_per_decade" in climate["responses"]["200"]["description"]
     assert {"400", "404"} <= set(climate["responses"])
