@@ -20,7 +20,7 @@ def test_a_series_by_place_with_local_days() -> None:
         serve.series_request(lat="0", lon="0", tz="+7", step="hour")
     with pytest.raises(InputError, match=r"give place= .* not both"):
         serve.series_request(place="Jakarta", lat="1", lon="2")
-    with pytest.raises(InputError, match="^country= goes with place=$"):
+    with pytest.raises(InputError, match=r"^country= goes with place=$"):
         serve.series_request(lat="1", lon="2", country="ID")
     with pytest.raises(InputError, match="not both"):
         serve.series_request(place="Jakarta", area="46/7/45/8")
