@@ -119,7 +119,7 @@ def cmd_series(args: argparse.Namespace) -> int:
         if at is not None:
             raise InputError("give a place (lat lon, or --place) or --area N/W/S/E, not both")
         if args.tz is not None:
-            raise InputError("--tz reads one place's local days; an area's days are UTC days")
+            return _area_local(args, table, start, end, variables)
         return _area_series(args, table, start, end, variables)
     if at is None:
         raise InputError("give a place (lat lon, for example 45.5 7.5, or --place NAME) or --area N/W/S/E "
@@ -191,6 +191,34 @@ def _area_series(args: argparse.Namespace, table: str, start: datetime | None, e
     print(_table(header, rows))
     if data["gaps"]:
         print(f"no rows: {'; '.join(data['gaps'])}")
+    return 0
+
+
+def _area_local(args: argparse.Namespace, table: str, start: datetime | None, end: datetime | None,
+                variables: list[str] | None) -> int:
+    """An area's days of a fixed offset (--area with --daily --tz), from the hourly rows."""
+    from era5etl.read.area_localday import area_local_daily, area_local_json
+    from era5etl.read.localday import offset_text, parse_offset
+
+    if args.step != "day" or args.png or args.parquet:
+        raise InputError("--tz sets the day boundary of --daily (as a table, --csv or --json)")
+    shift = parse_offset(args.tz)
+    lag = timedelta(minutes=shift)
+    area = Area.parse(args.area)
+    with connect(database_url()) as conn:
+        s = area_local_daily(conn, table, area, start - lag if start else None, end - lag if end else None,
+                             variables, shift)
+    data = area_local_json(s, shift)
+    print(f"area {area}: {int(s.points.max()):,} grid points, cos(latitude)-weighted, {len(s.time):,} days of "
+          f"{offset_text(shift)} from the hourly rows of {table}")
+    if args.csv or not args.json:
+        header = ["time", "points", "hours", *s.columns]
+        print(",".join(header))
+        for i, t in enumerate(data["time"]):
+            cells = [t, data["points"][i], data["hours"][i], *(data["values"][c][i] for c in s.columns)]
+            print(",".join("" if v is None else str(v) for v in cells))
+        return 0
+    print(json.dumps(data))
     return 0
 
 

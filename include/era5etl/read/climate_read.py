@@ -100,17 +100,18 @@ def area_climate(conn: Any, table: str, box: str, variable: str = "temperature_2
                  last: int | None = None, indices: list[str] | None = None,
                  tz: str | None = None) -> dict[str, Any]:
     """The climate of an area (N/W/S/E): the yearly and monthly values of its cos(latitude)-weighted
-    daily mean (or mean total) over UTC days, from the daily rollup. The indices are a place's: ETCCDI
-    counts days at a point (a frost day somewhere in a box is not a frost day of the box), so an area
-    has none yet; asking for one, or for other than UTC days, is refused."""
+    daily mean (or mean total), over UTC days from the daily rollup, or with ``tz`` (a fixed offset) that
+    offset's days from the hourly rows. The indices are a place's: ETCCDI counts days at a point (a
+    frost day somewhere in a box is not a frost day of the box), so an area has none yet, and asking
+    for one is refused."""
     from era5etl.core.grid import Area
     from era5etl.read.daily import area_daily_values
+    from era5etl.read.localday import offset_text, parse_offset
 
     if indices:
         raise ReadError("the indices are computed for a place (--place or LAT LON); an area's climate has its "
                         "yearly and monthly means only")
-    if tz is not None and tz.strip().upper() not in ("UTC", "Z", "0", "+0"):
-        raise ReadError("an area's days are UTC days (its daily rollup); --tz is for a place")
+    shift = None if tz is None else parse_offset(tz)
     span = parse_years(baseline) if isinstance(baseline, str) else baseline
     if first is not None and last is not None and last < first:
         raise ReadError(f"the last year {last} is before the first {first}")
@@ -120,14 +121,15 @@ def area_climate(conn: Any, table: str, box: str, variable: str = "temperature_2
     lo = min(x for x in (first, span[0]) if x is not None)
     hi = max(x for x in (last, span[1]) if x is not None)
     daily, points = area_daily_values(conn, table, area, column, lo if first is not None else None,
-                                      hi if last is not None else None)
+                                      hi if last is not None else None, shift)
     loaded = _loaded_years(daily)
     years = (first if first is not None else loaded[0], last if last is not None else loaded[1])
     summary = summarize(daily, variable, span, years)
-    described = f"area {area}: {points:,} grid points, cos(latitude)-weighted, UTC days"
+    days = "UTC days" if shift is None else f"days of {offset_text(shift)} from the hourly rows"
+    described = f"area {area}: {points:,} grid points, cos(latitude)-weighted, {days}"
     return {"area": {"box": str(area), "points": points, "described": described}, "table": table,
             "variable": variable, "unit": UNITS[variable], "statistic": summary.pop("statistic"),
-            "utc_offset_hours": 0.0, "loaded_years": list(loaded), **summary, "indices": {}}
+            "utc_offset_hours": (shift or 0) / 60, "loaded_years": list(loaded), **summary, "indices": {}}
 
 
 __all__ = ["DEFAULT_BASELINE", "area_climate", "climate_request", "parse_years", "point_climate"]

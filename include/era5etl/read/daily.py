@@ -64,19 +64,29 @@ def daily_values(conn: Any, table: str, point: Point, columns: list[str], offset
 
 
 def area_daily_values(conn: Any, table: str, area: Any, column: str, first_year: int | None = None,
-                      last_year: int | None = None) -> tuple[Daily, int]:
-    """An area's UTC days (``read.area``'s cos(latitude)-weighted mean of the points' daily ``column``,
-    from the daily rollup) and its number of grid points: a day is complete when every point of the
+                      last_year: int | None = None, offset_minutes: int | None = None) -> tuple[Daily, int]:
+    """An area's days (the cos(latitude)-weighted mean of the points' daily ``column``: UTC days from
+    the daily rollup, ``read.area``, or with ``offset_minutes`` that offset's days from the hourly rows,
+    ``read.area_localday``) and its number of grid points: a day is complete when every point of the
     area holds its 24 hours (the most points any day has)."""
-    from era5etl.read.area import area_series
+    from datetime import timedelta
 
-    start = datetime(first_year, 1, 1, tzinfo=UTC) if first_year is not None else None
-    end = datetime(last_year + 1, 1, 1, tzinfo=UTC) if last_year is not None else None
-    s = area_series(conn, table, area, start, end, [column], "day")
+    from era5etl.read.area import area_series
+    from era5etl.read.area_localday import area_local_daily
+
+    lag = timedelta(minutes=offset_minutes or 0)
+    start = datetime(first_year, 1, 1, tzinfo=UTC) - lag if first_year is not None else None
+    end = datetime(last_year + 1, 1, 1, tzinfo=UTC) - lag if last_year is not None else None
+    if offset_minutes is None:
+        s = area_series(conn, table, area, start, end, [column], "day")
+    else:
+        s = area_local_daily(conn, table, area, start, end, [column], offset_minutes)
+    shift = np.timedelta64(offset_minutes or 0, "m")
     points = int(s.points.max())
     whole = (s.points == points) & (s.hours == points * HOURS_A_DAY)
     hours = np.where(whole, HOURS_A_DAY, np.minimum(s.hours // max(points, 1), HOURS_A_DAY - 1)).astype(np.int64)
-    return Daily(s.time.astype("datetime64[D]"), hours, {column: s.values[column].astype(np.float64)}, 0), points
+    dates = (s.time + shift).astype("datetime64[D]")
+    return Daily(dates, hours, {column: s.values[column].astype(np.float64)}, offset_minutes or 0), points
 
 
 __all__ = ["HOURS_A_DAY", "Daily", "area_daily_values", "daily_values"]

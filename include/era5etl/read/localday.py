@@ -61,7 +61,7 @@ def offset_text(minutes: int) -> str:
     return f"UTC{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
 
 
-def _aggregate(column: str, data: list[str]) -> sql.Composable:
+def day_aggregate(column: str, data: list[str]) -> sql.Composable:
     """The SQL aggregate of a rollup column (``<variable>_<aggregate>``, or ``hours``) over hourly rows."""
     if column == "hours":
         return sql.SQL("count(*)")
@@ -85,7 +85,8 @@ def daily_statement(table: str, columns: list[str], data: list[str], level: int 
         where.append(sql.SQL("level = %(level)s"))
     inner: list[sql.Composable] = [
         sql.SQL("(date_trunc('day', (time AT TIME ZONE 'UTC') + %(shift)s) - %(shift)s) AT TIME ZONE 'UTC' AS day")]
-    inner += [sql.SQL("{} AS {}").format(_aggregate(c, data), sql.Identifier(f"c{i}")) for i, c in enumerate(columns)]
+    inner += [sql.SQL("{} AS {}").format(day_aggregate(c, data), sql.Identifier(f"c{i}"))
+              for i, c in enumerate(columns)]
     outer: list[sql.Composable] = [packed(sql.Identifier("day"), "timestamptz")]
     outer += [packed(sql.Identifier(f"c{i}"), "int8" if c == "hours" else "float4") for i, c in enumerate(columns)]
     return sql.SQL("SELECT {} FROM (SELECT {} FROM {} WHERE {} GROUP BY 1 ORDER BY 1) q").format(
@@ -126,4 +127,4 @@ def local_daily(conn: Any, table: str, point: Point, start: datetime | None, end
     return Series(point, "day", columns, times, values, utc_offset_minutes=offset_minutes)
 
 
-__all__ = ["LOCAL", "daily_statement", "local_daily", "offset_text", "parse_offset"]
+__all__ = ["LOCAL", "daily_statement", "day_aggregate", "local_daily", "offset_text", "parse_offset"]

@@ -24,7 +24,7 @@ from era5etl.read.errors import ReadError
 from era5etl.read.levels import check_level
 from era5etl.read.packed import Kind, packed, unpack
 from era5etl.read.points import Point, nearest_point, require_table, rollup_of
-from era5etl.read.text import csv_text, decimals, iso_time, iso_times
+from era5etl.read.text import csv_text, decimals, iso_time, iso_times, offset_times
 
 # The variables whose values are totals over their time step (an hour's, a day's, a month's): drawn
 # as bars, not lines, by the PNGs (``read.plots``) and the Data view alike.
@@ -50,10 +50,7 @@ def series_times(s: Series) -> list[str]:
     """The series' times in ISO 8601: UTC (``Z``), or in the series' fixed offset when it has one."""
     if not s.utc_offset_minutes:
         return iso_times(s.time)
-    minutes = s.utc_offset_minutes
-    local = (s.time + np.timedelta64(minutes, "m")).astype("datetime64[s]")
-    suffix = f"{'+' if minutes > 0 else '-'}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
-    return [f"{t}{suffix}" for t in np.datetime_as_string(local, unit="s")]
+    return offset_times(s.time, s.utc_offset_minutes)
 
 
 def _utc(moment: datetime | None) -> datetime | None:
