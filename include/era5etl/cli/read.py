@@ -16,6 +16,7 @@ import numpy as np
 
 from era5etl import settings
 from era5etl.cli.common import table_arg
+from era5etl.cli.place import add_place_arguments, add_tz_argument
 from era5etl.core.errors import InputError
 from era5etl.core.grid import Area
 from era5etl.db import connect, database_url
@@ -46,6 +47,8 @@ def add_parsers(sub: Any) -> None:
     step.add_argument("--monthly", action="store_const", const="month", dest="step",
                       help="one row a month, from the monthly rollup (<table>_monthly)")
     se.set_defaults(step="hour")
+    add_place_arguments(se)
+    add_tz_argument(se, "with --daily only (default: UTC days, the daily rollup)")
     _common(se).add_argument("--parquet", metavar="FILE",
                              help="write the rows to FILE as Parquet (the CSV's rows and values, typed)")
     se.set_defaults(func=cmd_series)
@@ -122,8 +125,8 @@ def _table(header: list[str], rows: list[list[Any]]) -> str:
 
 
 def cmd_series(args: argparse.Namespace) -> int:
-    from era5etl.read.points import describe, table_dataset
-    from era5etl.read.series import nearest_point, series, series_csv, series_json
+    from era5etl.read.series import series, series_csv, series_json
+    from era5etl.read.where import describe_point, offset_minutes, where
 
     start, last = _day(args.start, "--from"), _day(args.end, "--to")
     end = last + timedelta(days=1) if last is not None else None
@@ -131,21 +134,35 @@ def cmd_series(args: argparse.Namespace) -> int:
         raise InputError(f"--to {args.end} is before --from {args.start}")
     variables = [v.strip() for v in args.variables.split(",")] if args.variables else None
     table = args.table or settings.load().table
+    at = where(args.lat, args.lon, args.place, args.country)
     if args.area is not None:
-        if args.lat is not None or args.lon is not None:
-            raise InputError("give a place (lat lon) or --area N/W/S/E, not both")
+        if at is not None:
+            raise InputError("give a place (lat lon, or --place) or --area N/W/S/E, not both")
+        if args.tz is not None:
+            return _area_local(args, table, start, end, variables)
         return _area_series(args, table, start, end, variables)
-    if args.lat is None or args.lon is None:
-        raise InputError("give a place (lat lon, for example 45.5 7.5) or --area N/W/S/E (for example 50/5/45/10)")
+    if at is None:
+        raise InputError("give a place (lat lon, for example 45.5 7.5, or --place NAME) or --area N/W/S/E "
+                         "(for example 50/5/45/10)")
+    shift = offset_minutes(args.tz, at)
+    if shift is not None and args.step != "day":
+        raise InputError("--tz sets the day boundary of --daily; hourly rows are UTC hours and months UTC months")
     target = _output(args.png) if args.png else None
     parquet = _output(args.parquet, "--parquet") if args.parquet else None
     with connect(database_url()) as conn:
-        dataset = table_dataset(conn, table)
-        point = nearest_point(conn, table, args.lat, args.lon, dataset)
-        s = series(conn, table, point, start, end, variables, args.step, args.level)
-    where = (f"{describe(point, args.lat, args.lon, dataset)}, {len(s.time):,} {STEP_NAMES[args.step]} rows of {table}"
-             + (f" at {args.level} hPa" if args.level is not None else ""))
-    print(f"# {where}" if args.csv else where)
+        point, named = describe_point(conn, table, at)
+        if shift is None:
+            s = series(conn, table, point, start, end, variables, args.step, args.level)
+        else:
+            from era5etl.read.localday import local_daily, offset_text
+
+            lag = timedelta(minutes=shift)
+            s = local_daily(conn, table, point, start - lag if start else None, end - lag if end else None,
+                            variables, shift, args.level)
+            named += f", days of {offset_text(shift)} from the hourly rows"
+    where_ = (f"{named}, {len(s.time):,} {STEP_NAMES[args.step]} rows of {table}"
+              + (f" at {args.level} hPa" if args.level is not None else ""))
+    print(f"# {where_}" if args.csv else where_)
     if args.csv:
         print(series_csv(s), end="")
     elif args.json:
@@ -196,6 +213,34 @@ def _area_series(args: argparse.Namespace, table: str, start: datetime | None, e
     print(_table(header, rows))
     if data["gaps"]:
         print(f"no rows: {'; '.join(data['gaps'])}")
+    return 0
+
+
+def _area_local(args: argparse.Namespace, table: str, start: datetime | None, end: datetime | None,
+                variables: list[str] | None) -> int:
+    """An area's days of a fixed offset (--area with --daily --tz), from the hourly rows."""
+    from era5etl.read.area_localday import area_local_daily, area_local_json
+    from era5etl.read.localday import offset_text, parse_offset
+
+    if args.step != "day" or args.png or args.parquet:
+        raise InputError("--tz sets the day boundary of --daily (as a table, --csv or --json)")
+    shift = parse_offset(args.tz)
+    lag = timedelta(minutes=shift)
+    area = Area.parse(args.area)
+    with connect(database_url()) as conn:
+        s = area_local_daily(conn, table, area, start - lag if start else None, end - lag if end else None,
+                             variables, shift)
+    data = area_local_json(s, shift)
+    print(f"area {area}: {int(s.points.max()):,} grid points, cos(latitude)-weighted, {len(s.time):,} days of "
+          f"{offset_text(shift)} from the hourly rows of {table}")
+    if args.csv or not args.json:
+        header = ["time", "points", "hours", *s.columns]
+        print(",".join(header))
+        for i, t in enumerate(data["time"]):
+            cells = [t, data["points"][i], data["hours"][i], *(data["values"][c][i] for c in s.columns)]
+            print(",".join("" if v is None else str(v) for v in cells))
+        return 0
+    print(json.dumps(data))
     return 0
 
 

@@ -34,7 +34,9 @@ def answer(exc: BaseException) -> Answer | None:
 
     if isinstance(exc, LimitError):
         return TOO_LARGE
-    if isinstance(exc, NotFoundError):
+    from era5etl.read.places import UnknownPlace
+
+    if isinstance(exc, NotFoundError | UnknownPlace):
         return NOT_FOUND
     if isinstance(exc, InputError):
         return BAD_INPUT

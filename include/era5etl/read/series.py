@@ -25,7 +25,7 @@ from era5etl.read.errors import ReadError
 from era5etl.read.levels import check_level
 from era5etl.read.packed import Kind, packed, unpack
 from era5etl.read.points import Point, nearest_point, require_table, rollup_of
-from era5etl.read.text import csv_text, decimals, iso_time, iso_times
+from era5etl.read.text import csv_text, decimals, iso_time, iso_times, offset_times
 
 # The variables whose values are totals over their time step (an hour's, a day's, a month's): drawn
 # as bars, not lines, by the PNGs (``read.plots``) and the Data view alike.
@@ -35,13 +35,23 @@ TOTALS: tuple[str, ...] = ("total_precipitation", "snowfall")
 @dataclass
 class Series:
     """``time`` (numpy datetime64[us], UTC: the hour, or the start of the UTC day or month) and one
-    array per column in ``values`` (float32 as the table holds them, NaN where NULL; ``hours`` int64)."""
+    array per column in ``values`` (float32 as the table holds them, NaN where NULL; ``hours`` int64).
+    Days of a fixed UTC offset (``read.localday``) have ``utc_offset_minutes`` set: ``time`` is then
+    each local day's start as a UTC instant, written out in that offset (``2024-03-01T00:00:00+07:00``)."""
 
     point: Point
     step: str
     columns: list[str]
     time: np.ndarray
     values: dict[str, np.ndarray]
+    utc_offset_minutes: int | None = None
+
+
+def series_times(s: Series) -> list[str]:
+    """The series' times in ISO 8601: UTC (``Z``), or in the series' fixed offset when it has one."""
+    if not s.utc_offset_minutes:
+        return iso_times(s.time)
+    return offset_times(s.time, s.utc_offset_minutes)
 
 
 def _utc(moment: datetime | None) -> datetime | None:
@@ -143,22 +153,26 @@ def _empty(conn: Any, table: str, relation: str, time_column: str, point: Point,
 
 def series_csv(s: Series) -> str:
     """``time,<column>,...``: ISO times (UTC), values as the shortest decimals, a NULL empty."""
-    cells: list[list[Any]] = [iso_times(s.time)]
+    cells: list[list[Any]] = [series_times(s)]
     cells += [s.values[c].tolist() if c == "hours" else decimals(s.values[c]) for c in s.columns]
     return csv_text(["time", *s.columns], cells)
 
 
 def series_json(s: Series) -> dict[str, Any]:
     """``point``, ``step``, ``columns``, ``units`` (per column), ``time`` (ISO, UTC) and ``values``
-    (one list per column, null where NULL)."""
-    return {
+    (one list per column, null where NULL); local days add ``utc_offset_hours`` (the day boundary)."""
+    out: dict[str, Any] = {
         "point": asdict(s.point),
         "step": s.step,
         "columns": list(s.columns),
         "units": {c: UNITS[c] for c in s.columns},
-        "time": iso_times(s.time),
+        "time": series_times(s),
         "values": {c: s.values[c].tolist() if c == "hours" else decimals(s.values[c]) for c in s.columns},
     }
+    if s.utc_offset_minutes is not None:
+        out["utc_offset_hours"] = s.utc_offset_minutes / 60
+    return out
 
 
-__all__ = ["TOTALS", "Point", "ReadError", "Series", "nearest_point", "series", "series_csv", "series_json"]
+__all__ = ["TOTALS", "Point", "ReadError", "Series", "nearest_point", "series", "series_csv", "series_json",
+           "series_times"]

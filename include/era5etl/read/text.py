@@ -20,6 +20,13 @@ def iso_times(times: np.ndarray) -> list[str]:
     return [str(t) for t in np.datetime_as_string(times.astype("datetime64[s]"), unit="s", timezone="UTC")]
 
 
+def offset_times(times: np.ndarray, minutes: int) -> list[str]:
+    """``2024-03-01T00:00:00+07:00``: each time (UTC) on the clock of a fixed offset, with the offset."""
+    local = (times + np.timedelta64(minutes, "m")).astype("datetime64[s]")
+    suffix = f"{'+' if minutes >= 0 else '-'}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
+    return [f"{t}{suffix}" for t in np.datetime_as_string(local, unit="s")]
+
+
 def iso_time(moment: datetime) -> str:
     """``2024-03-01T00:00:00Z`` for a datetime (naive: UTC)."""
     naive = moment.astimezone(UTC).replace(tzinfo=None) if moment.tzinfo else moment

@@ -16,6 +16,7 @@ UPLOT_DIR = PROJECT_ROOT / "node_modules" / "uplot" / "dist"
 FILES: dict[str, Path] = {
     "dataview.js": STATIC_DIR / "dataview.js",
     "dataview.css": STATIC_DIR / "dataview.css",
+    "climate.js": STATIC_DIR / "climate.js",
     "uPlot.iife.min.js": UPLOT_DIR / "uPlot.iife.min.js",
     "uPlot.min.css": UPLOT_DIR / "uPlot.min.css",
 }

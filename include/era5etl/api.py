@@ -1,0 +1,140 @@
+"""The table read from Python, for notebooks: pandas DataFrames and xarray Datasets of the reads the
+CLI and the HTTP API answer with (the same ``era5etl.read`` functions, so the same values).
+
+```python
+from era5etl import api
+
+api.series(place="Jakarta", step="day", tz="local")           # DataFrame: time index, a column per value
+api.climate(place="Jakarta", baseline=(1961, 1990))           # DataFrame per year; .attrs["climate"]: all of it
+api.area("-6/106.5/-6.5/107", "2024-01-01", "2024-02-01")     # xarray.Dataset (time, latitude, longitude)
+```
+
+Each function opens its own connection (``url``: default the pipeline's database, ERA5_DATABASE_URL
+or the checkout's local server) and reads ``table`` (default ERA5_TABLE, else ``weather``). Bad input
+raises ``era5etl.core.errors.InputError`` (a ``ReadError`` naming what the table holds).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta, timezone
+from typing import TYPE_CHECKING, Any
+
+from era5etl.read.errors import ReadError
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import xarray as xr
+
+MAX_AREA_VALUES = 50_000_000  # grid points x time steps an area's Dataset may hold
+
+
+def _table(table: str | None) -> str:
+    from era5etl import settings
+
+    return table or settings.load().table
+
+
+def _url(url: str | None) -> str:
+    from era5etl.db import database_url
+
+    return url or database_url()
+
+
+def _moment(value: str | datetime | None) -> datetime | None:
+    if value is None or isinstance(value, datetime):
+        return value if value is None or value.tzinfo else value.replace(tzinfo=UTC)
+    return datetime.fromisoformat(value).replace(tzinfo=UTC)
+
+
+def series(place: str | None = None, *, lat: float | None = None, lon: float | None = None,
+           country: str | None = None, start: str | datetime | None = None, end: str | datetime | None = None,
+           variables: list[str] | None = None, step: str = "day", tz: str | None = None,
+           table: str | None = None, url: str | None = None) -> pd.DataFrame:
+    """A place's series (``place`` by name, or ``lat`` and ``lon``) as a DataFrame: index ``time`` (UTC;
+    with ``tz`` each local day's start in that offset), one column per value, ``hours`` where read.
+    ``start`` is included, ``end`` excluded (local days' bounds are local midnights). ``attrs``: the
+    place, its grid point (``point``), ``described``, ``step``, ``units`` and ``utc_offset_hours``."""
+    import pandas as pd
+
+    from era5etl.db import connect
+    from era5etl.read.localday import local_daily
+    from era5etl.read.series import series as read_series, series_json
+    from era5etl.read.where import describe_point, offset_minutes, where
+
+    at = where(lat, lon, place, country)
+    if at is None:
+        raise ReadError("give a place by name or lat= and lon=")
+    shift = offset_minutes(tz, at)
+    if shift is not None and step != "day":
+        raise ReadError("tz sets the day boundary of step='day'")
+    first, last, name = _moment(start), _moment(end), _table(table)
+    with connect(_url(url)) as conn:
+        point, named = describe_point(conn, name, at)
+        if shift is None:
+            s = read_series(conn, name, point, first, last, variables, step)  # type: ignore[arg-type]
+        else:
+            lag = timedelta(minutes=shift)
+            s = local_daily(conn, name, point, first - lag if first else None, last - lag if last else None,
+                            variables, shift)
+    data = series_json(s)
+    index = pd.DatetimeIndex(pd.to_datetime(s.time).tz_localize("UTC"), name="time")
+    if shift is not None:
+        index = index.tz_convert(timezone(timedelta(minutes=shift)))
+    frame = pd.DataFrame({c: s.values[c] for c in s.columns}, index=index)
+    frame.attrs.update({"place": None if at.place is None else at.place.__dict__, "point": data["point"],
+                        "described": named, "step": step, "units": data["units"],
+                        "utc_offset_hours": (shift or 0) / 60})
+    return frame
+
+
+def climate_json(place: str | None = None, *, lat: float | None = None, lon: float | None = None,
+                 country: str | None = None, variable: str = "temperature_2m",
+                 baseline: tuple[int, int] | str = (1991, 2020), first: int | None = None,
+                 last: int | None = None, indices: list[str] | None = None, tz: str | None = None,
+                 table: str | None = None, url: str | None = None) -> dict[str, Any]:
+    """The climate object ``climate --json`` prints, for the same request."""
+    from era5etl.db import connect
+    from era5etl.read.climate_read import climate_request
+    from era5etl.read.where import where
+
+    at = where(lat, lon, place, country)
+    if at is None:
+        raise ReadError("give a place by name or lat= and lon=")
+    with connect(_url(url)) as conn:
+        return climate_request(conn, _table(table), at, variable, baseline, first, last, indices, tz)
+
+
+def climate(place: str | None = None, **request: Any) -> pd.DataFrame:
+    """The climate signal per year as a DataFrame (index ``year``; ``value``, ``anomaly``, ``days``,
+    ``partial``, and one column per index); ``attrs["climate"]`` holds the whole :func:`climate_json`
+    object (the trend per decade, the baseline's months, each index's trend, the notes)."""
+    import pandas as pd
+
+    data = climate_json(place, **request)
+    frame = pd.DataFrame(data["years"]).set_index("year")
+    for name, index in data["indices"].items():
+        frame[name] = pd.Series({r["year"]: r["value"] for r in index["years"]}, dtype="float64")
+    frame[["value", "anomaly"]] = frame[["value", "anomaly"]].astype("float64")
+    frame.attrs["climate"] = data
+    return frame
+
+
+def area(box: str, start: str | datetime, end: str | datetime, variables: list[str] | None = None,
+         step: str = "hour", table: str | None = None, url: str | None = None) -> xr.Dataset:
+    """The rows of the grid points inside ``box`` (N/W/S/E) with a time in [start, end) as an
+    xarray.Dataset with dimensions (time, latitude, longitude): hourly from the table, or ``step="day"``
+    / ``"month"`` from its rollups (their columns, ``temperature_2m_max`` ...); a grid point or time
+    without a row is NaN. Refused past MAX_AREA_VALUES grid points x steps."""
+    from era5etl.core.grid import Area
+    from era5etl.db import connect
+    from era5etl.read.area_grid import area_grid
+
+    first, last = _moment(start), _moment(end)
+    assert first is not None and last is not None
+    with connect(_url(url)) as conn:
+        grid: xr.Dataset = area_grid(conn, _table(table), Area.parse(box), first, last, variables, step,
+                                     MAX_AREA_VALUES)
+    return grid
+
+
+__all__ = ["MAX_AREA_VALUES", "area", "climate", "climate_json", "series"]

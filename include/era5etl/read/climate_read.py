@@ -1,0 +1,135 @@
+"""A place's climate signal read from the table: its daily values (``read.daily``), the summary
+(``read.climate``) and the indices (``read.indices``) as one JSON-ready object, the CLI's ``climate``,
+the HTTP ``/era5/climate`` and ``era5etl.api.climate`` alike."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from era5etl.db.rollups import data_columns
+from era5etl.read.climate import summarize, value_column
+from era5etl.read.columns import UNITS
+from era5etl.read.daily import daily_values
+from era5etl.read.errors import ReadError
+from era5etl.read.indices import check_indices, columns_of, compute_indices
+from era5etl.read.points import Point, require_table
+from era5etl.read.where import Where, describe_point, offset_minutes
+
+DEFAULT_BASELINE = (1991, 2020)  # WMO's current climatological standard normal
+
+
+def parse_years(text: str, option: str = "--baseline") -> tuple[int, int]:
+    """``1991-2020`` -> (1991, 2020)."""
+    parts = text.strip().split("-")
+    try:
+        first, last = (int(parts[0]), int(parts[1])) if len(parts) == 2 else (int(text), int(text))
+    except ValueError:
+        raise ReadError(f"{option} {text!r} is not a span of years such as 1991-2020") from None
+    if not 1900 <= first <= last <= 2200:
+        raise ReadError(f"{option} {text!r}: the first year must not be after the last (years 1900-2200)")
+    return first, last
+
+
+def _loaded_years(daily: Any) -> tuple[int, int]:
+    """The first and last year holding a complete day (a local day's first or last hours alone, cut
+    by the loaded range, do not make a year)."""
+    years = daily.years()[daily.complete] if daily.complete.any() else daily.years()
+    return int(years.min()), int(years.max())
+
+
+def point_climate(conn: Any, table: str, point: Point, variable: str, *, baseline: tuple[int, int] = DEFAULT_BASELINE,
+                  first_year: int | None = None, last_year: int | None = None, indices: list[str] | None = None,
+                  offset_minutes: int | None = None) -> dict[str, Any]:
+    """The climate of ``variable`` at ``point``: ``variable``, ``unit``, ``statistic``,
+    ``utc_offset_hours``, ``baseline``, ``years``, ``months`` (the baseline's climatology per calendar
+    month), ``monthly``, ``highest``/``lowest``, ``trend_per_decade``, ``indices``, ``notes``, and the
+    ``grid_point`` read. Days of UTC+``offset_minutes`` from the hourly rows, or UTC days from the daily
+    rollup when None."""
+    require_table(conn, table)
+    if variable not in data_columns(conn, table) and variable != "wind_speed_10m":
+        raise ReadError(f"unknown variable {variable!r}; {table} has {', '.join(data_columns(conn, table))}")
+    column, _ = value_column(variable)
+    names = check_indices(indices, variable)
+    wanted = list(dict.fromkeys([column, *columns_of(names)]))
+    lo = min(x for x in (first_year, baseline[0]) if x is not None)
+    hi = max(x for x in (last_year, baseline[1]) if x is not None)
+    daily = daily_values(conn, table, point, wanted, offset_minutes, lo if first_year is not None else None,
+                         hi if last_year is not None else None)
+    loaded = _loaded_years(daily)
+    span = (first_year if first_year is not None else loaded[0], last_year if last_year is not None else loaded[1])
+    summary = summarize(daily, variable, baseline, span)
+    return {"grid_point": asdict(point), "table": table, "variable": variable, "unit": UNITS[variable],
+            "statistic": summary.pop("statistic"), "utc_offset_hours": (offset_minutes or 0) / 60,
+            "loaded_years": list(loaded), **summary, "indices": compute_indices(daily, names, baseline, span)}
+
+
+def _where_json(at: Where, grid_point: dict[str, Any], named: str) -> dict[str, Any]:
+    """The ``place`` (by name) or ``point`` (by coordinates) key: what was asked, the grid point read and
+    the sentence naming both."""
+    if at.place is not None:
+        return {"place": {**asdict(at.place), "grid_point": grid_point, "described": named}}
+    return {"point": {"latitude": at.latitude, "longitude": at.longitude, "grid_point": grid_point,
+                      "described": named}}
+
+
+def climate_request(conn: Any, table: str, at: Where, variable: str = "temperature_2m",
+                    baseline: str | tuple[int, int] = DEFAULT_BASELINE, first: int | None = None,
+                    last: int | None = None, indices: list[str] | None = None,
+                    tz: str | None = None) -> dict[str, Any]:
+    """The climate JSON of a place (``climate --json``, ``GET /era5/climate``, ``era5etl.api.climate``):
+    ``place`` (or ``point``) first, then :func:`point_climate`'s keys. The days are the place's standard
+    offset's unless ``tz`` says otherwise; bare coordinates' are UTC days."""
+    from era5etl.read.localday import offset_text
+
+    span = parse_years(baseline) if isinstance(baseline, str) else baseline
+    if first is not None and last is not None and last < first:
+        raise ReadError(f"the last year {last} is before the first {first}")
+    shift = offset_minutes(tz, at, default_local=True)
+    point, named = describe_point(conn, table, at)
+    standard = tz is None and shift is not None
+    named += f", days of {offset_text(shift or 0)}" + (" (the place's standard offset)" if standard else "")
+    summary = point_climate(conn, table, point, variable, baseline=span, first_year=first, last_year=last,
+                            indices=indices, offset_minutes=shift)
+    grid_point = summary.pop("grid_point")
+    return {**_where_json(at, grid_point, named), **summary}
+
+
+def area_climate(conn: Any, table: str, box: str, variable: str = "temperature_2m",
+                 baseline: str | tuple[int, int] = DEFAULT_BASELINE, first: int | None = None,
+                 last: int | None = None, indices: list[str] | None = None,
+                 tz: str | None = None) -> dict[str, Any]:
+    """The climate of an area (N/W/S/E): the yearly and monthly values of its cos(latitude)-weighted
+    daily mean (or mean total), over UTC days from the daily rollup, or with ``tz`` (a fixed offset) that
+    offset's days from the hourly rows. The indices are a place's: ETCCDI counts days at a point (a
+    frost day somewhere in a box is not a frost day of the box), so an area has none yet, and asking
+    for one is refused."""
+    from era5etl.core.grid import Area
+    from era5etl.read.daily import area_daily_values
+    from era5etl.read.localday import offset_text, parse_offset
+
+    if indices:
+        raise ReadError("the indices are computed for a place (--place or LAT LON); an area's climate has its "
+                        "yearly and monthly means only")
+    shift = None if tz is None else parse_offset(tz)
+    span = parse_years(baseline) if isinstance(baseline, str) else baseline
+    if first is not None and last is not None and last < first:
+        raise ReadError(f"the last year {last} is before the first {first}")
+    area = Area.parse(box)
+    require_table(conn, table)
+    column, _ = value_column(variable)
+    lo = min(x for x in (first, span[0]) if x is not None)
+    hi = max(x for x in (last, span[1]) if x is not None)
+    daily, points = area_daily_values(conn, table, area, column, lo if first is not None else None,
+                                      hi if last is not None else None, shift)
+    loaded = _loaded_years(daily)
+    years = (first if first is not None else loaded[0], last if last is not None else loaded[1])
+    summary = summarize(daily, variable, span, years)
+    days = "UTC days" if shift is None else f"days of {offset_text(shift)} from the hourly rows"
+    described = f"area {area}: {points:,} grid points, cos(latitude)-weighted, {days}"
+    return {"area": {"box": str(area), "points": points, "described": described}, "table": table,
+            "variable": variable, "unit": UNITS[variable], "statistic": summary.pop("statistic"),
+            "utc_offset_hours": (shift or 0) / 60, "loaded_years": list(loaded), **summary, "indices": {}}
+
+
+__all__ = ["DEFAULT_BASELINE", "area_climate", "climate_request", "parse_years", "point_climate"]

@@ -1,0 +1,130 @@
+"""Local days: a place's daily values on its own calendar day, computed from the hourly rows.
+
+The rollups hold UTC days; for Los Angeles (UTC-8) a UTC day runs 16:00 to 16:00 local and its
+"maximum" can hold two afternoons. ``--tz`` (HTTP ``tz=``) gives one fixed UTC offset (``+7``,
+``-08:00``) or ``local``, a place's standard offset from its IANA zone (daylight saving left out, one
+offset through the year, as Open-Meteo's ``timezone`` does). The day is then formed in SQL from the
+hourly rows: each hour's time shifted by the offset, grouped by the shifted calendar day; the
+aggregates are the rollups' (``core.rollups``: min, max, mean, or an accumulation's sum; ``hours``
+counts the rows, so a day the loaded range cuts shows fewer than 24).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta
+from typing import Any
+
+import numpy as np
+from psycopg import sql
+
+from era5etl.core.rollups import WIND_COMPONENTS, rolled_up
+from era5etl.db import table_ident
+from era5etl.db.rollups import data_columns
+from era5etl.read.columns import resolve
+from era5etl.read.errors import ReadError
+from era5etl.read.levels import check_level
+from era5etl.read.packed import packed, unpack
+from era5etl.read.points import Point, require_table
+from era5etl.read.series import Series
+
+_OFFSET = re.compile(r"^(?:UTC|GMT)?\s*([+-])(\d{1,2})(?::?(\d{2}))?$", re.IGNORECASE)
+LOCAL = "local"
+
+
+def parse_offset(text: str, standard_minutes: int | None = None) -> int:
+    """Minutes east of UTC for ``--tz``: ``+7``, ``-8``, ``+05:30``, ``-0800``, ``UTC``/``Z``/``0``, or
+    ``local`` (``standard_minutes``: the place's standard offset; None when there is no place)."""
+    value = text.strip()
+    if value.lower() == LOCAL:
+        if standard_minutes is None:
+            raise ReadError("--tz local needs a place by name (--place): coordinates and areas have no time "
+                            "zone; give an offset such as +7 or -08:00")
+        return standard_minutes
+    if value.upper() in ("UTC", "Z", "0", "+0", "-0", "GMT"):
+        return 0
+    match = _OFFSET.match(value)
+    if match is None:
+        raise ReadError(f"--tz {text!r} is not a UTC offset (+7, -08:00, +05:30) or 'local'")
+    sign, hours, minutes = match.group(1), int(match.group(2)), int(match.group(3) or 0)
+    total = hours * 60 + minutes
+    if minutes >= 60 or total > 14 * 60:
+        raise ReadError(f"--tz {text!r} is outside UTC-14:00..UTC+14:00")
+    return -total if sign == "-" else total
+
+
+def offset_text(minutes: int) -> str:
+    """``UTC+07:00``, ``UTC-08:00``, ``UTC``."""
+    if minutes == 0:
+        return "UTC"
+    sign = "+" if minutes > 0 else "-"
+    return f"UTC{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
+
+
+def day_aggregate(column: str, data: list[str]) -> sql.Composable:
+    """The SQL aggregate of a rollup column (``<variable>_<aggregate>``, or ``hours``) over hourly rows."""
+    if column == "hours":
+        return sql.SQL("count(*)")
+    for variable, aggs in rolled_up(data).items():
+        for agg in aggs:
+            if column != f"{variable}_{agg}":
+                continue
+            value: sql.Composable = sql.SQL("{}::float8").format(sql.Identifier(variable))
+            if variable in WIND_COMPONENTS:
+                u, v = (sql.Identifier(c) for c in WIND_COMPONENTS[variable])
+                value = sql.SQL("sqrt({}::float8 ^ 2 + {}::float8 ^ 2)").format(u, v)
+            return sql.SQL("{}({})").format(sql.SQL("avg" if agg == "mean" else agg), value)
+    raise ReadError(f"column {column!r} is not an aggregate of a variable of the table")
+
+
+def daily_statement(table: str, columns: list[str], data: list[str], level: int | None = None) -> sql.Composed:
+    """One row: the local days' starts (as UTC instants) and each column, packed, of one point's hours
+    in [start, end) grouped by the day of ``time + shift``."""
+    where = [sql.SQL("location_id = %(id)s"), sql.SQL("time >= %(start)s"), sql.SQL("time < %(end)s")]
+    if level is not None:
+        where.append(sql.SQL("level = %(level)s"))
+    inner: list[sql.Composable] = [
+        sql.SQL("(date_trunc('day', (time AT TIME ZONE 'UTC') + %(shift)s) - %(shift)s) AT TIME ZONE 'UTC' AS day")]
+    inner += [sql.SQL("{} AS {}").format(day_aggregate(c, data), sql.Identifier(f"c{i}"))
+              for i, c in enumerate(columns)]
+    outer: list[sql.Composable] = [packed(sql.Identifier("day"), "timestamptz")]
+    outer += [packed(sql.Identifier(f"c{i}"), "int8" if c == "hours" else "float4") for i, c in enumerate(columns)]
+    return sql.SQL("SELECT {} FROM (SELECT {} FROM {} WHERE {} GROUP BY 1 ORDER BY 1) q").format(
+        sql.SQL(", ").join(outer), sql.SQL(", ").join(inner), table_ident(table), sql.SQL(" AND ").join(where))
+
+
+def _span(conn: Any, table: str, point: Point) -> tuple[datetime, datetime]:
+    row = conn.execute(sql.SQL("SELECT min(time), max(time) FROM {} WHERE location_id = %s").format(
+        table_ident(table)), (point.location_id,)).fetchone()
+    if row is None or row[0] is None:
+        raise ReadError(f"no hourly rows of {table} at point {point.location_id} "
+                        f"({point.latitude:g}, {point.longitude:g})")
+    return row[0], row[1] + timedelta(hours=1)
+
+
+def local_daily(conn: Any, table: str, point: Point, start: datetime | None, end: datetime | None,
+                variables: list[str] | None, offset_minutes: int, level: int | None = None) -> Series:
+    """``point``'s days of UTC+``offset_minutes`` whose hours fall in [start, end) (UTC instants; None:
+    the point's loaded span), from the hourly rows: a Series at step "day" whose ``time`` is each local
+    day's start as a UTC instant, with the rollups' columns (``variables`` as ``series`` takes them)."""
+    require_table(conn, table)
+    level = check_level(conn, table, level)
+    data = data_columns(conn, table)
+    columns = resolve("day", variables, data)
+    if start is None or end is None:
+        first, last = _span(conn, table, point)
+        start, end = start or first, end or last
+    params = {"id": point.location_id, "start": start, "end": end, "level": level,
+              "shift": timedelta(minutes=offset_minutes)}
+    row = conn.cursor(binary=True).execute(daily_statement(table, columns, data, level), params).fetchone()
+    parts = list(row) if row else [None] * (len(columns) + 1)
+    times = unpack(parts[0], "timestamptz")
+    if times.size == 0:
+        raise ReadError(f"no hourly rows of {table} at point {point.location_id} ({point.latitude:g}, "
+                        f"{point.longitude:g}) from {start:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M} UTC")
+    values = {c: unpack(b, "int8").astype(np.int64) if c == "hours" else unpack(b, "float4").astype(np.float32)
+              for c, b in zip(columns, parts[1:], strict=True)}
+    return Series(point, "day", columns, times, values, utc_offset_minutes=offset_minutes)
+
+
+__all__ = ["LOCAL", "daily_statement", "day_aggregate", "local_daily", "offset_text", "parse_offset"]

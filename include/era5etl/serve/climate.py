@@ -1,0 +1,109 @@
+"""``GET /era5/climate``: a place's climate signal over HTTP, the query as a pydantic model (in the
+OpenAPI schema) and the answer ``climate --json``'s object (``read.climate_read.climate_request``)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from era5etl.core.errors import InputError
+from era5etl.db import connect
+from era5etl.read.indices import INDICES
+from era5etl.serve.params import parse_lat, parse_lon, parse_names, parse_table
+
+
+def _text(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return None if value is None or not value.strip() else value.strip()
+    if isinstance(value, list | tuple):
+        return ",".join(str(v) for v in value)
+    return str(value)
+
+
+class ClimateRequest(BaseModel):
+    """A place (``place`` [``country``], or ``lat`` and ``lon``), a variable, a baseline and the years."""
+
+    model_config = ConfigDict(frozen=True, populate_by_name=True, extra="ignore")
+
+    place: Annotated[str | None, Field(description="a city by name, for example Jakarta (unknown: 404 with the "
+                                                   "closest names; ambiguous: 400 with the candidates)")] = None
+    country: Annotated[str | None, Field(description="with place: ISO 3166 alpha-2, for example CL")] = None
+    lat: Annotated[float | None, Field(ge=-90, le=90, description="instead of place: latitude, degrees north")] = None
+    lon: Annotated[float | None, Field(ge=-180, le=360, description="with lat: longitude, degrees east")] = None
+    area: Annotated[str | None, Field(description="instead of a place, an area N/W/S/E: its grid points' "
+                                                  "cos(latitude)-weighted daily mean over UTC days (no indices)")
+                    ] = None
+    variable: Annotated[str, Field(description="the variable: an instantaneous one's yearly mean, an "
+                                               "accumulation's yearly total")] = "temperature_2m"
+    baseline: Annotated[str, Field(description="the climatology's years, Y1-Y2", pattern=r"^\d{4}-\d{4}$")] = (
+        "1991-2020")
+    first: Annotated[int | None, Field(alias="from", ge=1900, le=2200, description="first year shown")] = None
+    last: Annotated[int | None, Field(alias="to", ge=1900, le=2200, description="last year shown")] = None
+    index: Annotated[list[str] | None, Field(description=f"comma-separated indices (default: the variable's): "
+                                                         f"{', '.join(INDICES)}")] = None
+    tz: Annotated[str | None, Field(description="the day boundary: a UTC offset (+7, -08:00) or 'local'; default "
+                                                "the place's standard offset, UTC for lat and lon")] = None
+    table: Annotated[str | None, Field(description="a pipeline table (in the ledger era5_months); default: the "
+                                                   "one updated last")] = None
+
+    @field_validator("place", "country", "tz", "area", mode="before")
+    @classmethod
+    def _blank(cls, value: Any) -> str | None:
+        return _text(value)
+
+    @field_validator("lat", mode="before")
+    @classmethod
+    def _lat(cls, value: Any) -> float | None:
+        text = _text(value)
+        return None if text is None else parse_lat(text)
+
+    @field_validator("lon", mode="before")
+    @classmethod
+    def _lon(cls, value: Any) -> float | None:
+        text = _text(value)
+        return None if text is None else parse_lon(text)
+
+    @field_validator("index", mode="before")
+    @classmethod
+    def _index(cls, value: Any) -> list[str] | None:
+        return parse_names(_text(value), "index")
+
+    @field_validator("table", mode="before")
+    @classmethod
+    def _table(cls, value: Any) -> str | None:
+        return parse_table(_text(value))
+
+    @model_validator(mode="after")
+    def _where(self) -> ClimateRequest:
+        if self.area is not None:
+            if self.place is not None or self.lat is not None or self.lon is not None:
+                raise InputError("give place= (or lat= and lon=) or area=, not both")
+            return self
+        if self.place is None and (self.lat is None or self.lon is None):
+            raise InputError("give place= (a city by name, for example Jakarta), lat= and lon=, or area=N/W/S/E")
+        return self
+
+
+def read_climate(url: str, req: ClimateRequest) -> Any:
+    """The climate JSON of the request's place (a Reply of ``serve.reads``)."""
+    from era5etl.read.climate_read import area_climate, climate_request
+    from era5etl.read.where import where
+    from era5etl.serve.extent import resolve_table
+    from era5etl.serve.reads import JSON_TYPE, Reply, encode_json, guarded
+
+    at = where(req.lat, req.lon, req.place, req.country)
+    with connect(url) as conn:
+        guarded(conn)
+        table, _, _ = resolve_table(conn, req.table)
+        if at is None:
+            assert req.area is not None  # the request's own check
+            data = area_climate(conn, table, req.area, req.variable, req.baseline, req.first, req.last, req.index,
+                                req.tz)
+        else:
+            data = climate_request(conn, table, at, req.variable, req.baseline, req.first, req.last, req.index,
+                                   req.tz)
+    return Reply(encode_json(data), JSON_TYPE)
+
+
+__all__ = ["ClimateRequest", "read_climate"]

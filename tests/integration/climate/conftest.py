@@ -1,0 +1,61 @@
+"""One table for the places, local days and climate tests, loaded once through ``load-file`` from the
+local CDS's synthetic downloads: Jakarta's grid point every hour of 1940-2024, Los Angeles' of 1990-2021
+(30 whole years for the indices, and a UTC-8 place for local days), Santiago de Chile's of January 2024,
+a 3 x 3 box in the Alps of January 2024 (an area for the Python API) and a 2 x 2 box at 60 N over
+1991-1993 (an area's climate).
+The downloads are deterministic (seed 0), so they are kept under .local/test-downloads between runs."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from ..helpers import cli, forget
+
+CACHE = Path(__file__).resolve().parents[3] / ".local" / "test-downloads"
+NOW = datetime(2025, 2, 1, tzinfo=UTC)  # publication cut-off: every hour of 2024 is out
+# (name, the grid point's cell as N/W/S/E, first year, last year, months)
+POINTS = {
+    "jakarta": ((-6.25, 106.75, -6.25, 106.75), 1940, 2024, range(1, 13)),
+    "los_angeles": ((34.0, -118.25, 34.0, -118.25), 1990, 2021, range(1, 13)),
+    "santiago": ((-33.5, -70.75, -33.5, -70.75), 2024, 2024, range(1, 2)),
+    "alps": ((45.5, 7.0, 45.0, 7.5), 2024, 2024, range(1, 2)),  # 3 x 3 grid points: an area for the API
+    "box": ((60.0, 20.0, 59.75, 20.25), 1991, 1993, range(1, 13)),  # 2 x 2 grid points: an area's climate
+}
+
+
+def download(name: str) -> Path:
+    from localcds.synth import write_download
+
+    area, first, last, months = POINTS[name]
+    path = CACHE / f"climate-{name}-{first}-{last}.nc"
+    if path.exists():
+        return path
+    CACHE.mkdir(parents=True, exist_ok=True)
+    request = {
+        "product_type": ["reanalysis"], "variable": ["2m_temperature", "total_precipitation"],
+        "year": [str(y) for y in range(first, last + 1)], "month": [f"{m:02d}" for m in months],
+        "day": [f"{d:02d}" for d in range(1, 32)], "time": [f"{h:02d}:00" for h in range(24)],
+        "data_format": "netcdf", "download_format": "unarchived", "area": [f"{a:g}" for a in area],
+    }
+    partial = path.with_suffix(".part")
+    write_download(request, partial, seed=0, now=NOW)
+    partial.rename(path)
+    return path
+
+
+@pytest.fixture(scope="package")
+def places_table(db_url: str) -> Iterator[str]:
+    """Read only: the three places' hourly rows and their rollups."""
+    table = f"c_{uuid.uuid4().hex[:10]}"
+    try:
+        for name in POINTS:
+            code, out, err, _ = cli("load-file", str(download(name)), "--table", table, "--json")
+            assert code == 0, out + err
+        yield table
+    finally:
+        forget(db_url, table)

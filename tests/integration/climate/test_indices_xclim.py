@@ -1,0 +1,99 @@
+"""The climate indices equal xclim's, computed here with xclim from Los Angeles' daily series over 30
+years (1991-2020): the local days (UTC-8) made in pandas from the hourly rows, not by the product."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+import xarray as xr
+
+from era5etl.db import connect
+from era5etl.read.places import find_place
+from era5etl.read.points import nearest_point
+
+from ..helpers import cli
+
+NAMES = ["frost_days", "summer_days", "tropical_nights", "tx90p", "warm_spell_days", "rx1day", "rx5day",
+         "consecutive_dry_days", "heating_degree_days", "cooling_degree_days", "icing_days"]
+
+
+def _daily(db_url: str, table: str) -> pd.DataFrame:
+    la = find_place("Los Angeles", "US")
+    with connect(db_url) as conn:
+        point = nearest_point(conn, table, la.latitude, la.longitude)
+        rows = conn.execute(f"SELECT time, temperature_2m::float8, total_precipitation::float8 FROM {table}"
+                            " WHERE location_id = %s ORDER BY time", (point.location_id,)).fetchall()
+    frame = pd.DataFrame(rows, columns=["time", "t", "pr"])
+    frame["day"] = (pd.to_datetime(frame["time"], utc=True).dt.tz_localize(None) - pd.Timedelta(hours=8)).dt.floor("D")
+    daily = frame.groupby("day").agg(tn=("t", "min"), tx=("t", "max"), tg=("t", "mean"), pr=("pr", "sum"),
+                                     hours=("t", "size"))
+    daily = daily.loc["1991-01-01":"2020-12-31"]
+    assert len(daily) == 10958 and (daily["hours"] == 24).all()
+    return daily
+
+
+def _array(daily: pd.DataFrame, column: str, units: str) -> xr.DataArray:
+    # The values as the product keeps them: a day's min, max, mean and total as float4.
+    values = daily[column].to_numpy().astype(np.float32).astype(np.float64)
+    return xr.DataArray(values, coords={"time": daily.index.to_numpy()}, dims="time", attrs={"units": units})
+
+
+def _xclim(daily: pd.DataFrame) -> dict[str, np.ndarray]:
+    from xclim import indices as xi
+    from xclim.core.calendar import percentile_doy
+
+    tn, tx, tg = (_array(daily, c, "degC") for c in ("tn", "tx", "tg"))
+    pr = _array(daily, "pr", "mm/d")
+    tx90 = percentile_doy(tx, window=5, per=90).sel(percentiles=90)
+    out = {
+        "frost_days": xi.frost_days(tn, freq="YS"),
+        "icing_days": xi.ice_days(tx, freq="YS"),
+        "summer_days": xi.tx_days_above(tx, thresh="25 degC", freq="YS"),
+        "tropical_nights": xi.tn_days_above(tn, thresh="20 degC", freq="YS"),
+        "tx90p": xi.tx90p(tx, tx90, freq="YS"),
+        "warm_spell_days": xi.warm_spell_duration_index(tx, tx90, window=6, freq="YS"),
+        "rx1day": xi.max_1day_precipitation_amount(pr, freq="YS"),
+        "rx5day": xi.max_n_day_precipitation_amount(pr, window=5, freq="YS"),
+        "consecutive_dry_days": xi.maximum_consecutive_dry_days(pr, thresh="1 mm/day", freq="YS"),
+        "heating_degree_days": xi.heating_degree_days(tg, thresh="17 degC", freq="YS"),
+        "cooling_degree_days": xi.cooling_degree_days(tg, thresh="18 degC", freq="YS"),
+    }
+    return {k: np.asarray(v.values, dtype=np.float64) for k, v in out.items()}
+
+
+@pytest.fixture(scope="module")
+def ours(places_table: str) -> dict[str, Any]:
+    code, out, err, data = cli("climate", "--place", "Los Angeles", "--country", "US", "--from", "1991", "--to",
+                               "2020", "--baseline", "1991-2020", "--index", *NAMES, "--table", places_table,
+                               "--json")
+    assert code == 0, out + err
+    assert data is not None and data["utc_offset_hours"] == -8
+    return data
+
+
+def test_the_indices_equal_xclims_on_thirty_years(db_url: str, places_table: str, ours: dict[str, Any]) -> None:
+    want = _xclim(_daily(db_url, places_table))
+    indices = ours["indices"]
+    assert list(indices) == NAMES
+    for name in NAMES:
+        years = indices[name]["years"]
+        assert [r["year"] for r in years] == list(range(1991, 2021)) and not any(r["partial"] for r in years)
+        got = np.array([r["value"] for r in years], dtype=np.float64)
+        assert got == pytest.approx(want[name], abs=1e-3), name
+    # Each index means something here: not a column of zeros that any code would match.
+    for name in ("frost_days", "summer_days", "tropical_nights", "tx90p", "rx1day", "heating_degree_days"):
+        assert want[name].sum() > 0, name
+
+
+def test_each_index_has_its_trend(ours: dict[str, Any]) -> None:
+    from scipy import stats
+
+    years = ours["indices"]["summer_days"]["years"]
+    x = np.array([r["year"] for r in years], dtype=float)
+    y = np.array([r["value"] for r in years], dtype=float)
+    trend = ours["indices"]["summer_days"]["trend_per_decade"]
+    assert trend["ols"] == pytest.approx(stats.linregress(x, y).slope * 10)
+    assert trend["theil_sen"] == pytest.approx(stats.theilslopes(y, x).slope * 10)
