@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 import xarray as xr
 
+from era5etl.core.tiles import TILE_COLUMN
 from era5etl.db import connect
 from era5etl.db.columns import table_columns
 
@@ -24,8 +25,12 @@ OLD_3H = "oldcds_t2m_tp_d2m_msl_2023-01-01_3hourly_netcdf3.nc"
 
 def table_frame(url: str, table: str) -> pd.DataFrame:
     with connect(url) as conn:
+        columns = table_columns(conn, table)
+        if TILE_COLUMN in columns:  # a key the loader fills from the id (core.tiles), -1 without one
+            assert conn.execute(f"SELECT count(*) FROM {table} WHERE tile IS DISTINCT FROM"
+                                " coalesce(era5_tile(location_id), -1)").fetchone() == (0,)
         # ::float8 widens float4 exactly; the text form would round-trip through a shortest decimal.
-        floats = ", ".join(f"{c}::float8 AS {c}" for c in table_columns(conn, table)[2:])
+        floats = ", ".join(f"{c}::float8 AS {c}" for c in columns[2:] if c != TILE_COLUMN)
         cur = conn.execute(f"SELECT time, location_id, {floats} FROM {table} ORDER BY time, location_id")
         names = [d.name for d in cur.description or []]
         frame = pd.DataFrame(cur.fetchall(), columns=names)
