@@ -36,7 +36,7 @@ DataFormat = Literal["netcdf", "grib"]
 # Which staged downloads outlive their month's validation (fetch.retention).
 KeepDownloads = Literal["none", "failed", "all"]
 # The columnstore layout of a new table (db.layout).
-TableLayout = Literal["tiles", "time"]
+TableLayout = Literal["auto", "tiles", "time"]
 
 
 def _parsed(kind: Any) -> BeforeValidator:
@@ -131,10 +131,11 @@ class Settings(BaseSettings):
         "auto", description="`auto`: finish validated months in the columnstore (compress what is left, merge "
                             "the month's chunks) when the licence allows, else say so and go on; `off`")
     layout: Annotated[TableLayout, BeforeValidator(_lowercase)] = Field(
-        "tiles", description="the columnstore layout a new table is made with: `tiles` (segmented by a tile of 32 "
-                             "neighbouring grid points: a place reads its own rows, an hour's map a day of each "
-                             "tile) or `time` (batches of one hour's neighbours: the layout of tables made before "
-                             "tiles); an existing table keeps its own, `table relayout` moves it (docs/table.md)")
+        "auto", description="the columnstore layout a new table is made with: `tiles` (segmented by a tile of 32 "
+                            "neighbouring grid points: a place reads its own rows), `time` (batches of one hour's "
+                            "neighbours: maps and wide loads fastest), or `auto`: tiles when the first load's area "
+                            "fits a month in one chunk (ERA5_CHUNK_ROWS), else time; an existing table keeps its own, "
+                            "`table relayout` moves it into tiles (docs/table.md)")
 
     rollups: bool = Field(
         True, description="write the daily and monthly rollups (`<table>_daily`, `<table>_monthly`) with the "

@@ -82,7 +82,7 @@ def cmd_load_file(args: argparse.Namespace) -> int:
             print(f"grid points are off the global {dataset.grid.step:g} degree lattice: location_id left NULL")
         if staged.levels and not args.json:
             print(f"{dataset.name}: levels {', '.join(map(str, staged.levels))} hPa")
-        created = ensure_schema(url, table, dataset=dataset, created_by="load-file")
+        created = ensure_schema(url, table, dataset=dataset, created_by="load-file", points=staged.points)
         try:
             added = ensure_columns(url, table, load_variables(staged.variables, dataset))
             if added and not args.json:

@@ -166,15 +166,32 @@ def _level_table_sql(table: str, dataset: Dataset) -> sql.Composed:
         table_ident(table), sql.Identifier(LEVEL_COLUMN), sql.SQL(", ").join(columns))
 
 
-def _lay_out(conn: psycopg.Connection[Any], table: str, dataset: Dataset) -> None:
-    """A new table's columnstore layout (db.layout): in tiles (ERA5_LAYOUT, the default) a ``tile``
-    key column and segmentby tile; a table on pressure levels, whose global hour is 38M rows, keeps
-    time order (a tile's day there would be a block of 922M rows)."""
+def new_layout(dataset: Dataset, points: int | None) -> str:
+    """The layout a new table gets (db.layout, ERA5_LAYOUT): ``auto`` picks tiles when the first load's
+    grid points over a 31-day month fit one chunk (ERA5_CHUNK_ROWS): its chunks are then a month or a
+    year, a tile's batch holds weeks of its points, and a place's history costs its own rows (the 441
+    points of 1940-2024: 4.4 bytes a row). A wider area loads a day per chunk, where a tile's batch is
+    its day (768 rows): loads, bytes and maps cost more than they give (docs/benchmarks.md), so it
+    gets the time layout; as does an unknown breadth. Tables on pressure levels keep time order (a
+    tile's day there would be a block of 922M rows)."""
     from era5etl import settings
+
+    wanted = settings.load()
+    if dataset.has_levels:
+        return "time"
+    if wanted.layout != "auto":
+        return wanted.layout
+    fits = points is not None and 0 < points * 744 <= wanted.chunk_rows  # ERA5_CHUNK_ROWS=0: days always
+    return "tiles" if fits else "time"
+
+
+def _lay_out(conn: psycopg.Connection[Any], table: str, dataset: Dataset, points: int | None) -> None:
+    """A new table's columnstore layout (:func:`new_layout`): in tiles a ``tile`` key column and
+    segmentby tile, ordered by (location_id, time); else ordered by (time, location_id)."""
     from era5etl.core.tiles import TILE_COLUMN
 
     ident = table_ident(table)
-    if settings.load().layout == "tiles" and not dataset.has_levels:
+    if new_layout(dataset, points) == "tiles":
         conn.execute(sql.SQL("ALTER TABLE {} ADD COLUMN IF NOT EXISTS {} int").format(
             ident, sql.Identifier(TILE_COLUMN)))
         segmentby, orderby = TILE_COLUMN, "location_id, time"
@@ -185,7 +202,7 @@ def _lay_out(conn: psycopg.Connection[Any], table: str, dataset: Dataset) -> Non
 
 
 def ensure_schema(url: str, table: str = "weather", chunk_interval: str = "1 day",
-                  dataset: Dataset | None = None, created_by: str = "era5etl") -> bool:
+                  dataset: Dataset | None = None, created_by: str = "era5etl", points: int | None = None) -> bool:
     """Create the extension, the pipeline's own tables, the hypertable ``table`` and its rollups if
     missing; True when this call made the table.
 
@@ -213,7 +230,7 @@ def ensure_schema(url: str, table: str = "weather", chunk_interval: str = "1 day
                 _check_kind(conn, table, dataset)
                 registry.claim(conn, table, dataset.name, dataset.has_levels, created_by)
             with conn.transaction():
-                _make_table(conn, table, chunk_interval, dataset, new)
+                _make_table(conn, table, chunk_interval, dataset, new, points)
                 if new:
                     registry.register(conn, table, dataset.name, created_by)
             return new
@@ -226,7 +243,8 @@ BOOKKEEPING_SQL = ("001_extension.sql", "002_pipeline_tables.sql", "003_cds_jobs
                    "005_land_points.sql", "006_tables.sql", "007_tiles.sql")
 
 
-def _make_table(conn: psycopg.Connection[Any], table: str, chunk_interval: str, dataset: Dataset, new: bool) -> None:
+def _make_table(conn: psycopg.Connection[Any], table: str, chunk_interval: str, dataset: Dataset, new: bool,
+                points: int | None = None) -> None:
     """The hypertable and, for a dataset without levels, its rollups: made where missing."""
     from era5etl.db.rollups import ensure_rollups
 
@@ -243,7 +261,7 @@ def _make_table(conn: psycopg.Connection[Any], table: str, chunk_interval: str, 
     # A new table gets the columnstore where the licence has it; an existing one keeps the
     # layout it has (a table someone set to the row store stays there).
     if new and columnstore_available(conn):
-        _lay_out(conn, table, dataset)
+        _lay_out(conn, table, dataset, points)
     if dataset.has_levels:
         return  # no rollups for a table on levels yet (docs/datasets.md)
     # New and existing tables alike: a table made before the rollups existed gets them now

@@ -87,7 +87,7 @@ def _prepare(url: str, job: MonthJob) -> tuple[bool, list[str]]:
     from era5etl.db.columns import ensure_columns
 
     created = ensure_schema(url, job.table, f"{int(job.chunk_interval.total_seconds())} seconds",
-                            dataset=job.dataset, created_by=f"run {job.run_id}")
+                            dataset=job.dataset, created_by=f"run {job.run_id}", points=job.area.points(job.grid))
     return created, ensure_columns(url, job.table, job.load_variables)
 
 

@@ -6,9 +6,11 @@ refused, then rebuilt."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -17,7 +19,7 @@ import xarray as xr
 from era5etl.core.grid import Area, Grid
 from era5etl.core.months import Month
 from era5etl.core.variables import VARIABLES
-from era5etl.db import connect, ensure_schema
+from era5etl.db import connect, drop_table, ensure_schema
 from era5etl.db.rollups import LegacyRollups
 from era5etl.pipeline.job import MonthJob
 from era5etl.pipeline.steps import RollupMismatch, validate_step
@@ -54,8 +56,9 @@ def _hypertables(url: str, table: str) -> dict[str, bool]:
 
 CONTRACT_TYPES = [(c, "timestamp with time zone" if c == "bucket" else "integer" if c in ("location_id", "hours")
                    else "real") for c in ROLLUP_COLUMNS]
-# A table laid out in tiles (the default: db.layout) has its rollups in tiles too: the tile after the keys.
-CONTRACT_TYPES.insert([c for c, _ in CONTRACT_TYPES].index("hours") + 1, ("tile", "integer"))
+# A table laid out in tiles (db.layout) has its rollups in tiles too: the tile after the keys.
+TILED_CONTRACT_TYPES = [*CONTRACT_TYPES]
+TILED_CONTRACT_TYPES.insert([c for c, _ in CONTRACT_TYPES].index("hours") + 1, ("tile", "integer"))
 
 
 def test_every_table_gets_its_rollups_with_exactly_the_contracts_columns(db_url: str, table: str) -> None:
@@ -63,6 +66,16 @@ def test_every_table_gets_its_rollups_with_exactly_the_contracts_columns(db_url:
     assert _hypertables(db_url, table) == {f"{table}_daily": True, f"{table}_monthly": True}
     for relation in (f"{table}_daily", f"{table}_monthly"):
         assert _columns(db_url, relation) == CONTRACT_TYPES
+    # In tiles (a table made so, or moved: db.layout) the rollups carry the tile after their keys.
+    tiled = f"{table}_t"
+    try:
+        with mock.patch.dict(os.environ, {"ERA5_LAYOUT": "tiles"}):
+            ensure_schema(db_url, tiled)
+        for relation in (f"{tiled}_daily", f"{tiled}_monthly"):
+            assert _columns(db_url, relation) == TILED_CONTRACT_TYPES
+    finally:
+        with connect(db_url, autocommit=True) as conn:
+            drop_table(conn, tiled)
     with connect(db_url) as conn:
         assert conn.execute(f"SELECT count(*) FROM {table}_daily").fetchone() == (0,)
         # No continuous aggregate, no policy: nothing refreshes them behind the pipeline's back.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
+import pytest
 
 from era5etl.core.tiles import TILE_POINTS, tile_groups, tile_of, tile_runs
 from era5etl.db import SQL_DIR
@@ -37,3 +38,23 @@ def test_runs_and_groups_cut_at_tile_boundaries() -> None:
     assert [(g.start, g.stop) for g in tile_groups(tiles, 2, 4)] == [(0, 3), (3, 5), (5, 6), (6, 10)]
     assert [(g.start, g.stop) for g in tile_groups(tiles, 1, 100)] == [(0, 10)]
     assert tile_groups(tiles[:0], 1, 4) == []
+
+
+def test_auto_lays_out_in_tiles_the_tables_whose_month_fits_a_chunk(monkeypatch: pytest.MonkeyPatch) -> None:
+    from era5etl.core.datasets import PRESSURE_LEVELS, SINGLE_LEVELS
+    from era5etl.db import new_layout
+
+    monkeypatch.delenv("ERA5_LAYOUT", raising=False)
+    monkeypatch.delenv("ERA5_CHUNK_ROWS", raising=False)
+    assert new_layout(SINGLE_LEVELS, 441) == "tiles"  # the default area: chunks of a year
+    assert new_layout(SINGLE_LEVELS, 33_602) == "tiles"  # 33,602 x 744 hours: 24,999,888 rows, one chunk a month
+    assert new_layout(SINGLE_LEVELS, 33_603) == "time"  # a day a chunk: a tile's batch would be its day
+    assert new_layout(SINGLE_LEVELS, 1_038_240) == "time"
+    assert new_layout(SINGLE_LEVELS, None) == "time"  # breadth unknown (a table made before any load)
+    assert new_layout(PRESSURE_LEVELS, 441) == "time"
+    monkeypatch.setenv("ERA5_CHUNK_ROWS", "0")  # every chunk a day
+    assert new_layout(SINGLE_LEVELS, 441) == "time"
+    monkeypatch.setenv("ERA5_LAYOUT", "tiles")
+    assert new_layout(SINGLE_LEVELS, 1_038_240) == "tiles"
+    monkeypatch.setenv("ERA5_LAYOUT", "time")
+    assert new_layout(SINGLE_LEVELS, 441) == "time"
