@@ -27,6 +27,7 @@ from era5etl.core.datasets import SINGLE_LEVELS, Dataset, LatLonGrid
 from era5etl.core.errors import InputError
 from era5etl.core.grid import GLOBAL_STEP, normalize_longitude
 from era5etl.db import rollup_tables, table_ident
+from era5etl.db.layout import in_tiles
 from era5etl.read.errors import ReadError
 from era5etl.read.hour import hour_columns
 
@@ -224,9 +225,11 @@ class _Search:
     def __init__(self, conn: Any, relation: str, bounds: Bounds, grid: LatLonGrid = SINGLE_LEVELS.grid) -> None:
         self.conn = conn
         self.grid = grid
+        # In tiles (db.layout) a point's rows are found through its tile's index, as a place's read does.
+        tile = sql.SQL(" AND r.tile = era5_tile(c.id)") if in_tiles(conn, relation) else sql.SQL("")
         self.probe_sql = sql.SQL("SELECT c.id FROM unnest(%s::int[]) AS c(id)"
-                                 " WHERE EXISTS (SELECT FROM {} r WHERE r.location_id = c.id)").format(
-            table_ident(relation))
+                                 " WHERE EXISTS (SELECT FROM {} r WHERE r.location_id = c.id{})").format(
+            table_ident(relation), tile)
         step, west = grid.step, grid.lon_first
         self.rows = (round(_index(bounds.south, -90, step)), round(_index(bounds.north, -90, step)))
         self.columns = (round(_index(bounds.west, west, step)), round(_index(bounds.east, west, step)))
