@@ -1,8 +1,9 @@
 """Tiles: the columnstore's unit of place (docs/table.md, "Where the rows live").
 
 A tile is ``TILE_POINTS`` grid points with consecutive ids: a strip of neighbours along a latitude
-row of the lattice (32 points are 8 degrees of ERA5's 0.25 lattice, 3.2 of ERA5-Land's 0.1). The
-hourly table and its rollups are segmented by ``tile``, a key column the loader fills from the id,
+row of the lattice (32 points are 8 degrees of ERA5's 0.25 lattice, 3.2 of ERA5-Land's 0.1). A table
+laid out in tiles (``db.layout``; ``db.new_layout`` says which tables are) and its rollups are
+segmented by ``tile``, a key column the loader fills from the id,
 so a compressed batch holds the rows of one tile and a place decodes its own tile's batches instead
 of a batch of some other hour's neighbours for every hour it asks for. Because a tile's ids are
 consecutive, each batch's location_id bounds are the tile's, and the server finds a place's batches

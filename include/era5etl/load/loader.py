@@ -251,19 +251,14 @@ def _pieces(block: Block, rows: int, tiles: Tiling | None = None) -> Iterator[tu
     their tiles."""
     if tiles is not None:
         for p in tile_groups(tiles.tiles, len(block.valid_time), rows):
-            yield _gathered(block, tiles.picks[p]), tiles.tiles[p]
+            yield _piece(block, slice(None), tiles.picks[p]), tiles.tiles[p]
         return
     for t, p in pgcopy.piece_slices(len(block.valid_time), len(block.latitude), rows):
         yield _piece(block, t, p), None
 
 
-def _gathered(block: Block, points: np.ndarray) -> Block:
-    return Block(block.valid_time, None if block.location_id is None else block.location_id[points],
-                 block.latitude[points], block.longitude[points], {c: v[:, points] for c, v in block.values.items()},
-                 None if block.level is None else block.level[points])
-
-
-def _piece(block: Block, t: slice, p: slice) -> Block:
+def _piece(block: Block, t: slice, p: slice | np.ndarray) -> Block:
+    """The block's steps ``t`` at its points ``p`` (a slice: views; an index array: a copy)."""
     return Block(block.valid_time[t], None if block.location_id is None else block.location_id[p],
                  block.latitude[p], block.longitude[p], {c: v[t, p] for c, v in block.values.items()},
                  None if block.level is None else block.level[p])
