@@ -6,8 +6,6 @@ Staging is a 256 KiB tmpfs mounted for the test: the request's notes fit, the mo
 
 from __future__ import annotations
 
-import os
-import subprocess
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,21 +13,15 @@ from pathlib import Path
 import pytest
 
 from era5etl.db import connect
+from tests.tmpfs import small_tmpfs
 
 from ..helpers import cli, forget
 
 
 @pytest.fixture
 def small_staging(tmp_path: Path) -> Iterator[Path]:
-    if os.geteuid() != 0:
-        pytest.fail("mounting a small tmpfs needs root (the suite runs as root, like the local server)")
-    where = tmp_path / "staging"
-    where.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(where)], check=True)
-    try:
+    with small_tmpfs(tmp_path / "staging", "256k") as where:
         yield where
-    finally:
-        subprocess.run(["umount", str(where)], check=True)
 
 
 def test_a_full_disk_while_downloading_removes_the_partial_file_and_the_new_table(

@@ -7,27 +7,19 @@ are), filled by the write itself.
 from __future__ import annotations
 
 import errno
-import os
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from era5etl.core.files import write_json
+from tests.tmpfs import small_tmpfs
 
 
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
-    if os.geteuid() != 0:
-        pytest.fail("mounting a small tmpfs needs root (the suite runs as root, like the local server)")
-    where = tmp_path / "small"
-    where.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(where)], check=True)
-    try:
+    with small_tmpfs(tmp_path / "small", "64k") as where:
         yield where
-    finally:
-        subprocess.run(["umount", str(where)], check=True)
 
 
 @pytest.mark.parametrize("private", [False, True])
