@@ -27,9 +27,11 @@ from urllib.parse import quote
 
 import pytest
 
+from era5etl.core.months import Month
 from era5etl.core.paths import PROJECT_ROOT
 from era5etl.db import connect
 from era5etl.report import STATE_COLOURS
+from era5etl.track import liveness
 from tests.e2e.apiserver import CHROMIUM, CHROMIUM_ARGS, PATH, STARTUP_TIMEOUT_S, api_server, clean, status
 
 pytestmark = pytest.mark.e2e
@@ -39,6 +41,7 @@ AREA = "46/7/45/8"
 LOADED = "2024-01"
 # Months the test writes straight into the ledger, each in a state of its own.
 SYNTHETIC = {"2023-11": "pending", "2024-02": "failed", "2024-03": "loading"}
+BUSY = "2024-03"  # the synthetic month a live run holds (the fixture holds its lock)
 
 
 @dataclass(frozen=True)
@@ -93,8 +96,11 @@ def stack(db_url: str, cds: Any, tmp_path_factory: pytest.TempPathFactory) -> It
                     " AND task = 'load' AND month = %s", (table, f"{LOADED}-01")).fetchone()
             assert row is not None and row[0] > 0
             server.wait_healthy(deadline)
-            yield Stack(url=server.url, password=server.admin_password(), table=table, chunks=int(row[0]),
-                        log=server.log)
+            # The synthetic "loading" month is a live run's: a month held by no live session reads as
+            # a dead run's, failed (track.liveness), so the test holds its lock as a loading run does.
+            with liveness.hold(db_url, table, Month.parse(BUSY), AREA):
+                yield Stack(url=server.url, password=server.admin_password(), table=table, chunks=int(row[0]),
+                            log=server.log)
     finally:
         clean(db_url, table, cds_url)
         shutil.rmtree(work, ignore_errors=True)
