@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 from era5etl import settings
+from era5etl.cli.common import table_arg
 from era5etl.cli.place import add_place_arguments, add_tz_argument
 from era5etl.core.errors import InputError
 from era5etl.db import connect, database_url
@@ -37,7 +38,7 @@ def add_parsers(sub: Any) -> None:
     cl.add_argument("--index", nargs="+", metavar="NAME",
                     help=f"indices (default: those of the variable): {', '.join(INDICES)}")
     add_tz_argument(cl, "default: a --place's standard offset ('local'), UTC days for coordinates")
-    cl.add_argument("--table", help="the hypertable to read (default ERA5_TABLE, else weather)")
+    cl.add_argument("--table", type=table_arg, help="the hypertable to read (default ERA5_TABLE, else weather)")
     out = cl.add_mutually_exclusive_group()
     out.add_argument("--csv", action="store_true", help="print the years as CSV: year,value,anomaly,days,partial")
     out.add_argument("--json", action="store_true", help="end with one JSON object (docs/climate.md)")
