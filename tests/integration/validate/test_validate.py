@@ -70,7 +70,8 @@ def copy_of(db_url: str, loaded: MonthJob) -> Iterator[Callable[..., MonthJob]]:
 
     def make(chunk_interval: str = "1 day") -> MonthJob:
         name = f"v_{uuid.uuid4().hex[:10]}"
-        ensure_schema(db_url, name, chunk_interval)
+        # The same layout as the loaded month's table (its area's points decide it: db.new_layout).
+        ensure_schema(db_url, name, chunk_interval, points=loaded.area.points(loaded.grid))
         with connect(db_url, autocommit=True) as conn:
             # The rollups the load wrote too: validate checks them against the hourly rows.
             for suffix in ("", "_daily", "_monthly"):
