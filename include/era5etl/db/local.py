@@ -283,6 +283,11 @@ class LocalTimescale:
                 f"stop it, or edit the port in {self.state_file} and "
                 f"{self._host(DATA_DIR_IN_ROOT)}/postgresql.auto.conf"
             )
+        locks = [self._host(f"{DATA_DIR_IN_ROOT}/postmaster.pid"), *self.socket_path.glob(".s.PGSQL.*.lock")]
+        for lock in locks:
+            if pid_file_is_stale(lock, self.root):
+                log.info("removing %s: its process is gone or another root's", lock)
+                lock.unlink()
         # The socket's directory, made (or put right) at every start: the server's user's alone.
         uid, gid = self._ids()
         self.socket_path.mkdir(parents=True, exist_ok=True)
@@ -364,3 +369,20 @@ def _choose_port(home: Path) -> int:
         if port_free(port):
             return port
     raise DatabaseError(f"no free port in {base}..{base + 199} for the local TimescaleDB")
+
+
+def pid_file_is_stale(pid_file: Path, root: Path) -> bool:
+    """Whether a server's lock file (``postmaster.pid``, a socket's ``.lock``) names no process of
+    ``root``. PostgreSQL refuses to start while the PID in one is alive; a server that died (the machine's processes killed) leaves the file,
+    and chroots share the host's PIDs, so another checkout's server can hold that PID later."""
+    try:
+        pid = int(pid_file.read_text().splitlines()[0])
+    except (FileNotFoundError, IndexError, ValueError):
+        return False
+    try:
+        return Path(os.readlink(f"/proc/{pid}/root")).resolve() != root.resolve()
+    except FileNotFoundError:
+        return True
+    except PermissionError:  # not ours to judge
+        return False
+
