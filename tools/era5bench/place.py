@@ -141,6 +141,61 @@ def planning_over_chunks(url: str, table: str, runs: int) -> dict[str, Any]:
     return {"table": table, "chunks": int(chunks), "plan_ms": round(plan_ms, 2), "exec_ms": round(exec_ms, 2)}
 
 
+def yearly_copy(url: str, source: str, target: str) -> None:
+    """``target``: ``source``'s rows in chunks of a year (365 days), segmented by tile and ordered by
+    (location_id, time), written tile by tile in that order: the shape of a place-major copy of
+    finished years, where a place's year is ~9 batches of its own rows."""
+    from psycopg import sql
+
+    from era5etl.db import connect
+
+    with connect(url, autocommit=True) as conn:
+        have = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (target,)).fetchone()
+        if have and have[0]:
+            return
+        log(f"bench: copying {source} into {target} in yearly chunks ...")
+        src, dst = sql.Identifier(source), sql.Identifier(target)
+        conn.execute(sql.SQL("CREATE TABLE {} (LIKE {})").format(dst, src))
+        conn.execute("SELECT create_hypertable(%s, by_range('time', INTERVAL '365 days'))", (target,))
+        conn.execute(sql.SQL("ALTER TABLE {} SET (timescaledb.enable_columnstore, timescaledb.segmentby = 'tile',"
+                             " timescaledb.orderby = 'location_id, time')").format(dst))
+        conn.execute(sql.SQL("INSERT INTO {} SELECT * FROM {} ORDER BY tile, location_id, time").format(dst, src))
+        for (chunk,) in conn.execute("SELECT show_chunks(%s)", (target,)).fetchall():
+            conn.execute("CALL convert_to_columnstore(%s)", (chunk,))
+
+
+def history(url: str, table: str, runs: int) -> dict[str, Any]:
+    """A place's whole hourly history from ``table``: chunks, server planning and execution (EXPLAIN
+    ANALYZE, medians over its points and ``runs``) and the rows."""
+    from era5etl.db import connect
+
+    with connect(url) as conn:
+        counted = conn.execute("SELECT count(*) FROM show_chunks(%s)", (table,)).fetchone()
+        points = [r[0] for r in conn.execute(f"SELECT DISTINCT location_id FROM {table} WHERE time = '2000-01-01'")]
+        plans, execs = [], []
+        for point in points:
+            plan_ms, exec_ms = _server(conn, _place_sql(table, True), {"id": point, "a": "1940-01-01",
+                                                                      "b": "2025-01-01"}, runs)
+            plans.append(plan_ms)
+            execs.append(exec_ms)
+        rows = conn.execute(f"SELECT count(*) FROM {table} WHERE location_id = %s AND tile = era5_tile(%s)",
+                            (points[0], points[0])).fetchone()
+    assert counted is not None and rows is not None
+    return {"table": table, "chunks": int(counted[0]), "rows": int(rows[0]),
+            "plan_ms": round(statistics.median(plans), 2), "exec_ms": round(statistics.median(execs), 2)}
+
+
+def copies(url: str, runs: int) -> int:
+    """``--copies``: a place's 1940-2024 from the monthly chunks against a yearly place-major copy."""
+    _monthly_chunks(url, "bench_chunks_1020")
+    yearly_copy(url, "bench_chunks_1020", "bench_years")
+    for table in ("bench_chunks_1020", "bench_years"):
+        r = history(url, table, runs)
+        print(f"{table}: {r['chunks']:,} chunks, {r['rows']:,} rows a place; server {r['plan_ms']:.1f} ms planning"
+              f" + {r['exec_ms']:.1f} ms execution = {r['plan_ms'] + r['exec_ms']:.1f} ms")
+    return 0
+
+
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="python -m era5bench place",
                                 description="a place's month at global breadth in each layout, and the projection of "
@@ -148,10 +203,14 @@ def main(argv: list[str]) -> int:
     p.add_argument("--runs", type=int, default=9, help="warm runs of each read (default 9)")
     p.add_argument("--reload", action="store_true", help="load the tables again even if they are there")
     p.add_argument("--json", action="store_true", help="end with one JSON object")
+    p.add_argument("--copies", action="store_true",
+                   help="only a place's 1940-2024 from monthly chunks against a copy in yearly chunks")
     args = p.parse_args(argv)
     from era5etl.db import connect, database_url
 
     url = database_url()
+    if args.copies:
+        return copies(url, args.runs)
     band = cached_download(day_request(MONTH_DAYS, BAND))
     points = cached_download(day_request(MONTH_DAYS, POINTS))
     out: dict[str, Any] = {"loads": {}, "reads": {}}
