@@ -19,9 +19,12 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
+import stat
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 import uuid
@@ -123,8 +126,12 @@ class Launched:
 
 
 @pytest.fixture(scope="module")
-def launched(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Launched]:
-    stack = Launched(tmp_path_factory.mktemp("first-start"))
+def launched() -> Iterator[Launched]:
+    work = Path(tempfile.mkdtemp(prefix="era5-first-start-"))
+    # Open to any user: only the home's and the files' own modes may protect the secrets (the
+    # secrets test beside this one checks them as ``nobody``).
+    work.chmod(0o755)
+    stack = Launched(work)
     try:
         stack.up()
         yield stack
@@ -136,6 +143,7 @@ def launched(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Launched]:
             os.killpg(stack.proc.pid, signal.SIGKILL)
             stack.proc.wait()
         stack.clean()
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def _wait(what: str, check: Any, stack: Launched, timeout: float = 300) -> Any:
@@ -159,6 +167,39 @@ def _forkservers(stack: Launched) -> list[int]:
         except psutil.Error:
             continue
     return found
+
+
+# Secrets on disk are their owner's alone (issue 31). The reproduction: ``runuser -u nobody -- cat
+# .local/airflow/simple_auth_manager_passwords.json.generated`` printed the admin password (the file
+# was 0644 in a 0755 folder), and so did the api-server's log, which echoes it. Here the home's parent
+# is open to any user (a control file beside it proves ``nobody`` gets that far), and every file that
+# holds or echoes a secret is checked two ways: its mode gives nothing to group or others, and
+# ``nobody`` cannot read it. First in the module: it needs the stack up, the next test ends with down.
+
+
+def _nobody_reads(path: Path) -> bool:
+    return subprocess.run(["runuser", "-u", "nobody", "--", "cat", str(path)], capture_output=True,
+                          timeout=30).returncode == 0
+
+
+def test_the_password_files_logs_and_state_are_the_owners_alone(launched: Launched) -> None:
+    home = launched.home
+    control = home.parent / "control.txt"
+    control.write_text("anyone may read this\n")
+    control.chmod(0o644)
+    assert _nobody_reads(control), "nobody cannot reach the home's folder: the checks below would prove nothing"
+
+    passwords = home / "simple_auth_manager_passwords.json.generated"
+    assert launched.password in passwords.read_text()
+    logs = home / "logs" / "era5-stack"
+    secrets = [passwords, home / "era5-secrets.json", home / "era5-stack.json", *sorted(logs.glob("*.log"))]
+    assert (logs / "api-server.log") in secrets
+    for path in secrets:
+        mode = stat.S_IMODE(path.stat().st_mode)
+        assert mode & 0o077 == 0, f"{path} is {mode:o}"
+        assert not _nobody_reads(path), f"nobody can read {path}"
+    for folder in (home, home / "logs", logs):
+        assert stat.S_IMODE(folder.stat().st_mode) & 0o077 == 0, f"{folder} is open to others"
 
 
 def test_one_command_starts_airflow_loads_only_what_was_asked_and_stops(launched: Launched) -> None:
