@@ -373,8 +373,9 @@ def _choose_port(home: Path) -> int:
 
 def pid_file_is_stale(pid_file: Path, root: Path) -> bool:
     """Whether a server's lock file (``postmaster.pid``, a socket's ``.lock``) names no process of
-    ``root``. PostgreSQL refuses to start while the PID in one is alive; a server that died (the machine's processes killed) leaves the file,
-    and chroots share the host's PIDs, so another checkout's server can hold that PID later."""
+    ``root``. PostgreSQL refuses to start while the PID in one is alive; a server that died (the
+    machine's processes killed) leaves the file, and chroots share the host's PIDs, so another
+    checkout's server can hold that PID later."""
     try:
         pid = int(pid_file.read_text().splitlines()[0])
     except (FileNotFoundError, IndexError, ValueError):
