@@ -100,7 +100,7 @@ def test_a_countrys_daily_mean_is_the_cells_overlap_weighted_mean(db_url: str, r
                                   "temperature_2m_mean", "--table", region_table, "--json")
     assert code == 0 and monthly is not None, out + err
     assert monthly["values"]["temperature_2m_mean"] == pytest.approx(
-        [list(_reference(rows, weights, "M").values())[0]], abs=0.001)
+        [next(iter(_reference(rows, weights, "M").values()))], abs=0.001)
 
     code, out, err, hourly = cli("series", "--region", "luxembourg", "--hourly", "--from", "2024-01-10", "--to",
                                  "2024-01-10", "--variables", "temperature_2m_mean", "--table", region_table, "--json")
@@ -148,15 +148,15 @@ def test_a_region_inside_one_cell_gets_that_cell(region_table: str, tmp_path: Pa
 
 
 def test_unknown_and_unloaded_regions_are_refused(region_table: str, tmp_path: Path) -> None:
-    code, out, err, _ = cli("series", "--region", "Luxemburg", "--daily", "--table", region_table)
+    code, _, err, _ = cli("series", "--region", "Luxemburg", "--daily", "--table", region_table)
     assert code == 2 and "no country named 'Luxemburg'" in err and "Luxembourg" in err.split("closest names")[1], err
-    code, out, err, _ = cli("climate", "--region", "Chille", "--table", region_table)
+    code, _, err, _ = cli("climate", "--region", "Chille", "--table", region_table)
     assert code == 2 and "Chile" in err.split("closest names")[1], err
-    code, out, err, _ = cli("series", "--region", "CL", "--daily", "--table", region_table)
+    code, _, err, _ = cli("series", "--region", "CL", "--daily", "--table", region_table)
     assert code == 2 and "grid points of Chile" in err and "outside what" in err, err
     line = tmp_path / "line.geojson"
     line.write_text(json.dumps({"type": "LineString", "coordinates": [[6, 49.5], [6.2, 49.8]]}))
-    code, out, err, _ = cli("series", "--region-file", str(line), "--daily", "--table", region_table)
+    code, _out, err, _ = cli("series", "--region-file", str(line), "--daily", "--table", region_table)
     assert code == 2 and "'LineString'" in err, err
 
 
