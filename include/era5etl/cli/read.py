@@ -210,6 +210,10 @@ def _area_series(args: argparse.Namespace, table: str, start: datetime | None, e
         return 0
     data = area_json(s)
     if args.json:
+        if region is not None:
+            from era5etl.read.region_series import region_json
+
+            data = region_json(s)
         print(json.dumps(data))
         return 0
     header = ["time", "points", "hours"] + [f"{c} ({UNITS[c]})" for c in s.columns]
@@ -240,7 +244,12 @@ def _area_local(args: argparse.Namespace, table: str, start: datetime | None, en
             from era5etl.read.region_series import region_local_daily
 
             s = region_local_daily(conn, table, region, first, last, variables, shift)
-    data = area_local_json(s, shift)
+    if region is None:
+        data = area_local_json(s, shift)
+    else:
+        from era5etl.read.region_series import region_json
+
+        data = region_json(s, shift)
     print(f"{_named(s)}, {len(s.time):,} days of {offset_text(shift)} from the hourly rows of {table}")
     if args.csv or not args.json:
         header = ["time", "points", "hours", *s.columns]

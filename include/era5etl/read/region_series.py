@@ -155,5 +155,15 @@ def region_local_daily(conn: Any, table: str, region: Region, start: datetime | 
     return _series(region, table, "day", columns, row)
 
 
-__all__ = ["WEIGHTING", "check_region", "region_local_daily", "region_local_statement", "region_series",
-           "region_statement"]
+def region_json(s: AreaSeries, offset_minutes: int | None = None) -> dict[str, Any]:
+    """``read.area.area_json`` of a region's series (of days of ``offset_minutes`` when given), with
+    ``region`` first: its name, ISO code, source, points, box and weighting."""
+    from era5etl.read.area import area_json
+    from era5etl.read.area_localday import area_local_json
+
+    data = area_json(s) if offset_minutes is None else area_local_json(s, offset_minutes)
+    return {"region": s.area.describe(), **data}
+
+
+__all__ = ["WEIGHTING", "check_region", "region_json", "region_local_daily", "region_local_statement",
+           "region_series", "region_statement"]

@@ -32,7 +32,7 @@ from era5etl.read.errors import ReadError
 STEP = 0.25
 HALF = STEP / 2
 COUNTRIES_FILE = PROJECT_ROOT / "node_modules" / "world-atlas" / "countries-50m.json"
-SOURCE = "Natural Earth 4.1.0 admin-0 countries, 1:50m (npm world-atlas 2.0.2; public domain)"
+SOURCE = "Natural Earth 4.1.0 admin-0 countries at 1:50m, public domain, from npm world-atlas 2.0.2"
 
 
 @dataclass(frozen=True)
@@ -102,6 +102,16 @@ def countries() -> dict[str, tuple[str, str | None, str | None, Any]]:
         if known:
             out.setdefault(_fold(known["name"]), out[_fold(g["properties"]["name"])])
     return out
+
+
+@lru_cache(maxsize=1)
+def country_names() -> tuple[str, ...]:
+    """The countries' Natural Earth names, sorted (none when the outlines are not installed): the page's
+    choices, without building the outlines."""
+    if not COUNTRIES_FILE.is_file():
+        return ()
+    topo = json.loads(COUNTRIES_FILE.read_text())
+    return tuple(sorted(g["properties"]["name"] for g in topo["objects"]["countries"]["geometries"]))
 
 
 def country(text: str) -> tuple[str, str | None, Any]:
@@ -220,5 +230,6 @@ def resolve_region(name: str | None = None, path: str | Path | None = None) -> R
     return _country_region(name.strip())
 
 
-__all__ = ["COUNTRIES_FILE", "SOURCE", "Region", "cell_weights", "countries", "country", "geojson_outline",
+__all__ = ["COUNTRIES_FILE", "SOURCE", "Region", "cell_weights", "countries", "country", "country_names",
+           "geojson_outline",
            "region_from_file", "region_from_geojson", "resolve_region"]

@@ -164,7 +164,7 @@ def read_area_series(url: str, req: SeriesRequest) -> Reply:
 def read_region_series(url: str, req: SeriesRequest) -> Reply:
     """A region's series (``read.region_series``): its size (the region's points x steps) checked against
     the limit before a row is read. JSON or CSV."""
-    from era5etl.read.region_series import region_series
+    from era5etl.read.region_series import region_json, region_series
     from era5etl.read.regions import resolve_region
 
     assert req.region is not None
@@ -181,7 +181,7 @@ def read_region_series(url: str, req: SeriesRequest) -> Reply:
                                "from= and to=, or ask step=month") from None
     if req.format == "csv":
         return Reply(area_csv(s).encode(), CSV_TYPE, _slug("era5", table, "region", region.name, req.step) + ".csv")
-    return Reply(encode_json({"region": region.describe(), **area_json(s)}), JSON_TYPE)
+    return Reply(encode_json(region_json(s)), JSON_TYPE)
 
 
 def read_map(url: str, req: MapRequest) -> Reply:

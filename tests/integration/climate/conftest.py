@@ -27,7 +27,9 @@ POINTS = {
     "box": ((60.0, 20.0, 59.75, 20.25), 1991, 1993, range(1, 13)),  # 2 x 2 grid points: an area's climate
 }
 # Loaded into a table of its own (region_table): the places' table's loaded box stays what its tests expect.
-REGIONS = {"luxembourg": ((50.5, 5.5, 49.25, 6.75), 2024, 2024, range(1, 2))}
+REGIONS = {"luxembourg": ((50.5, 5.5, 49.25, 6.75), 2024, 2024, range(1, 2)),
+           # Singapore's four cells over ten years: a region for the Data view's Climate panel (tests/e2e).
+           "singapore": ((1.5, 103.75, 1.25, 104.0), 1991, 2000, range(1, 13))}
 
 
 def download(name: str) -> Path:

@@ -87,7 +87,7 @@ def test_a_countrys_daily_mean_is_the_cells_overlap_weighted_mean(db_url: str, r
                                "--table", region_table, "--json")
     assert code == 0, out + err
     assert data is not None and out.startswith("region Luxembourg (Natural Earth")
-    assert data["weighting"] == "cell overlap area x cos(latitude)"
+    assert data["weighting"] == "cell overlap area x cos(latitude)" and data["region"]["iso"] == "LU"
     assert len(data["time"]) == 31 and set(data["points"]) == {len(weights)}
     got = data["values"]["temperature_2m_mean"]
     assert [np.datetime64(t[:10]) for t in data["time"]] == sorted(want)
@@ -108,6 +108,17 @@ def test_a_countrys_daily_mean_is_the_cells_overlap_weighted_mean(db_url: str, r
     day = rows["time"].astype("datetime64[D]") == np.datetime64("2024-01-10")
     want_hours = _reference({k: v[day] for k, v in rows.items()}, weights, "h")
     assert hourly["values"]["temperature_2m_mean"] == pytest.approx(list(want_hours.values()), abs=0.001)
+
+    # Days of UTC+1 from the hourly rows: each point's local day, then the weighted mean.
+    code, out, err, local = cli("series", "--region", "LU", "--daily", "--tz", "+1", "--variables",
+                                "temperature_2m_mean", "--table", region_table, "--json")
+    assert code == 0 and local is not None, out + err
+    shifted = {**rows, "time": rows["time"] + np.timedelta64(1, "h")}
+    want_local = _reference(shifted, weights, "D")
+    assert [t[:10] for t in local["time"]] == [str(d) for d in sorted(want_local)]
+    assert local["hours"][0] == 23 * len(weights) and local["time"][1] == "2024-01-02T00:00:00+01:00"
+    assert np.allclose(local["values"]["temperature_2m_mean"], [want_local[d] for d in sorted(want_local)],
+                       atol=0.001, rtol=0)
 
 
 def _geojson(tmp_path: Path, polygon: list[list[float]], wrap: str = "FeatureCollection") -> Path:
@@ -211,8 +222,7 @@ def test_region_over_http_and_from_python(client: Any, db_url: str, region_table
     reply = client.get("/series", params={"region": "Luxembourg", "step": "day", "variables": "temperature_2m_mean",
                                           "table": region_table})
     assert reply.status_code == 200, reply.text
-    data = reply.json()
-    assert data["region"]["iso"] == "LU" and data["values"] == want["values"] and data["time"] == want["time"]
+    assert reply.json() == want
     reply = client.get("/climate", params={"region": "Luxemburg", "table": region_table})
     assert reply.status_code == 400 and "Luxembourg" in reply.json()["detail"], reply.text
 
