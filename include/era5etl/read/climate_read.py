@@ -121,6 +121,10 @@ def area_climate(conn: Any, table: str, box: Any, variable: str = "temperature_2
 
     area = box if isinstance(box, Region) else Area.parse(box)
     require_table(conn, table)
+    if isinstance(area, Region):
+        from era5etl.read.region_series import check_region
+
+        area = check_region(conn, table, area)
     column, _ = value_column(variable)
     lo = min(x for x in (first, span[0]) if x is not None)
     hi = max(x for x in (last, span[1]) if x is not None)
@@ -131,8 +135,9 @@ def area_climate(conn: Any, table: str, box: Any, variable: str = "temperature_2
     summary = summarize(daily, variable, span, years)
     days = "UTC days" if shift is None else f"days of {offset_text(shift)} from the hourly rows"
     if isinstance(area, Region):
-        described = (f"region {area} ({area.source}): {area.points:,} grid points weighted by their cells' overlap, "
-                     f"{days}")
+        outside = f", {area.left_out:,} outside the table's loaded box left out" if area.left_out else ""
+        described = (f"region {area} ({area.source}): {area.points:,} grid points weighted by their cells' overlap"
+                     f"{outside}, {days}")
         where: dict[str, Any] = {"region": {**area.describe(), "points_read": points, "described": described}}
     else:
         described = f"area {area}: {points:,} grid points, cos(latitude)-weighted, {days}"

@@ -88,9 +88,10 @@ def region_local_statement(table: str, columns: list[str], data: list[str]) -> s
         sql.SQL(", ").join(outer), sql.SQL(", ").join(middle), sql.SQL(", ").join(inner), table_ident(table), _JOIN)
 
 
-def check_region(conn: Any, table: str, region: Region) -> None:
-    """ReadError unless ``table`` is on ERA5's 0.25 degree grid without levels and its loaded box holds
-    every point of the region."""
+def check_region(conn: Any, table: str, region: Region) -> Region:
+    """The region's points inside ``table``'s loaded box (a country's far islands outside the box loaded
+    for its mainland are left out, and counted in ``left_out``); ReadError unless ``table`` is on ERA5's
+    0.25 degree grid without levels and its loaded box holds a point of the region."""
     dataset = table_dataset(conn, table)
     if dataset.grid.step != GLOBAL_STEP:
         raise ReadError(f"{table} holds {dataset.title} on its {dataset.grid.step:g} degree grid; a region's series "
@@ -101,11 +102,11 @@ def check_region(conn: Any, table: str, region: Region) -> None:
     tiny = 1e-9
     outside = ((region.latitudes > b.north + tiny) | (region.latitudes < b.south - tiny)
                | (region.longitudes < b.west - tiny) | (region.longitudes > b.east + tiny))
-    if outside.any():
+    if outside.all():
         n, w, s, e = region.describe()["box"]
-        raise ReadError(f"{int(outside.sum()):,} of the {region.points:,} grid points of {region} (within "
-                        f"{n:g}/{w:g}/{s:g}/{e:g}, N/W/S/E) lie outside what {table} holds: {b} (N/W/S/E); load "
-                        "the region's box first")
+        raise ReadError(f"none of the {region.points:,} grid points of {region} (within {n:g}/{w:g}/{s:g}/{e:g}, "
+                        f"N/W/S/E) lies in what {table} holds: {b} (N/W/S/E); load the region's box first")
+    return region.inside(~outside) if outside.any() else region
 
 
 def _series(region: Region, table: str, step: str, columns: list[str], row: Any) -> AreaSeries:
@@ -127,7 +128,7 @@ def region_series(conn: Any, table: str, region: Region, start: datetime | None,
     """The region's series in [start, end) (None: open) at ``step``, as ``read.area.area_series``."""
     step = check_step(step)
     require_table(conn, table)
-    check_region(conn, table, region)
+    region = check_region(conn, table, region)
     columns = area_columns(variables, data_columns(conn, table))
     start, end = _utc(start), _utc(end)
     relation, time_column = _source(conn, table, step)
@@ -141,7 +142,7 @@ def region_local_daily(conn: Any, table: str, region: Region, start: datetime | 
     """The region's days of UTC+``offset_minutes`` whose hours fall in [start, end) (None: the region's
     loaded span), as ``read.area_localday.area_local_daily``."""
     require_table(conn, table)
-    check_region(conn, table, region)
+    region = check_region(conn, table, region)
     data = data_columns(conn, table)
     columns = area_columns(variables, data)
     if start is None or end is None:

@@ -47,6 +47,7 @@ class Region:
     latitudes: np.ndarray
     longitudes: np.ndarray
     iso: str | None = None
+    left_out: int = 0  # the outline's points outside the table's loaded box, not read
 
     def __str__(self) -> str:
         return self.name
@@ -55,9 +56,17 @@ class Region:
     def points(self) -> int:
         return int(self.ids.size)
 
+    def inside(self, keep: np.ndarray) -> Region:
+        """The region's points where ``keep``, the others counted in ``left_out``."""
+        from dataclasses import replace
+
+        return replace(self, ids=self.ids[keep], weights=self.weights[keep], latitudes=self.latitudes[keep],
+                       longitudes=self.longitudes[keep], left_out=self.left_out + int((~keep).sum()))
+
     def describe(self) -> dict[str, Any]:
         """The JSON of the region: name, ISO code, source, points and their box (N/W/S/E)."""
         return {"name": self.name, "iso": self.iso, "source": self.source, "points": self.points,
+                "left_out": self.left_out,
                 "box": [float(self.latitudes.max()), float(self.longitudes.min()), float(self.latitudes.min()),
                         float(self.longitudes.max())],
                 "weighting": "cell overlap area x cos(latitude)"}

@@ -142,6 +142,16 @@ def test_a_geojson_files_region(db_url: str, region_table: str, tmp_path: Path) 
         assert code == 0 and data is not None, out + err
         assert set(data["points"]) == {len(weights)}
         assert np.allclose(data["values"]["temperature_2m_mean"], [want[d] for d in sorted(want)], atol=0.001, rtol=0)
+    # Reaching past the loaded box (to 51 N): the cells inside are read, the others left out and counted.
+    longer = [[5.8, 49.6], [6.4, 49.7], [6.0, 51.0], [5.8, 49.6]]
+    code, out, err, data = cli("series", "--region-file", str(_geojson(tmp_path, longer)), "--daily",
+                               "--variables", "temperature_2m_mean", "--table", region_table, "--json")
+    assert code == 0 and data is not None, out + err
+    inside = _weights(shapely.Polygon(longer), rows)
+    assert data["region"]["left_out"] > 0 and data["region"]["points"] == len(inside) == data["points"][0]
+    assert "outside the table's loaded box left out" in out
+    want = _reference(rows, inside, "D")
+    assert np.allclose(data["values"]["temperature_2m_mean"], [want[d] for d in sorted(want)], atol=0.001, rtol=0)
 
 
 def test_a_region_inside_one_cell_gets_that_cell(region_table: str, tmp_path: Path) -> None:
@@ -164,7 +174,7 @@ def test_unknown_and_unloaded_regions_are_refused(region_table: str, tmp_path: P
     code, _, err, _ = cli("climate", "--region", "Chille", "--table", region_table)
     assert code == 2 and "Chile" in err.split("closest names")[1], err
     code, _, err, _ = cli("series", "--region", "CL", "--daily", "--table", region_table)
-    assert code == 2 and "grid points of Chile" in err and "outside what" in err, err
+    assert code == 2 and "none of the 1,662 grid points of Chile" in err and "lies in what" in err, err
     line = tmp_path / "line.geojson"
     line.write_text(json.dumps({"type": "LineString", "coordinates": [[6, 49.5], [6.2, 49.8]]}))
     code, _out, err, _ = cli("series", "--region-file", str(line), "--daily", "--table", region_table)
