@@ -138,8 +138,11 @@ def cmd_series(args: argparse.Namespace) -> int:
     at = where(args.lat, args.lon, args.place, args.country)
     region = region_of(args)
     if args.area is not None or region is not None:
-        if at is not None or (args.area is not None and region is not None):
-            raise InputError("give one of a place (lat lon, or --place), --area N/W/S/E or --region, not more")
+        if args.area is not None and region is not None:
+            raise InputError("give --area N/W/S/E or --region (--region-file), not both")
+        if at is not None:
+            other = "--area N/W/S/E" if region is None else "--region"
+            raise InputError(f"give a place (lat lon, or --place) or {other}, not both")
         if args.tz is not None:
             return _area_local(args, table, start, end, variables)
         return _area_series(args, table, start, end, variables)

@@ -81,10 +81,11 @@ class ClimateRequest(BaseModel):
 
     @model_validator(mode="after")
     def _where(self) -> ClimateRequest:
+        if self.area is not None and self.region is not None:
+            raise InputError("give area= or region=, not both")
         if self.area is not None or self.region is not None:
-            if self.place is not None or self.lat is not None or self.lon is not None or (
-                    self.area is not None and self.region is not None):
-                raise InputError("give one of place= (or lat= and lon=), area= or region=")
+            if self.place is not None or self.lat is not None or self.lon is not None:
+                raise InputError(f"give place= (or lat= and lon=) or {'area=' if self.area else 'region='}, not both")
             return self
         if self.place is None and (self.lat is None or self.lon is None):
             raise InputError("give place= (a city by name, for example Jakarta), lat= and lon=, area=N/W/S/E or "

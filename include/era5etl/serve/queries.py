@@ -121,10 +121,12 @@ class SeriesRequest(_Query):
     def _place_or_area(self) -> SeriesRequest:
         if self.tz is not None and (self.step != "day" or self.area is not None or self.region is not None):
             raise InputError("tz sets the day boundary of one place's step=day series")
+        if self.area is not None and self.region is not None:
+            raise InputError("give area=N/W/S/E (an area) or region= (a country), not both")
         if self.area is not None or self.region is not None:
-            if self.lat is not None or self.lon is not None or self.place is not None or (
-                    self.area is not None and self.region is not None):
-                raise InputError("give one of lat and lon (a place), area=N/W/S/E (an area) or region= (a country)")
+            if self.lat is not None or self.lon is not None or self.place is not None:
+                other = "area=N/W/S/E (an area)" if self.area is not None else "region= (a country)"
+                raise InputError(f"give lat and lon (a place) or {other}, not both")
             return self
         if self.place is not None:
             if self.lat is not None or self.lon is not None:
