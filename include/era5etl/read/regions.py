@@ -31,7 +31,11 @@ from era5etl.read.errors import ReadError
 
 STEP = 0.25
 HALF = STEP / 2
-COUNTRIES_FILE = PROJECT_ROOT / "node_modules" / "world-atlas" / "countries-50m.json"
+_WORLD_ATLAS = Path("node_modules") / "world-atlas" / "countries-50m.json"
+# The checkout's (scripts/setup.sh), else where the Dockerfile puts it in the Airflow image, whose
+# installed package has no checkout around it (core.paths).
+COUNTRIES_FILE = next((root / _WORLD_ATLAS for root in (PROJECT_ROOT, Path("/opt/era5etl"))
+                       if (root / _WORLD_ATLAS).is_file()), PROJECT_ROOT / _WORLD_ATLAS)
 SOURCE = "Natural Earth 4.1.0 admin-0 countries at 1:50m, public domain, from npm world-atlas 2.0.2"
 
 
