@@ -87,8 +87,8 @@ def main(argv: list[str]) -> int:
         print(f"load {args.table}: {load['rows']:,} rows in {load['wall_s']} s ({load['rows_per_s_process']:,} rows/s)")
     print(f"Chile's outline and weights: {out['weights_ms']} ms")
     for step in ("month", "day"):
-        r = out[step]
-        print(f"region Chile, {step}ly, {r['steps']:,} steps x {r['points_read']:,} points ({r['left_out']} outside "
+        r, what = out[step], "monthly" if step == "month" else "daily"
+        print(f"region Chile, {what}, {r['steps']:,} steps x {r['points_read']:,} points ({r['left_out']} outside "
               f"the box left out): median {r['median_ms']} ms of {args.runs} warm runs {r['runs_ms']}")
     print(f"series --region Chile --monthly --json, the whole process: {out['process_monthly_s']} s")
     return 0
