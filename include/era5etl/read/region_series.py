@@ -163,8 +163,8 @@ def region_local_daily(conn: Any, table: str, region: Region, start: datetime | 
     data = data_columns(conn, table)
     columns = area_columns(variables, data)
     if start is None or end is None:
-        found = conn.execute(sql.SQL("SELECT min(time), max(time) FROM {} WHERE location_id = ANY(%s)").format(
-            table_ident(table)), (region.ids.tolist(),)).fetchone()
+        found = conn.execute(sql.SQL("SELECT min(time), max(time) FROM {} r WHERE {}").format(
+            table_ident(table), _BOX), _params(region, None, None)).fetchone()
         if found is None or found[0] is None:
             raise ReadError(f"no hourly rows of {table} for the region {region}")
         start, end = start or found[0], end or found[1] + timedelta(hours=1)
