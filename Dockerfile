@@ -3,7 +3,7 @@
 #
 #   docker compose build            # or: docker build -t era5etl-airflow .
 #
-# uPlot for the Data view's series charts, from the npm registry as package-lock.json pins it (what
+# uPlot for the Data view's series charts and world-atlas's country outlines, from the npm registry as package-lock.json pins it (what
 # scripts/setup.sh does on a checkout); only its dist/ files go into the image, served by the plugin.
 FROM node:20-slim AS web
 WORKDIR /web
@@ -45,6 +45,9 @@ COPY --chown=airflow:0 include /opt/era5etl/include
 RUN pip install --no-cache-dir --no-deps /opt/era5etl
 
 COPY --from=web --chown=airflow:0 /web/node_modules/uplot/dist /opt/era5etl/node_modules/uplot/dist
+# Natural Earth's admin-0 country outlines (1:50m) for --region (era5etl.read.regions).
+COPY --from=web --chown=airflow:0 /web/node_modules/world-atlas/countries-50m.json \
+     /opt/era5etl/node_modules/world-atlas/countries-50m.json
 COPY --chown=airflow:0 dags /opt/airflow/dags
 COPY --chown=airflow:0 plugins /opt/airflow/plugins
 

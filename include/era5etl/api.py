@@ -7,6 +7,7 @@ from era5etl import api
 api.series(place="Jakarta", step="day", tz="local")           # DataFrame: time index, a column per value
 api.climate(place="Jakarta", baseline=(1961, 1990))           # DataFrame per year; .attrs["climate"]: all of it
 api.area("-6/106.5/-6.5/107", "2024-01-01", "2024-02-01")     # xarray.Dataset (time, latitude, longitude)
+api.region_series("Chile", start="2024-01-01", end="2024-02-01")  # DataFrame: the region's weighted days
 ```
 
 Each function opens its own connection (``url``: default the pipeline's database, ERA5_DATABASE_URL
@@ -91,16 +92,24 @@ def climate_json(place: str | None = None, *, lat: float | None = None, lon: flo
                  country: str | None = None, variable: str = "temperature_2m",
                  baseline: tuple[int, int] | str = (1991, 2020), first: int | None = None,
                  last: int | None = None, indices: list[str] | None = None, tz: str | None = None,
-                 table: str | None = None, url: str | None = None) -> dict[str, Any]:
-    """The climate object ``climate --json`` prints, for the same request."""
+                 table: str | None = None, url: str | None = None, area: str | None = None,
+                 region: str | None = None, region_file: str | None = None) -> dict[str, Any]:
+    """The climate object ``climate --json`` prints, for the same request: a place (by name, or ``lat``
+    and ``lon``), an ``area`` (N/W/S/E), a ``region`` (a country's name or ISO code) or a
+    ``region_file`` (a GeoJSON file)."""
     from era5etl.db import connect
-    from era5etl.read.climate_read import climate_request
+    from era5etl.read.climate_read import area_climate, climate_request
+    from era5etl.read.regions import resolve_region
     from era5etl.read.where import where
 
     at = where(lat, lon, place, country)
-    if at is None:
-        raise ReadError("give a place by name or lat= and lon=")
+    chosen = [at is not None, area is not None, region is not None or region_file is not None]
+    if chosen.count(True) != 1:
+        raise ReadError("give one of a place by name, lat= and lon=, area=N/W/S/E, region= or region_file=")
     with connect(_url(url)) as conn:
+        if at is None:
+            box = area if area is not None else resolve_region(region, region_file)
+            return area_climate(conn, _table(table), box, variable, baseline, first, last, indices, tz)
         return climate_request(conn, _table(table), at, variable, baseline, first, last, indices, tz)
 
 
@@ -116,6 +125,42 @@ def climate(place: str | None = None, **request: Any) -> pd.DataFrame:
         frame[name] = pd.Series({r["year"]: r["value"] for r in index["years"]}, dtype="float64")
     frame[["value", "anomaly"]] = frame[["value", "anomaly"]].astype("float64")
     frame.attrs["climate"] = data
+    return frame
+
+
+def region_series(region: str | None = None, *, region_file: str | None = None, start: str | datetime | None = None,
+                  end: str | datetime | None = None, variables: list[str] | None = None, step: str = "day",
+                  tz: str | None = None, table: str | None = None, url: str | None = None) -> pd.DataFrame:
+    """A region's series (a country by name or ISO code, or a GeoJSON file) as a DataFrame: index
+    ``time`` (UTC, or with ``tz``, a fixed offset, each of its days' start), ``points``, ``hours`` and
+    the rollup columns (``temperature_2m_mean`` ...), its points weighted by their cells' overlap with
+    the outline; ``attrs``: the ``region`` (name, source, points, box) and ``units``."""
+    import pandas as pd
+
+    from era5etl.db import connect
+    from era5etl.read.area import area_json
+    from era5etl.read.localday import parse_offset
+    from era5etl.read.region_series import region_local_daily, region_series as read_region
+    from era5etl.read.regions import resolve_region
+
+    outline = resolve_region(region, region_file)
+    shift = None if tz is None else parse_offset(tz)
+    if shift is not None and step != "day":
+        raise ReadError("tz sets the day boundary of step='day'")
+    first, last, name = _moment(start), _moment(end), _table(table)
+    with connect(_url(url)) as conn:
+        if shift is None:
+            s = read_region(conn, name, outline, first, last, variables, step)  # type: ignore[arg-type]
+        else:
+            lag = timedelta(minutes=shift)
+            s = region_local_daily(conn, name, outline, first - lag if first else None,
+                                   last - lag if last else None, variables, shift)
+    index = pd.DatetimeIndex(pd.to_datetime(s.time).tz_localize("UTC"), name="time")
+    if shift is not None:
+        index = index.tz_convert(timezone(timedelta(minutes=shift)))
+    frame = pd.DataFrame({"points": s.points, "hours": s.hours, **{c: s.values[c] for c in s.columns}}, index=index)
+    frame.attrs.update({"region": outline.describe(), "step": step, "units": area_json(s)["units"],
+                        "utc_offset_hours": (shift or 0) / 60})
     return frame
 
 
@@ -137,4 +182,4 @@ def area(box: str, start: str | datetime, end: str | datetime, variables: list[s
     return grid
 
 
-__all__ = ["MAX_AREA_VALUES", "area", "climate", "climate_json", "series"]
+__all__ = ["MAX_AREA_VALUES", "area", "climate", "climate_json", "region_series", "series"]

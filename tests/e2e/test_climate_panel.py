@@ -1,6 +1,7 @@
 """The Data view's Climate panel in a real Airflow API server, seen by headless Chromium: Jakarta's grid
 point over 1940-2024 (the local CDS's synthetic download, through ``load-file``), the place typed by
-name and then the point's area, each drawn as one SVG bar per complete year whose anomaly is the
+name, then the point's area, then Singapore as a region (its four cells over 1991-2000), each drawn as
+one SVG bar per complete year whose anomaly is the
 ``/era5/climate`` answer's, which is ``climate --json``'s, with the OLS trend line. The API server
 machinery is ``test_data_view.py``'s (``apiserver.py``)."""
 
@@ -58,10 +59,14 @@ def served(db_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Se
             load = subprocess.run([sys.executable, "-m", "era5etl", "load-file", str(download("jakarta")), "--table",
                                    table], capture_output=True, text=True, timeout=600, check=False)
             assert load.returncode == 0, load.stdout + load.stderr
+            load = subprocess.run([sys.executable, "-m", "era5etl", "load-file", str(download("singapore")),
+                                   "--table", table], capture_output=True, text=True, timeout=600, check=False)
+            assert load.returncode == 0, load.stdout + load.stderr
             # The HTTP reads and the Data view answer for the ledger's tables: load-file keeps no ledger.
             with connect(db_url) as conn:
                 rows = conn.execute(f'SELECT count(*) FROM "{table}"').fetchone()
-            assert rows is not None and rows[0] == 745_128  # 85 years of hours at one grid point
+            # 85 years of hours at one grid point, and Singapore's 4 points over 1991-2000
+            assert rows is not None and rows[0] == 745_128 + 4 * 87_672
             ledger.set_state(db_url, table=table, month=Month.parse("2024-12"), area=BOX, grid="0.25/0.25",
                              state="loaded", run_id="test_climate_panel", rows=int(rows[0]))
             server.wait_healthy(time.monotonic() + STARTUP_TIMEOUT_S)
@@ -104,13 +109,16 @@ def _check_drawn(frame: Any, answer: dict[str, Any]) -> None:
     assert float(line.get_attribute("data-ols") or "nan") == answer["trend_per_decade"]["ols"]
 
 
-def test_the_climate_panel_draws_a_places_and_an_areas_anomalies(served: Served, tmp_path: Path) -> None:
+def test_the_climate_panel_draws_a_places_an_areas_and_a_regions_anomalies(served: Served, tmp_path: Path) -> None:
     from playwright.sync_api import expect, sync_playwright
 
     place = _climate(served, place="Jakarta", baseline="1961-1990")
     assert place == _cli("--place", "Jakarta", "--baseline", "1961-1990", "--table", served.table)
     area = _climate(served, area=BOX, baseline="1961-1990")
     assert area == _cli(f"--area={BOX}", "--baseline", "1961-1990", "--table", served.table)  # "-6..." needs the = form
+    region = _climate(served, region="Singapore", baseline="1991-2000")
+    assert region == _cli("--region", "SG", "--baseline", "1991-2000", "--table", served.table)
+    assert region["region"]["points"] == 4 and [r["year"] for r in region["years"]] == list(range(1991, 2001))
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
@@ -141,8 +149,15 @@ def test_the_climate_panel_draws_a_places_and_an_areas_anomalies(served: Served,
             panel.get_by_role("button", name="Show climate").click()
             expect(page.locator("#climate-summary")).to_contain_text("area -6.25/106.75/-6.25/106.75: 1 grid points")
             _check_drawn(frame, area)
-            # An unknown place: the endpoint's 404 sentence, no chart.
+            # A country: its four cells weighted by their overlap with the outline.
             panel.get_by_label("Area N/W/S/E (instead)").fill("")
+            panel.get_by_label("Region (instead)").fill("Singapore")
+            panel.get_by_label("Baseline").fill("1991-2000")
+            panel.get_by_role("button", name="Show climate").click()
+            expect(page.locator("#climate-summary")).to_contain_text("region Singapore (Natural Earth")
+            _check_drawn(frame, region)
+            # An unknown place: the endpoint's 404 sentence, no chart.
+            panel.get_by_label("Region (instead)").fill("")
             panel.get_by_label("Place").fill("Jakrta")
             panel.get_by_role("button", name="Show climate").click()
             expect(page.locator("#climate-status")).to_contain_text("closest names")

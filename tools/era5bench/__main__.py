@@ -28,6 +28,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from era5bench import place
 
         return place.main(argv[1:])
+    if argv[:1] == ["region"]:  # series --region Chile on a loaded table of its box
+        from era5bench import region
+
+        return region.main(argv[1:])
     if argv[:1] == ["relayout"]:  # table relayout on the 441-point area, killed mid-way and run again
         from era5bench import relayout
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from era5etl import settings
 from era5etl.cli.common import table_arg
-from era5etl.cli.place import add_place_arguments, add_tz_argument
+from era5etl.cli.place import add_place_arguments, add_region_arguments, add_tz_argument, region_of
 from era5etl.core.errors import InputError
 from era5etl.db import connect, database_url
 
@@ -27,6 +27,7 @@ def add_parsers(sub: Any) -> None:
     cl.add_argument("--area", metavar="N/W/S/E",
                     help="instead of a place, an area: its grid points' cos(latitude)-weighted daily mean over UTC "
                          "days (no indices: they count days at a place)")
+    add_region_arguments(cl)
     cl.add_argument("--variable", default="temperature_2m",
                     help="the variable (default temperature_2m): an instantaneous one's yearly mean, an "
                          "accumulation's yearly total (total_precipitation)")
@@ -78,20 +79,22 @@ def cmd_climate(args: argparse.Namespace) -> int:
     from era5etl.read.where import where
 
     at = where(args.lat, args.lon, args.place, args.country)
-    if (at is None) == (args.area is None):
-        raise InputError("give a place (--place NAME [--country ISO2], or LAT LON) or --area N/W/S/E")
+    region = region_of(args)
+    if [at is not None, args.area is not None, region is not None].count(True) != 1:
+        raise InputError("give one of a place (--place NAME [--country ISO2], or LAT LON), --area N/W/S/E, or "
+                         "--region NAME (--region-file PATH)")
     table = args.table or settings.load().table
     target = _output(args.png) if args.png else None
     with connect(database_url()) as conn:
         if at is None:
             from era5etl.read.climate_read import area_climate
 
-            data = area_climate(conn, table, args.area, args.variable, args.baseline, args.first, args.last,
+            data = area_climate(conn, table, region or args.area, args.variable, args.baseline, args.first, args.last,
                                 args.index, args.tz)
         else:
             data = climate_request(conn, table, at, args.variable, args.baseline, args.first, args.last, args.index,
                                    args.tz)
-    named = (data.get("place") or data.get("point") or data["area"])["described"]
+    named = (data.get("place") or data.get("point") or data.get("region") or data["area"])["described"]
     print(f"# {named}" if args.csv else named)
     if args.csv:
         print("year,value,anomaly,days,partial")

@@ -16,7 +16,7 @@ import numpy as np
 
 from era5etl import settings
 from era5etl.cli.common import table_arg
-from era5etl.cli.place import add_place_arguments, add_tz_argument
+from era5etl.cli.place import add_place_arguments, add_region_arguments, add_tz_argument, region_of
 from era5etl.core.errors import InputError
 from era5etl.core.grid import Area
 from era5etl.db import connect, database_url
@@ -48,6 +48,7 @@ def add_parsers(sub: Any) -> None:
                       help="one row a month, from the monthly rollup (<table>_monthly)")
     se.set_defaults(step="hour")
     add_place_arguments(se)
+    add_region_arguments(se)
     add_tz_argument(se, "with --daily only (default: UTC days, the daily rollup)")
     _common(se).add_argument("--parquet", metavar="FILE",
                              help="write the rows to FILE as Parquet (the CSV's rows and values, typed)")
@@ -135,9 +136,13 @@ def cmd_series(args: argparse.Namespace) -> int:
     variables = [v.strip() for v in args.variables.split(",")] if args.variables else None
     table = args.table or settings.load().table
     at = where(args.lat, args.lon, args.place, args.country)
-    if args.area is not None:
+    region = region_of(args)
+    if args.area is not None or region is not None:
+        if args.area is not None and region is not None:
+            raise InputError("give --area N/W/S/E or --region (--region-file), not both")
         if at is not None:
-            raise InputError("give a place (lat lon, or --place) or --area N/W/S/E, not both")
+            other = "--area N/W/S/E" if region is None else "--region"
+            raise InputError(f"give a place (lat lon, or --place) or {other}, not both")
         if args.tz is not None:
             return _area_local(args, table, start, end, variables)
         return _area_series(args, table, start, end, variables)
@@ -193,18 +198,25 @@ def _area_series(args: argparse.Namespace, table: str, start: datetime | None, e
     if args.png or args.parquet:
         raise InputError(f"{'--png' if args.png else '--parquet'} draws or writes one place's series; an area's "
                          "comes as a table, --csv or --json")
-    area = Area.parse(args.area)
+    region = region_of(args)
     with connect(database_url()) as conn:
-        s = area_series(conn, table, area, start, end, variables, args.step)
-    points = int(s.points.max())
-    where = (f"area {area}: {points:,} grid points, cos(latitude)-weighted, {len(s.time):,} {STEP_NAMES[args.step]} "
-             f"steps of {table}")
+        if region is None:
+            s = area_series(conn, table, Area.parse(args.area), start, end, variables, args.step)
+        else:
+            from era5etl.read.region_series import region_series
+
+            s = region_series(conn, table, region, start, end, variables, args.step)
+    where = f"{_named(s)}, {len(s.time):,} {STEP_NAMES[args.step]} steps of {table}"
     print(f"# {where}" if args.csv else where)
     if args.csv:
         print(area_csv(s), end="")
         return 0
     data = area_json(s)
     if args.json:
+        if region is not None:
+            from era5etl.read.region_series import region_json
+
+            data = region_json(s)
         print(json.dumps(data))
         return 0
     header = ["time", "points", "hours"] + [f"{c} ({UNITS[c]})" for c in s.columns]
@@ -226,13 +238,22 @@ def _area_local(args: argparse.Namespace, table: str, start: datetime | None, en
         raise InputError("--tz sets the day boundary of --daily (as a table, --csv or --json)")
     shift = parse_offset(args.tz)
     lag = timedelta(minutes=shift)
-    area = Area.parse(args.area)
+    first, last = start - lag if start else None, end - lag if end else None
+    region = region_of(args)
     with connect(database_url()) as conn:
-        s = area_local_daily(conn, table, area, start - lag if start else None, end - lag if end else None,
-                             variables, shift)
-    data = area_local_json(s, shift)
-    print(f"area {area}: {int(s.points.max()):,} grid points, cos(latitude)-weighted, {len(s.time):,} days of "
-          f"{offset_text(shift)} from the hourly rows of {table}")
+        if region is None:
+            s = area_local_daily(conn, table, Area.parse(args.area), first, last, variables, shift)
+        else:
+            from era5etl.read.region_series import region_local_daily
+
+            s = region_local_daily(conn, table, region, first, last, variables, shift)
+    if region is None:
+        data = area_local_json(s, shift)
+    else:
+        from era5etl.read.region_series import region_json
+
+        data = region_json(s, shift)
+    print(f"{_named(s)}, {len(s.time):,} days of {offset_text(shift)} from the hourly rows of {table}")
     if args.csv or not args.json:
         header = ["time", "points", "hours", *s.columns]
         print(",".join(header))
@@ -242,6 +263,18 @@ def _area_local(args: argparse.Namespace, table: str, start: datetime | None, en
         return 0
     print(json.dumps(data))
     return 0
+
+
+def _named(s: Any) -> str:
+    """What an area's or a region's series is made of."""
+    from era5etl.read.regions import Region
+
+    points = int(s.points.max())
+    if isinstance(s.area, Region):
+        outside = f" ({s.area.left_out:,} outside the table's loaded box left out)" if s.area.left_out else ""
+        return (f"region {s.area} ({s.area.source}): {points:,} of its {s.area.points + s.area.left_out:,} grid points "
+                f"read{outside}, weighted by their cells' overlap")
+    return f"area {s.area}: {points:,} grid points, cos(latitude)-weighted"
 
 
 def _short(value: float | None) -> float | None:

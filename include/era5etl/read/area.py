@@ -53,13 +53,14 @@ class AreaSeries:
     had a value)."""
 
     table: str
-    area: Area
+    area: Any  # an Area (a box), or a read.regions.Region: named by str()
     step: str
     columns: list[str]
     time: np.ndarray
     points: np.ndarray
     hours: np.ndarray
     values: dict[str, np.ndarray]
+    weighting: str = "cos(latitude)"
 
 
 def lattice_points(area: Area) -> int:
@@ -248,7 +249,7 @@ def area_json(s: AreaSeries) -> dict[str, Any]:
         "table": s.table,
         "area": str(s.area),
         "step": s.step,
-        "weighting": "cos(latitude)",
+        "weighting": s.weighting,
         "columns": list(s.columns),
         "units": {c: UNITS[c] for c in s.columns},
         "time": iso_times(s.time),

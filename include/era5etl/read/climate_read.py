@@ -95,13 +95,15 @@ def climate_request(conn: Any, table: str, at: Where, variable: str = "temperatu
     return {**_where_json(at, grid_point, named), **summary}
 
 
-def area_climate(conn: Any, table: str, box: str, variable: str = "temperature_2m",
+def area_climate(conn: Any, table: str, box: Any, variable: str = "temperature_2m",
                  baseline: str | tuple[int, int] = DEFAULT_BASELINE, first: int | None = None,
                  last: int | None = None, indices: list[str] | None = None,
                  tz: str | None = None) -> dict[str, Any]:
     """The climate of an area (N/W/S/E): the yearly and monthly values of its cos(latitude)-weighted
     daily mean (or mean total), over UTC days from the daily rollup, or with ``tz`` (a fixed offset) that
-    offset's days from the hourly rows. The indices are a place's: ETCCDI counts days at a point (a
+    offset's days from the hourly rows. ``box`` may be a ``read.regions.Region`` instead: its points
+    weighted by their cells' overlap with the outline (the JSON's ``region`` in place of ``area``).
+    The indices are a place's: ETCCDI counts days at a point (a
     frost day somewhere in a box is not a frost day of the box), so an area has none yet, and asking
     for one is refused."""
     from era5etl.core.grid import Area
@@ -109,14 +111,20 @@ def area_climate(conn: Any, table: str, box: str, variable: str = "temperature_2
     from era5etl.read.localday import offset_text, parse_offset
 
     if indices:
-        raise ReadError("the indices are computed for a place (--place or LAT LON); an area's climate has its "
-                        "yearly and monthly means only")
+        raise ReadError("the indices are computed for a place (--place or LAT LON); an area's or a region's "
+                        "climate has its yearly and monthly means only")
     shift = None if tz is None else parse_offset(tz)
     span = parse_years(baseline) if isinstance(baseline, str) else baseline
     if first is not None and last is not None and last < first:
         raise ReadError(f"the last year {last} is before the first {first}")
-    area = Area.parse(box)
+    from era5etl.read.regions import Region
+
+    area = box if isinstance(box, Region) else Area.parse(box)
     require_table(conn, table)
+    if isinstance(area, Region):
+        from era5etl.read.region_series import check_region
+
+        area = check_region(conn, table, area)
     column, _ = value_column(variable)
     lo = min(x for x in (first, span[0]) if x is not None)
     hi = max(x for x in (last, span[1]) if x is not None)
@@ -126,8 +134,15 @@ def area_climate(conn: Any, table: str, box: str, variable: str = "temperature_2
     years = (first if first is not None else loaded[0], last if last is not None else loaded[1])
     summary = summarize(daily, variable, span, years)
     days = "UTC days" if shift is None else f"days of {offset_text(shift)} from the hourly rows"
-    described = f"area {area}: {points:,} grid points, cos(latitude)-weighted, {days}"
-    return {"area": {"box": str(area), "points": points, "described": described}, "table": table,
+    if isinstance(area, Region):
+        outside = f", {area.left_out:,} outside the table's loaded box left out" if area.left_out else ""
+        described = (f"region {area} ({area.source}): {area.points:,} grid points weighted by their cells' overlap"
+                     f"{outside}, {days}")
+        where: dict[str, Any] = {"region": {**area.describe(), "points_read": points, "described": described}}
+    else:
+        described = f"area {area}: {points:,} grid points, cos(latitude)-weighted, {days}"
+        where = {"area": {"box": str(area), "points": points, "described": described}}
+    return {**where, "table": table,
             "variable": variable, "unit": UNITS[variable], "statistic": summary.pop("statistic"),
             "utc_offset_hours": (shift or 0) / 60, "loaded_years": list(loaded), **summary, "indices": {}}
 

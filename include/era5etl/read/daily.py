@@ -65,7 +65,8 @@ def daily_values(conn: Any, table: str, point: Point, columns: list[str], offset
 
 def area_daily_values(conn: Any, table: str, area: Any, column: str, first_year: int | None = None,
                       last_year: int | None = None, offset_minutes: int | None = None) -> tuple[Daily, int]:
-    """An area's days (the cos(latitude)-weighted mean of the points' daily ``column``: UTC days from
+    """An area's (or a ``read.regions.Region``'s, by its cells' overlap) days (the cos(latitude)-weighted
+    mean of the points' daily ``column``: UTC days from
     the daily rollup, ``read.area``, or with ``offset_minutes`` that offset's days from the hourly rows,
     ``read.area_localday``) and its number of grid points: a day is complete when every point of the
     area holds its 24 hours (the most points any day has)."""
@@ -77,7 +78,14 @@ def area_daily_values(conn: Any, table: str, area: Any, column: str, first_year:
     lag = timedelta(minutes=offset_minutes or 0)
     start = datetime(first_year, 1, 1, tzinfo=UTC) - lag if first_year is not None else None
     end = datetime(last_year + 1, 1, 1, tzinfo=UTC) - lag if last_year is not None else None
-    if offset_minutes is None:
+    from era5etl.read.regions import Region
+
+    if isinstance(area, Region):
+        from era5etl.read.region_series import region_local_daily, region_series
+
+        s = (region_series(conn, table, area, start, end, [column], "day") if offset_minutes is None
+             else region_local_daily(conn, table, area, start, end, [column], offset_minutes))
+    elif offset_minutes is None:
         s = area_series(conn, table, area, start, end, [column], "day")
     else:
         s = area_local_daily(conn, table, area, start, end, [column], offset_minutes)

@@ -94,7 +94,10 @@ def _map_form(v: DataView) -> str:
 
 
 def _climate_form() -> str:
+    from era5etl.read.regions import country_names
+
     variables = "".join(f'<option value="{n}">{n}</option>' for n in ("temperature_2m", "total_precipitation"))
+    countries = "".join(f'<option value="{esc(n)}"></option>' for n in country_names())
     return (
         '<form class="pick" id="climate-form">'
         '<label>Place<input type="text" name="place" placeholder="Jakarta" autocomplete="off"></label>'
@@ -102,6 +105,10 @@ def _climate_form() -> str:
         '<input type="text" name="country" size="3" placeholder="ID" autocomplete="off"></label>'
         '<label title="N/W/S/E: the area\'s cos(latitude)-weighted mean, UTC days">Area N/W/S/E (instead)'
         '<input type="text" name="box" autocomplete="off"></label>'
+        '<label title="a country by name or ISO code: its grid points weighted by their cells\' overlap with '
+        'Natural Earth\'s outline">Region (instead)'
+        '<input type="text" name="region" list="climate-regions" placeholder="Chile" autocomplete="off"></label>'
+        f'<datalist id="climate-regions">{countries}</datalist>'
         f'<label>Variable<select name="variable">{variables}</select></label>'
         '<label>Baseline<input type="text" name="baseline" value="1991-2020" size="9" pattern="\\d{4}-\\d{4}">'
         '</label>'

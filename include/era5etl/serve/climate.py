@@ -34,6 +34,11 @@ class ClimateRequest(BaseModel):
     area: Annotated[str | None, Field(description="instead of a place, an area N/W/S/E: its grid points' "
                                                   "cos(latitude)-weighted daily mean over UTC days (no indices)")
                     ] = None
+    region: Annotated[str | None, Field(description="instead of a place or an area, a country by name or ISO code "
+                                                    "(Chile, CL, CHL; Natural Earth's 1:50m outlines): its grid "
+                                                    "points weighted by the area of their cell inside the outline; "
+                                                    "an unknown name is 400 with the closest names (no indices)")
+                      ] = None
     variable: Annotated[str, Field(description="the variable: an instantaneous one's yearly mean, an "
                                                "accumulation's yearly total")] = "temperature_2m"
     baseline: Annotated[str, Field(description="the climatology's years, Y1-Y2", pattern=r"^\d{4}-\d{4}$")] = (
@@ -47,7 +52,7 @@ class ClimateRequest(BaseModel):
     table: Annotated[str | None, Field(description="a pipeline table (in the ledger era5_months); default: the "
                                                    "one updated last")] = None
 
-    @field_validator("place", "country", "tz", "area", mode="before")
+    @field_validator("place", "country", "tz", "area", "region", mode="before")
     @classmethod
     def _blank(cls, value: Any) -> str | None:
         return _text(value)
@@ -76,12 +81,15 @@ class ClimateRequest(BaseModel):
 
     @model_validator(mode="after")
     def _where(self) -> ClimateRequest:
-        if self.area is not None:
+        if self.area is not None and self.region is not None:
+            raise InputError("give area= or region=, not both")
+        if self.area is not None or self.region is not None:
             if self.place is not None or self.lat is not None or self.lon is not None:
-                raise InputError("give place= (or lat= and lon=) or area=, not both")
+                raise InputError(f"give place= (or lat= and lon=) or {'area=' if self.area else 'region='}, not both")
             return self
         if self.place is None and (self.lat is None or self.lon is None):
-            raise InputError("give place= (a city by name, for example Jakarta), lat= and lon=, or area=N/W/S/E")
+            raise InputError("give place= (a city by name, for example Jakarta), lat= and lon=, area=N/W/S/E or "
+                             "region= (a country)")
         return self
 
 
@@ -97,8 +105,11 @@ def read_climate(url: str, req: ClimateRequest) -> Any:
         guarded(conn)
         table, _, _ = resolve_table(conn, req.table)
         if at is None:
-            assert req.area is not None  # the request's own check
-            data = area_climate(conn, table, req.area, req.variable, req.baseline, req.first, req.last, req.index,
+            from era5etl.read.regions import resolve_region
+
+            box = req.area if req.region is None else resolve_region(req.region)
+            assert box is not None  # the request's own check
+            data = area_climate(conn, table, box, req.variable, req.baseline, req.first, req.last, req.index,
                                 req.tz)
         else:
             data = climate_request(conn, table, at, req.variable, req.baseline, req.first, req.last, req.index,

@@ -97,3 +97,18 @@ def check_area_series(area: Area, start: datetime, end: datetime, step: str,
         f"{steps:,} {_UNITS[step]} = {cost:,} rows to read, more than the limit of {limit:,} an area's series may "
         f"read (for example 441 points, a 5 x 5 degree box, over 25 years of days: 4,027,212): narrow area=, or "
         f"from= and to={coarser}", limit=limit, requested=cost)
+
+
+
+def check_region_series(points: int, start: datetime, end: datetime, step: str,
+                        limit: int = MAX_AREA_POINT_STEPS) -> int:
+    """The rows a region's series reads: its grid points times the steps of the range, under the same
+    limit as an area's; a LimitError if too many."""
+    steps = series_rows(start, end, step)
+    cost = points * steps
+    if cost <= limit:
+        return cost
+    coarser = {"hour": ", or ask step=day", "day": ", or ask step=month"}.get(step, "")
+    raise LimitError(f"the region's {points:,} grid points x {steps:,} {_UNITS[step]} from {start:%Y-%m-%dT%H:%MZ} to "
+                     f"{end:%Y-%m-%dT%H:%MZ} = {cost:,} rows to read, more than the limit of {limit:,}: narrow from= "
+                     f"and to={coarser}", limit=limit, requested=cost)

@@ -89,6 +89,10 @@ class SeriesRequest(_Query):
                                                   "per step its grid points' mean weighted by cos(latitude), their "
                                                   "min and max, an accumulation's mean total, and the points and "
                                                   "hours read")] = None
+    region: Annotated[str | None, Field(description="instead of lat and lon or area, a country by name or ISO code "
+                                                    "(Chile, CL; Natural Earth's 1:50m outlines): per step its grid "
+                                                    "points' mean weighted by the area of their cell inside the "
+                                                    "outline, their min and max, the points and hours read")] = None
     start: Annotated[datetime | None, Field(alias="from", description=f"first time, {TIME_TEXT}; default: the "
                                                                       "first loaded")] = None
     end: Annotated[datetime | None, Field(alias="to", description=f"last time, {TIME_TEXT}; default: the last "
@@ -115,11 +119,14 @@ class SeriesRequest(_Query):
 
     @model_validator(mode="after")
     def _place_or_area(self) -> SeriesRequest:
-        if self.tz is not None and (self.step != "day" or self.area is not None):
+        if self.tz is not None and (self.step != "day" or self.area is not None or self.region is not None):
             raise InputError("tz sets the day boundary of one place's step=day series")
-        if self.area is not None:
+        if self.area is not None and self.region is not None:
+            raise InputError("give area=N/W/S/E (an area) or region= (a country), not both")
+        if self.area is not None or self.region is not None:
             if self.lat is not None or self.lon is not None or self.place is not None:
-                raise InputError("give lat and lon (a place) or area=N/W/S/E (an area), not both")
+                other = "area=N/W/S/E (an area)" if self.area is not None else "region= (a country)"
+                raise InputError(f"give lat and lon (a place) or {other}, not both")
             return self
         if self.place is not None:
             if self.lat is not None or self.lon is not None:
@@ -154,7 +161,7 @@ class SeriesRequest(_Query):
         box = parse_area(_text(value))
         return None if box is None else str(box)
 
-    @field_validator("place", "country", "tz", mode="before")
+    @field_validator("place", "country", "tz", "region", mode="before")
     @classmethod
     def _blank(cls, value: Any) -> str | None:
         text = _text(value)
@@ -269,11 +276,12 @@ def series_request(*, lat: str | None = None, lon: str | None = None, area: str 
                    start: str | None = None, end: str | None = None, variables: str | None = None,
                    step: str | None = None, table: str | None = None, fmt: str | None = None,
                    level: str | None = None, place: str | None = None, country: str | None = None,
-                   tz: str | None = None) -> SeriesRequest:
+                   tz: str | None = None, region: str | None = None) -> SeriesRequest:
     """The series request of these query values, as the HTTP route gets it; InputError if refused."""
     return _build(SeriesRequest, {"lat": lat, "lon": lon, "area": area, "from": start, "to": end,
                                   "variables": variables, "step": step, "table": table, "format": fmt,
-                                  "level": level, "place": place, "country": country, "tz": tz})
+                                  "level": level, "place": place, "country": country, "tz": tz,
+                                  "region": region})
 
 
 def map_request(*, time: str | None, variable: str | None = None, area: str | None = None,

@@ -27,7 +27,7 @@ from era5etl.read.parquet import series_parquet
 from era5etl.read.series import series, series_csv, series_json
 from era5etl.serve.errors import NotFoundError, TooSlowError
 from era5etl.serve.extent import resolve_table, time_span
-from era5etl.serve.limits import check_area, check_area_series, check_cells, check_series
+from era5etl.serve.limits import check_area, check_area_series, check_cells, check_region_series, check_series
 from era5etl.serve.queries import MapRequest, SeriesRequest
 
 STATEMENT_TIMEOUT_MS = 30_000
@@ -105,6 +105,8 @@ def read_series(url: str, req: SeriesRequest) -> Reply:
 
     if req.box is not None:
         return read_area_series(url, req)
+    if req.region is not None:
+        return read_region_series(url, req)
     at = where(req.lat, req.lon, req.place, req.country)
     assert at is not None  # the request's own check
     shift = offset_minutes(req.tz, at)
@@ -157,6 +159,29 @@ def read_area_series(url: str, req: SeriesRequest) -> Reply:
     if req.format == "csv":
         return Reply(area_csv(s).encode(), CSV_TYPE, _slug("era5", table, "area", str(box), req.step) + ".csv")
     return Reply(encode_json(area_json(s)), JSON_TYPE)
+
+
+def read_region_series(url: str, req: SeriesRequest) -> Reply:
+    """A region's series (``read.region_series``): its size (the region's points x steps) checked against
+    the limit before a row is read. JSON or CSV."""
+    from era5etl.read.region_series import region_json, region_series
+    from era5etl.read.regions import resolve_region
+
+    assert req.region is not None
+    if req.format == "parquet":
+        raise InputError("format=parquet writes one place's series; a region's comes as json or csv")
+    region = resolve_region(req.region)
+    with connect(url) as conn:
+        table, span = _series_table(conn, req)
+        check_region_series(region.points, req.start or span[0], req.end or span[1], req.step)
+        try:
+            s = region_series(conn, table, region, req.start, exclusive_end(req.end), req.variables, req.step)
+        except psycopg.errors.QueryCanceled:
+            raise TooSlowError(f"the region's series took longer than {STATEMENT_TIMEOUT_MS / 1000:g} s: narrow "
+                               "from= and to=, or ask step=month") from None
+    if req.format == "csv":
+        return Reply(area_csv(s).encode(), CSV_TYPE, _slug("era5", table, "region", region.name, req.step) + ".csv")
+    return Reply(encode_json(region_json(s)), JSON_TYPE)
 
 
 def read_map(url: str, req: MapRequest) -> Reply:

@@ -2,7 +2,7 @@
 local CDS's synthetic downloads: Jakarta's grid point every hour of 1940-2024, Los Angeles' of 1990-2021
 (30 whole years for the indices, and a UTC-8 place for local days), Santiago de Chile's of January 2024,
 a 3 x 3 box in the Alps of January 2024 (an area for the Python API) and a 2 x 2 box at 60 N over
-1991-1993 (an area's climate).
+1991-1993 (an area's climate); and in a table of its own, Luxembourg's box in January 2024 (a region).
 The downloads are deterministic (seed 0), so they are kept under .local/test-downloads between runs."""
 
 from __future__ import annotations
@@ -26,12 +26,16 @@ POINTS = {
     "alps": ((45.5, 7.0, 45.0, 7.5), 2024, 2024, range(1, 2)),  # 3 x 3 grid points: an area for the API
     "box": ((60.0, 20.0, 59.75, 20.25), 1991, 1993, range(1, 13)),  # 2 x 2 grid points: an area's climate
 }
+# Loaded into a table of its own (region_table): the places' table's loaded box stays what its tests expect.
+REGIONS = {"luxembourg": ((50.5, 5.5, 49.25, 6.75), 2024, 2024, range(1, 2)),
+           # Singapore's four cells over ten years: a region for the Data view's Climate panel (tests/e2e).
+           "singapore": ((1.5, 103.75, 1.25, 104.0), 1991, 2000, range(1, 13))}
 
 
 def download(name: str) -> Path:
     from localcds.synth import write_download
 
-    area, first, last, months = POINTS[name]
+    area, first, last, months = {**POINTS, **REGIONS}[name]
     path = CACHE / f"climate-{name}-{first}-{last}.nc"
     if path.exists():
         return path
@@ -46,6 +50,19 @@ def download(name: str) -> Path:
     write_download(request, partial, seed=0, now=NOW)
     partial.rename(path)
     return path
+
+
+@pytest.fixture(scope="package")
+def region_table(db_url: str) -> Iterator[str]:
+    """Read only: Luxembourg's box (6 x 6 grid points, every cell that touches the country and a ring
+    around them) every hour of January 2024, a country small enough to load whole in a test."""
+    table = f"r_{uuid.uuid4().hex[:10]}"
+    try:
+        code, out, err, _ = cli("load-file", str(download("luxembourg")), "--table", table, "--json")
+        assert code == 0, out + err
+        yield table
+    finally:
+        forget(db_url, table)
 
 
 @pytest.fixture(scope="package")

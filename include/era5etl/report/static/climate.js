@@ -1,4 +1,4 @@
-// The Data view's Climate panel: a place's (or an area's) yearly anomalies against a baseline, drawn
+// The Data view's Climate panel: a place's (or an area's, or a region's) yearly anomalies against a baseline, drawn
 // as SVG bars with the OLS trend line, from the JSON of /era5/climate (the same object as
 // `python -m era5etl climate --json`). Partial years have no bar and are named under the chart.
 (function () {
@@ -18,7 +18,9 @@
     const f = new FormData(form);
     const p = { table: cfg.table || "", variable: f.get("variable"), baseline: f.get("baseline") };
     const box = String(f.get("box") || "").trim();
-    if (box) p.area = box;
+    const region = String(f.get("region") || "").trim();
+    if (region) p.region = region;
+    else if (box) p.area = box;
     else {
       p.place = String(f.get("place") || "").trim();
       const country = String(f.get("country") || "").trim();
@@ -84,7 +86,7 @@
   }
 
   function describe(j) {
-    const where = (j.place || j.point || j.area).described;
+    const where = (j.place || j.point || j.region || j.area).described;
     const t = j.trend_per_decade;
     const trend = t.ols === null ? "no trend (fewer than 3 complete years)" :
       "trend " + signed(t.ols, 4) + " " + j.unit + " per decade (95%: " + signed(t.ci95[0], 4) + " to " +

