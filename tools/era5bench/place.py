@@ -164,35 +164,34 @@ def yearly_copy(url: str, source: str, target: str) -> None:
             conn.execute("CALL convert_to_columnstore(%s)", (chunk,))
 
 
-def history(url: str, table: str, runs: int) -> dict[str, Any]:
-    """A place's whole hourly history from ``table``: chunks, server planning and execution (EXPLAIN
-    ANALYZE, medians over its points and ``runs``) and the rows."""
+def history(url: str, table: str, runs: int, jit: str) -> dict[str, Any]:
+    """A place's whole hourly history from ``table`` with ``jit`` (on/off; the product's sessions run
+    with it off): chunks, the server's planning and execution (EXPLAIN ANALYZE) and the client's time
+    for the rows as tuples, medians of ``runs`` after one warm-up, at the table's first point."""
     from era5etl.db import connect
 
     with connect(url) as conn:
+        conn.execute(f"SET jit = {'on' if jit == 'on' else 'off'}")
         counted = conn.execute("SELECT count(*) FROM show_chunks(%s)", (table,)).fetchone()
-        points = [r[0] for r in conn.execute(f"SELECT DISTINCT location_id FROM {table} WHERE time = '2000-01-01'")]
-        plans, execs = [], []
-        for point in points:
-            plan_ms, exec_ms = _server(conn, _place_sql(table, True), {"id": point, "a": "1940-01-01",
-                                                                      "b": "2025-01-01"}, runs)
-            plans.append(plan_ms)
-            execs.append(exec_ms)
-        rows = conn.execute(f"SELECT count(*) FROM {table} WHERE location_id = %s AND tile = era5_tile(%s)",
-                            (points[0], points[0])).fetchone()
-    assert counted is not None and rows is not None
-    return {"table": table, "chunks": int(counted[0]), "rows": int(rows[0]),
-            "plan_ms": round(statistics.median(plans), 2), "exec_ms": round(statistics.median(execs), 2)}
+        first = conn.execute(f"SELECT min(location_id) FROM {table} WHERE time = '2000-01-01'").fetchone()
+        assert counted is not None and first is not None
+        params = {"id": first[0], "a": "1940-01-01", "b": "2025-01-01"}
+        plan_ms, exec_ms = _server(conn, _place_sql(table, True), params, runs)
+        client_ms, rows = _client(conn, _place_sql(table, True), params, runs)
+    return {"table": table, "jit": jit, "chunks": int(counted[0]), "rows": rows, "plan_ms": round(plan_ms, 1),
+            "exec_ms": round(exec_ms, 1), "client_ms": round(client_ms)}
 
 
 def copies(url: str, runs: int) -> int:
-    """``--copies``: a place's 1940-2024 from the monthly chunks against a yearly place-major copy."""
+    """``--copies``: a place's 1940-2024 from the monthly chunks against a yearly place-major copy,
+    each with JIT on (PostgreSQL's default) and off."""
     _monthly_chunks(url, "bench_chunks_1020")
     yearly_copy(url, "bench_chunks_1020", "bench_years")
     for table in ("bench_chunks_1020", "bench_years"):
-        r = history(url, table, runs)
-        print(f"{table}: {r['chunks']:,} chunks, {r['rows']:,} rows a place; server {r['plan_ms']:.1f} ms planning"
-              f" + {r['exec_ms']:.1f} ms execution = {r['plan_ms'] + r['exec_ms']:.1f} ms")
+        for jit in ("on", "off"):
+            r = history(url, table, runs, jit)
+            print(f"{table}, jit {jit}: {r['chunks']:,} chunks, {r['rows']:,} rows a place; server "
+                  f"{r['plan_ms']:.1f} ms planning + {r['exec_ms']:.1f} ms execution; client {r['client_ms']:,} ms")
     return 0
 
 

@@ -44,10 +44,25 @@ def with_database(url: str, dbname: str) -> str:
     return urlunsplit(urlsplit(url)._replace(path="/" + dbname))
 
 
+# No JIT: a read over a table's months plans one scan per chunk, and a plan's cost over 1,020 monthly
+# chunks passes jit_above_cost, so PostgreSQL compiled ~10,000 functions before returning a place's
+# 85 years (17.7 s of 18.6 s; 0.8 s without). docs/benchmarks.md, "JIT over many chunks".
+SESSION_OPTIONS = "-c jit=off"
+
+
+def session_options(url: str) -> str:
+    """The URL's own ``options`` (kept) followed by :data:`SESSION_OPTIONS`."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    own = str(conninfo_to_dict(url).get("options") or "")
+    return f"{own} {SESSION_OPTIONS}".strip()
+
+
 @contextlib.contextmanager
 def connect(url: str, *, autocommit: bool = False) -> Iterator[psycopg.Connection[tuple[Any, ...]]]:
     try:
-        conn = psycopg.connect(url, autocommit=autocommit, connect_timeout=10, application_name="era5etl")
+        conn = psycopg.connect(url, autocommit=autocommit, connect_timeout=10, application_name="era5etl",
+                               options=session_options(url))
     except psycopg.OperationalError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise DatabaseError(f"cannot connect to the database at {redact(url)}: {first}") from None

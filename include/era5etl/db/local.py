@@ -76,6 +76,9 @@ SERVER_SETTINGS: dict[str, str] = {
     "wal_compression": "lz4",
     # TimescaleDB takes a lock per chunk touched; a month of daily chunks across tables needs more.
     "max_locks_per_transaction": "512",
+    # A read over many chunks passes jit_above_cost and compiles a function per chunk's expressions:
+    # seconds for nothing (docs/benchmarks.md, "JIT over many chunks"). Given at every start too.
+    "jit": "off",
     "fsync": "on",
     "full_page_writes": "on",
     "synchronous_commit": "on",
@@ -295,7 +298,7 @@ class LocalTimescale:
         self.socket_path.chmod(0o700)
         # On the command line as well as in postgresql.auto.conf: a cluster made with the socket in
         # /tmp keeps that in its file, and the command line wins.
-        options = " ".join([f"-c timescaledb.license={self.licence}",
+        options = " ".join([f"-c timescaledb.license={self.licence}", "-c jit=off",
                             *(f"-c {k}={v}" for k, v in SOCKET_SETTINGS.items())])
         result = self._pg(
             ["pg_ctl", "-D", DATA_DIR_IN_ROOT, "-l", LOG_IN_ROOT, "-w", "-t", "120", "-o", options, "start"],

@@ -113,3 +113,17 @@ def test_the_url_printed_for_a_person_masks_the_password(db_url: str) -> None:
         assert state.password not in out and ":***@" in out, out
     code, _, _, obj = cli("db", "up", "--json")
     assert code == 0 and obj is not None and obj["url"] == db_url
+
+
+def test_no_session_compiles_with_jit(db_url: str) -> None:
+    """The product's connections and the local server itself run without JIT (a read over 1,020 chunks
+    spent 17.7 s compiling: docs/benchmarks.md), and a URL's own ``options`` are kept beside it."""
+    import psycopg
+
+    with connect(db_url) as conn:
+        assert conn.execute("SHOW jit").fetchone() == ("off",)
+    with connect(db_url + "?options=-c%20statement_timeout%3D1234") as conn:
+        assert conn.execute("SELECT current_setting('jit'), current_setting('statement_timeout')").fetchone() == \
+            ("off", "1234ms")
+    with psycopg.connect(db_url) as conn:  # a user's psql: the server's own setting
+        assert conn.execute("SHOW jit").fetchone() == ("off",)
