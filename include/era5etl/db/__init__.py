@@ -1,4 +1,4 @@
-"""Database access: where the database is, connections, the schema from the package's sql/.
+"""Database access: where the database is, connections, the schema from the repository's sql/.
 
 When ``ERA5_DATABASE_URL`` is set that server is used and nothing is provisioned. Otherwise the
 checkout runs its own PostgreSQL 17 + TimescaleDB Community server (``db.local``), a copy of the
@@ -27,8 +27,9 @@ from era5etl.db.local import LocalTimescale
 
 log = logging.getLogger(__name__)
 
-# The schema's files are package data (era5etl/sql/), so an installed wheel finds them as a checkout does.
-SQL_DIR: Traversable = resources.files("era5etl") / "sql"
+# The schema's files: the top-level sql/, installed as the package era5etl.sql (pyproject.toml's
+# package-dir), so an installed wheel and an editable checkout find them the same way.
+SQL_DIR: Traversable = resources.files("era5etl.sql")
 
 
 def redact(url: str) -> str:
