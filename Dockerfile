@@ -11,12 +11,13 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund
 
 
-# The slim base carries Airflow and no providers. Every Python package comes from requirements.txt (with
-# constraints.txt), the one place versions are pinned: apache-airflow itself, the postgres provider (the
-# era5_timescale connection), celery (the `celery` compose profile), fab (FabAuthManager: the login users
-# airflow-init creates), statsd. No ARG repeats a pin. The base tag is the one version written here too:
-# tests/integration/deploy/test_dockerfile.py checks it against requirements.txt's apache-airflow pin,
-# and Python 3.11 against the Python constraints.txt was frozen on.
+# The slim base carries Airflow and no providers. Every Python package comes from requirements.txt (the
+# package with its extras: celery for the `celery` compose profile, statsd for the metrics, fab for
+# FabAuthManager's login users; the postgres provider, for the era5_timescale connection, is a plain
+# dependency), each at the version constraints.txt pins, the one place versions are written, apache-airflow
+# among them. No ARG repeats a pin. The base tag is the one other version written here:
+# tests/integration/deploy/test_dockerfile.py checks it against constraints.txt's apache-airflow pin (the
+# one requirements.txt installs), and Python 3.11 against the Python constraints.txt was frozen on.
 FROM apache/airflow:slim-3.3.2-python3.11 AS airflow
 
 # Extra pip requirements, e.g. "apache-airflow-providers-cncf-kubernetes==<version>" for an image
@@ -32,17 +33,20 @@ RUN mkdir -p /opt/airflow/staging /opt/airflow/validation \
 USER airflow
 
 # The dependencies first, from the files that name and pin them and nothing else: an edit of the code
-# reuses this layer (the large install) instead of rebuilding it. pyproject.toml names them (with the
-# extras the stack uses: celery for the `celery` profile, statsd for the metrics, fab for the login
-# users), constraints.txt pins them, apache-airflow with them so pip never swaps the base image's.
-COPY --chown=airflow:0 constraints.txt pyproject.toml scripts/dependencies.py /opt/era5etl/
-RUN python /opt/era5etl/dependencies.py celery statsd fab > /tmp/era5etl-dependencies.txt \
+# reuses this layer (the large install) instead of rebuilding it. requirements.txt says which extras,
+# pyproject.toml names the dependencies (dependencies.py expands the package's line of requirements.txt
+# into them), constraints.txt pins them, apache-airflow with them so pip never swaps the base image's.
+COPY --chown=airflow:0 constraints.txt requirements.txt pyproject.toml scripts/dependencies.py /opt/era5etl/
+RUN python /opt/era5etl/dependencies.py > /tmp/era5etl-dependencies.txt \
  && pip install --no-cache-dir -c /opt/era5etl/constraints.txt -r /tmp/era5etl-dependencies.txt ${EXTRA_PIP_REQUIREMENTS}
 
-# Then the project, installed as a package (not editable: the image runs the installed copy), without
-# dependencies: the layer above has them all, and --no-deps keeps a code edit from resolving again.
+# Then the project (the code and the schema of the top-level sql/, which the wheel carries as
+# era5etl.sql), from requirements.txt, whose package line is relative to the folder it runs in. Not
+# editable: the image runs the installed copy. --no-deps: the layer above has every dependency, and a
+# code edit must not resolve again.
 COPY --chown=airflow:0 include /opt/era5etl/include
-RUN pip install --no-cache-dir --no-deps /opt/era5etl
+COPY --chown=airflow:0 sql /opt/era5etl/sql
+RUN cd /opt/era5etl && pip install --no-cache-dir --no-deps -r requirements.txt
 
 COPY --from=web --chown=airflow:0 /web/node_modules/uplot/dist /opt/era5etl/node_modules/uplot/dist
 # Natural Earth's admin-0 country outlines (1:50m) for --region (era5etl.read.regions).

@@ -13,21 +13,24 @@ if ! "$python" -c 'import sys; sys.exit(sys.version_info[:2] < (3, 11))'; then
 fi
 [ -x .venv/bin/python ] || "$python" -m venv .venv
 
-# The pipeline's dependencies are in pyproject.toml (the extras: the CeleryExecutor, StatsD and the FAB
-# auth manager the compose stack logs in with); every version comes from constraints.txt. --dev adds
-# the test tools (requirements-dev.txt).
+# What a deployment installs is requirements.txt (the package with its extras: the CeleryExecutor,
+# StatsD and the FAB auth manager the compose stack logs in with); every version comes from
+# constraints.txt. --dev adds the test tools (requirements-dev.txt).
 reqs=()
 [ $dev = 1 ] && reqs=(-r requirements-dev.txt)
-stamp=.venv/.installed-$(cat requirements-dev.txt constraints.txt pyproject.toml \
+stamp=.venv/.installed-$(cat requirements.txt requirements-dev.txt constraints.txt pyproject.toml \
   tools/requirements.txt tools/pyproject.toml | sha256sum | cut -c1-16)
 # The dev install is a superset: after it, the plain one has nothing to add.
 if [ ! -e "$stamp-$dev" ] && [ ! -e "$stamp-1" ]; then
   echo "installing Python packages (a few minutes the first time)"
-  # The pipeline (editable here, for development; a deployment installs the wheel: docs/install.md),
-  # and beside it the tools the demo and the README's commands use (tools/: the local CDS emulator and
-  # the benchmark, with their own requirements; the Airflow image has neither).
+  # requirements.txt with the package editable here, for development (a deployment installs it as
+  # written: docs/install.md): its other lines and the package's dependencies with its extras
+  # (scripts/dependencies.py, as the Dockerfile does), then the package itself with -e. Beside it the
+  # tools the demo and the README's commands use (tools/: the local CDS emulator and the benchmark, with
+  # their own requirements; the Airflow image has neither).
+  "$python" scripts/dependencies.py > .venv/era5etl-dependencies.txt
   .venv/bin/pip install -q --disable-pip-version-check -c constraints.txt "${reqs[@]}" -r tools/requirements.txt \
-    -e ".[celery,statsd,fab]" -e tools
+    -r .venv/era5etl-dependencies.txt -e . -e tools
   touch "$stamp-$dev"
 fi
 

@@ -10,7 +10,7 @@ from typing import Any
 from era5etl import settings
 from era5etl.cli.common import emit, table_arg
 from era5etl.cli.progress import month_display
-from era5etl.core.datasets import DATASETS, SINGLE_LEVELS, Dataset, by_name
+from era5etl.core.datasets import FILE_DATASETS, LAND, SINGLE_LEVELS, Dataset, by_name
 from era5etl.core.errors import InputError
 from era5etl.core.months import Month
 from era5etl.db import database_url, discard_new, ensure_schema, rollup_tables
@@ -22,10 +22,11 @@ def add_parsers(sub: Any) -> None:
     lf.add_argument("--table", type=table_arg,
                     help="hypertable name (default ERA5_TABLE, else weather, or weather_<dataset> for another "
                          "dataset; created if missing; an existing table must be one the pipeline made)")
-    lf.add_argument("--dataset", choices=sorted(DATASETS),
+    lf.add_argument("--dataset", choices=sorted(FILE_DATASETS),
                     help="what the files are (default: what they show - a level dimension or isobaric GRIB "
-                         "messages are pressure-levels, a 0.1 degree grid or GRIB class l5 is land - else "
-                         "ERA5_DATASET); a file that contradicts it is refused")
+                         "messages are pressure-levels, a 0.1 degree grid or GRIB class l5 is land, monthly "
+                         "step types or streams moda/mnth are the monthly means - else ERA5_DATASET); a file "
+                         "that contradicts it is refused")
     lf.add_argument("--json", action="store_true", help="end with one JSON object of the figures")
     lf.set_defaults(func=cmd_load_file)
 
@@ -39,9 +40,14 @@ def file_dataset(paths: list[Path], asked: str | None) -> Dataset:
     shown = detect_dataset(paths)
     if asked is None:
         return shown or by_name(settings.load().dataset)
-    dataset = by_name(asked)
+    dataset = by_name(asked, FILE_DATASETS)
+    # Monthly means in a layout that names no stream (the old CDS's netCDF3) show only their grid:
+    # ERA5-Land's monthly means are on its grid, the single-level ones on ERA5's.
+    if shown is LAND and dataset.land_only and dataset.monthly:
+        shown = dataset
     if shown is not None and shown is not dataset:
-        why = ("ERA5-Land's 0.1 degree grid or MARS class l5" if shown.land_only
+        why = ("monthly means' step types or streams" if shown.monthly
+               else "ERA5-Land's 0.1 degree grid or MARS class l5" if shown.land_only
                else "a level dimension or isobaric messages")
         raise InputError(f"{', '.join(map(str, paths))}: the files are {shown.name} ({shown.collection}: {why}), "
                          f"not {dataset.name}; use --dataset {shown.name}")
@@ -106,7 +112,7 @@ def cmd_load_file(args: argparse.Namespace) -> int:
         # Months can share a chunk (a year's): the file's bytes are its chunks', each counted once.
         stored = span_bytes(url, table, months[0].start, months[-1].end) if months else 0
         rollup_bytes = 0
-        if months and settings.load().rollups and not dataset.has_levels:
+        if months and settings.load().rollups and not dataset.has_levels and not dataset.monthly:
             names = rollup_tables(table)
             rollup_bytes = sum(span_bytes(url, names[step], months[0].start, months[-1].end) for step in names)
         download_bytes = sum(path.stat().st_size for path in paths)

@@ -13,7 +13,14 @@ asks it rather than knowing the collection:
 * ``accumulation``: how its accumulated variables are delivered: ``hourly`` (ERA5: each value is
   the hour ending at the valid time) or ``since_00utc`` (ERA5-Land: a running total from 00 UTC, the
   00 UTC value being the previous day's whole total). Tables always store hourly amounts;
-* ``land_only``: whether sea points are missing (NaN, or absent from a GRIB bitmap) and are not rows.
+* ``land_only``: whether sea points are missing (NaN, or absent from a GRIB bitmap) and are not rows;
+* ``period``: what one row's time stands for: an ``hour`` (the hourly collections), a ``month`` (the
+  monthly means: one row a month and point, at 00 UTC on the 1st) or an hour of the day in a month
+  (``month_by_hour``: 24 rows a month and point, at the month's first day and that hour).
+
+The monthly means (``monthly-means``, ``monthly-means-by-hour``, ``land-monthly-means``) are loaded from
+files (``load-file``); the monthly pipeline (fetch, validation, DAGs) knows the hourly collections of
+:data:`DATASETS` only, and :data:`FILE_DATASETS` holds them all.
 
 Single levels are the default and unchanged: its grid numbers points as the project always has.
 """
@@ -29,10 +36,14 @@ import numpy.typing as npt
 
 from era5etl.core.catalogue import CATALOGUE, Variable
 from era5etl.core.catalogue_land import LAND_CATALOGUE, LAND_DEFAULT_VARIABLES
+from era5etl.core.catalogue_monthly import BY_HOUR_CATALOGUE, LAND_MONTHLY_CATALOGUE, MONTHLY_CATALOGUE
 from era5etl.core.catalogue_pl import PL_CATALOGUE, PRESSURE_LEVELS_HPA
 from era5etl.core.errors import InputError
 
-Accumulation = Literal["hourly", "since_00utc"]
+# hourly: the amount of the hour ending at the valid time; since_00utc: a running total from 00 UTC;
+# daily_mean: a monthly mean of the daily totals (mean amount a day), stored as delivered.
+Accumulation = Literal["hourly", "since_00utc", "daily_mean"]
+Period = Literal["hour", "month", "month_by_hour"]
 
 
 @dataclass(frozen=True)
@@ -104,6 +115,11 @@ class Dataset:
     levels: tuple[int, ...] = ()  # hPa; empty: rows have no level
     accumulation: Accumulation = "hourly"
     land_only: bool = False
+    period: Period = "hour"
+
+    @property
+    def monthly(self) -> bool:
+        return self.period != "hour"
 
     @property
     def has_levels(self) -> bool:
@@ -172,12 +188,34 @@ PRESSURE_LEVELS = Dataset(
     grid=ERA5_GRID, catalogue=PL_CATALOGUE, default_variables=tuple(v.cds_name for v in PL_CATALOGUE[:6]),
     first_month="1940-01", request_keys={"product_type": ["reanalysis"]}, levels=PRESSURE_LEVELS_HPA)
 
+# The monthly means: the hourly collections' catalogues with the monthly units (core.catalogue_monthly).
+MONTHLY_MEANS = Dataset(
+    name="monthly-means", collection="reanalysis-era5-single-levels-monthly-means",
+    title="ERA5 monthly averaged data on single levels", grid=ERA5_GRID, catalogue=MONTHLY_CATALOGUE,
+    default_variables=SINGLE_LEVELS.default_variables, first_month="1940-01",
+    request_keys={"product_type": ["monthly_averaged_reanalysis"]}, accumulation="daily_mean", period="month")
+MONTHLY_MEANS_BY_HOUR = Dataset(
+    name="monthly-means-by-hour", collection="reanalysis-era5-single-levels-monthly-means",
+    title="ERA5 monthly averaged data on single levels by hour of day", grid=ERA5_GRID,
+    catalogue=BY_HOUR_CATALOGUE, default_variables=SINGLE_LEVELS.default_variables, first_month="1940-01",
+    request_keys={"product_type": ["monthly_averaged_reanalysis_by_hour_of_day"]}, period="month_by_hour")
+LAND_MONTHLY_MEANS = Dataset(
+    name="land-monthly-means", collection="reanalysis-era5-land-monthly-means",
+    title="ERA5-Land monthly averaged data", grid=LAND_GRID, catalogue=LAND_MONTHLY_CATALOGUE,
+    default_variables=LAND_DEFAULT_VARIABLES, first_month="1950-01",
+    request_keys={"product_type": ["monthly_averaged_reanalysis"]}, accumulation="daily_mean", land_only=True,
+    period="month")
+
+# What the monthly pipeline fetches, validates and has DAGs for.
 DATASETS: dict[str, Dataset] = {d.name: d for d in (SINGLE_LEVELS, LAND, PRESSURE_LEVELS)}
+# What load-file takes: those and the monthly means.
+FILE_DATASETS: dict[str, Dataset] = {**DATASETS, **{d.name: d for d in (MONTHLY_MEANS, MONTHLY_MEANS_BY_HOUR,
+                                                                       LAND_MONTHLY_MEANS)}}
 DEFAULT = SINGLE_LEVELS
 
 
-def by_name(name: str) -> Dataset:
+def by_name(name: str, among: dict[str, Dataset] = DATASETS) -> Dataset:
     try:
-        return DATASETS[name.strip().lower()]
+        return among[name.strip().lower()]
     except KeyError:
-        raise InputError(f"unknown dataset {name!r}: expected one of {', '.join(DATASETS)}") from None
+        raise InputError(f"unknown dataset {name!r}: expected one of {', '.join(among)}") from None

@@ -1,4 +1,4 @@
-"""Database access: where the database is, connections, the schema from the package's sql/.
+"""Database access: where the database is, connections, the schema from the repository's sql/.
 
 When ``ERA5_DATABASE_URL`` is set that server is used and nothing is provisioned. Otherwise the
 checkout runs its own PostgreSQL 17 + TimescaleDB Community server (``db.local``), a copy of the
@@ -27,8 +27,9 @@ from era5etl.db.local import LocalTimescale
 
 log = logging.getLogger(__name__)
 
-# The schema's files are package data (era5etl/sql/), so an installed wheel finds them as a checkout does.
-SQL_DIR: Traversable = resources.files("era5etl") / "sql"
+# The schema's files: the top-level sql/, installed as the package era5etl.sql (pyproject.toml's
+# package-dir), so an installed wheel and an editable checkout find them the same way.
+SQL_DIR: Traversable = resources.files("era5etl.sql")
 
 
 def redact(url: str) -> str:
@@ -230,6 +231,8 @@ def ensure_schema(url: str, table: str = "weather", chunk_interval: str = "1 day
     from era5etl.db import registry
 
     dataset = dataset or SINGLE_LEVELS
+    if dataset.monthly and chunk_interval == "1 day":
+        chunk_interval = MONTHLY_MEANS_CHUNK
     ident = table_ident(check_table(table))
     with connect(url, autocommit=True) as conn:
         # Two first runs at once would both try CREATE; a session lock keeps them in line.
@@ -252,6 +255,10 @@ def ensure_schema(url: str, table: str = "weather", chunk_interval: str = "1 day
         finally:
             conn.execute("SELECT pg_advisory_unlock(hashtext('era5etl.schema'))")
 
+
+# A table of monthly means holds a month in a row where an hourly table holds an hour: ten years a
+# chunk is 120 rows a point (a global decade 125M rows, 87 hours' worth of a global hourly table).
+MONTHLY_MEANS_CHUNK = "3653 days"
 
 # The pipeline's own bookkeeping, made (if missing) before any weather table.
 BOOKKEEPING_SQL = ("001_extension.sql", "002_pipeline_tables.sql", "003_cds_jobs.sql", "004_validation.sql",
@@ -277,8 +284,8 @@ def _make_table(conn: psycopg.Connection[Any], table: str, chunk_interval: str, 
     # layout it has (a table someone set to the row store stays there).
     if new and columnstore_available(conn):
         _lay_out(conn, table, dataset, points)
-    if dataset.has_levels:
-        return  # no rollups for a table on levels yet (docs/datasets.md)
+    if dataset.has_levels or dataset.monthly:
+        return  # no rollups for a table on levels yet (docs/datasets.md); monthly means are months already
     # New and existing tables alike: a table made before the rollups existed gets them now
     # (empty: the loader fills them as it loads), with a column per aggregate of each column.
     ensure_rollups(conn, table, columnstore_enabled(conn, table))

@@ -12,7 +12,7 @@ import psycopg
 from psycopg import sql
 
 from era5etl.core.variables import Variable
-from era5etl.db import columnstore_enabled, connect, table_ident
+from era5etl.db import columnstore_enabled, connect, rollup_tables, table_ident
 from era5etl.db.rollups import ensure_rollups
 
 log = logging.getLogger(__name__)
@@ -26,6 +26,12 @@ def table_columns(conn: psycopg.Connection[tuple[Any, ...]], table: str) -> list
     return [str(r[0]) for r in rows]
 
 
+def _has_rollups(conn: psycopg.Connection[tuple[Any, ...]], table: str) -> bool:
+    daily = table_ident(rollup_tables(table)["day"]).as_string(conn)
+    found = conn.execute("SELECT to_regclass(%s)", (daily,)).fetchone()
+    return found is not None and found[0] is not None
+
+
 def ensure_columns(url: str, table: str, variables: Iterable[Variable]) -> list[str]:
     """Add the columns of ``variables`` the table lacks (float4, like the six); returns those added."""
     wanted = list(dict.fromkeys(v.column for v in variables))
@@ -35,8 +41,9 @@ def ensure_columns(url: str, table: str, variables: Iterable[Variable]) -> list[
         for column in added:
             conn.execute(sql.SQL("ALTER TABLE {} ADD COLUMN IF NOT EXISTS {} real").format(
                 table_ident(table), sql.Identifier(column)))
-        if added and "level" not in have:  # a table on levels has no rollups yet
-            # The rollups aggregate every data column: theirs follow (era5etl.core.rollups).
+        if added and _has_rollups(conn, table):
+            # The rollups aggregate every data column: theirs follow (era5etl.core.rollups). A table on
+            # levels has none yet, nor one of monthly means (its rows are months): none are made here.
             ensure_rollups(conn, table, columnstore_enabled(conn, table))
     if added:
         log.info("table %s: added column(s) %s", table, ", ".join(added))

@@ -70,8 +70,8 @@ def load(
     if on_levels != dataset.has_levels:
         raise LoadError(f"the download {'is' if on_levels else 'is not'} on pressure levels but the dataset "
                         f"{dataset.name} {'has no levels' if on_levels else 'has'}")
-    if on_levels:
-        rollups = False  # a table on levels has no rollups yet (docs/datasets.md)
+    if on_levels or dataset.monthly:
+        rollups = False  # a table on levels has no rollups yet (docs/datasets.md); monthly means are months
     base = tuple(v.column for v in dataset.base_variables)
     box = Box.of(staged, base, dataset.grid)
     times = staged.valid_time

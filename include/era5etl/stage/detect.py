@@ -20,7 +20,15 @@ import eccodes
 import netCDF4
 import numpy as np
 
-from era5etl.core.datasets import LAND, PRESSURE_LEVELS, SINGLE_LEVELS, Dataset
+from era5etl.core.datasets import (
+    LAND,
+    LAND_MONTHLY_MEANS,
+    MONTHLY_MEANS,
+    MONTHLY_MEANS_BY_HOUR,
+    PRESSURE_LEVELS,
+    SINGLE_LEVELS,
+    Dataset,
+)
 from era5etl.stage.archive import _extract_zip, _sniff
 from era5etl.stage.netcdf import _LEVEL_NAMES
 
@@ -49,6 +57,19 @@ def _off_era5_lattice(nc: netCDF4.Dataset) -> bool:
     return False
 
 
+# The monthly means' GRIB streams: a field a month, or a field a month for each hour of the day.
+_MONTHLY_STREAMS = {"moda": "month", "mnth": "month_by_hour"}
+
+
+def _monthly(stream: str, land: bool) -> Dataset | None:
+    period = _MONTHLY_STREAMS.get(stream)
+    if period is None:
+        return None
+    if land:
+        return LAND_MONTHLY_MEANS if period == "month" else None  # ERA5-Land by hour of day: not a dataset here
+    return MONTHLY_MEANS if period == "month" else MONTHLY_MEANS_BY_HOUR
+
+
 def _netcdf_dataset(path: Path) -> Dataset | None:
     try:
         with netCDF4.Dataset(path, "r") as nc:
@@ -56,7 +77,13 @@ def _netcdf_dataset(path: Path) -> Dataset | None:
                 dims = set(var.dimensions)
                 if dims & _LAT_LON[0] and dims & _LAT_LON[1] and dims & set(_LEVEL_NAMES):
                     return PRESSURE_LEVELS
-            if _off_era5_lattice(nc):
+            land = _off_era5_lattice(nc)
+            # cfgrib's conversion (the new CDS) names the GRIB stream it filtered in its history.
+            history = str(getattr(nc, "history", ""))
+            for stream in _MONTHLY_STREAMS:
+                if f'"stream": ["{stream}"]' in history:
+                    return _monthly(stream, land)
+            if land:
                 return LAND
     except OSError:
         return None
@@ -65,6 +92,7 @@ def _netcdf_dataset(path: Path) -> Dataset | None:
 
 def _grib_dataset(path: Path) -> Dataset | None:
     land = False
+    stream = ""
     with path.open("rb") as f:
         while True:
             try:
@@ -72,12 +100,15 @@ def _grib_dataset(path: Path) -> Dataset | None:
             except eccodes.GribInternalError:
                 return None
             if h is None:
-                return LAND if land else None
+                return _monthly(stream, land) or (LAND if land else None)
             try:
                 if eccodes.codes_get_string(h, "typeOfLevel") == "isobaricInhPa":
                     return PRESSURE_LEVELS
                 if eccodes.codes_is_defined(h, "marsClass") and eccodes.codes_get_string(h, "marsClass") == "l5":
                     land = True
+                if eccodes.codes_is_defined(h, "marsStream") and eccodes.codes_get_string(h, "marsStream") in \
+                        _MONTHLY_STREAMS:
+                    stream = eccodes.codes_get_string(h, "marsStream")
             except eccodes.GribInternalError:  # a damaged section (KeyValueNotFoundError): the stager says what
                 return None
             finally:

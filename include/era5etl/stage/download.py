@@ -19,6 +19,7 @@ import shutil
 import tempfile
 import weakref
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -196,8 +197,22 @@ def open_download(paths: Sequence[Path], *, variables: Sequence[Variable] | None
     if variables is None:
         variables = (VARIABLES if dataset is SINGLE_LEVELS else dataset.base_variables if dataset.has_levels
                      else dataset.catalogue)
+    if dataset.monthly:
+        from era5etl.stage.monthly import MonthlyDownload
+
+        # Read as the hourly collection on the same grid (single levels number ERA5's lattice and take
+        # a grid off it), then each time step made the row it means.
+        hourly = SINGLE_LEVELS if dataset.grid == SINGLE_LEVELS.grid and not dataset.land_only else \
+            replace(dataset, period="hour")
+        inner = open_download(paths, variables=variables, tmp_dir=tmp_dir, chunk_cache_bytes=chunk_cache_bytes,
+                              dataset=hourly)
+        try:
+            return MonthlyDownload(inner, dataset)
+        except BaseException:
+            inner.close()
+            raise
     lattice = None if dataset is SINGLE_LEVELS else dataset.grid
-    if dataset.land_only or dataset.accumulation != "hourly":
+    if dataset.land_only or dataset.accumulation == "since_00utc":
         from era5etl.stage.land import LandDownload, raw_variables
 
         inner = open_download(paths, variables=raw_variables(variables), tmp_dir=tmp_dir,

@@ -11,7 +11,6 @@ dropped so the machine's pip cache serves the wheels (it only keeps the image sm
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shlex
@@ -25,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from era5etl.core.paths import PROJECT_ROOT
+from tests.integration.deploy.venvs import STACK_MODULES, parse_dags, pip_check
 
 pytestmark = pytest.mark.integration
 
@@ -83,8 +83,9 @@ def test_versions_are_pinned_once() -> None:
 
 def test_dependencies_are_installed_before_the_code_is_copied() -> None:
     """A code edit must not invalidate the dependency layer: the install of the dependencies sees only
-    constraints.txt, pyproject.toml and the script that lists pyproject's dependencies, and the project
-    itself is installed non-editably after it."""
+    constraints.txt, requirements.txt, pyproject.toml and the script that expands requirements.txt's
+    package line into pyproject's dependencies; the project itself (its code and the top-level sql/) is
+    installed non-editably after it, from requirements.txt."""
     all_steps = steps(DOCKERFILE.read_text())
     # The Airflow image's stage only (an earlier stage fetches uPlot from the npm registry).
     first = next(i for i, s in enumerate(all_steps) if s.kind == "FROM" and s.args.startswith("apache/airflow"))
@@ -92,13 +93,15 @@ def test_dependencies_are_installed_before_the_code_is_copied() -> None:
     installs = [i for i, s in enumerate(all_steps) if s.kind == "RUN" and "pip install" in s.args]
     deps = next(i for i in installs if "dependencies.py" in all_steps[i].args)
     before = [all_steps[i].args.split()[1:-1] for i in copies if i < deps]
-    assert [src for srcs in before for src in srcs] == ["constraints.txt", "pyproject.toml",
+    assert [src for srcs in before for src in srcs] == ["constraints.txt", "requirements.txt", "pyproject.toml",
                                                        "scripts/dependencies.py"], before
-    project = next(i for i in installs if all_steps[i].args.rstrip().endswith(" /opt/era5etl"))
+    project = next(i for i in installs if all_steps[i].args.startswith("cd /opt/era5etl &&"))
     assert project > deps
+    assert all_steps[project].args.rstrip().endswith("-r requirements.txt")
     assert "--no-deps" in all_steps[project].args and " -e " not in all_steps[project].args
-    code = [i for i in copies if "include" in all_steps[i].args.split()]
-    assert code and all(deps < i < project for i in code)
+    for folder in ("include", "sql"):
+        code = [i for i in copies if folder in all_steps[i].args.split()]
+        assert code and all(deps < i < project for i in code), folder
 
 
 @pytest.fixture(scope="module")
@@ -150,37 +153,17 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path
 
 def test_the_installed_set_is_consistent(built: tuple[Path, Path]) -> None:
     venv, _ = built
-    proc = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "check"], capture_output=True, text=True,
-                          timeout=300)
+    proc = pip_check(venv)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
 def test_the_installed_set_parses_the_dags_and_imports_the_stack(built: tuple[Path, Path],
                                                                  tmp_path: Path) -> None:
     venv, root = built
-    script = """if True:
-        import importlib, json, sys
-        import era5etl
-        from airflow.dag_processing.dagbag import DagBag
-        bag = DagBag(dag_folder=sys.argv[1])
-        for module in sys.argv[2:]:
-            importlib.import_module(module)
-        print(json.dumps({"era5etl": era5etl.__file__, "dags": sorted(bag.dags),
-                          "errors": {k: str(v) for k, v in bag.import_errors.items()}}))
-    """
-    modules = ["airflow.providers.fab.auth_manager.fab_auth_manager",
-               "airflow.providers.celery.executors.celery_executor", "airflow.providers.postgres.hooks.postgres",
-               "statsd", "great_expectations", "era5etl.pipeline.steps", "localcds.server"]
-    env = {"PATH": f"{venv / 'bin'}:/usr/bin:/bin", "HOME": str(tmp_path), "LANG": "C.UTF-8",
-           "AIRFLOW_HOME": str(tmp_path / "airflow"),
-           "AIRFLOW__CORE__DAGS_FOLDER": str(root / "opt/airflow/dags"),
-           "AIRFLOW__CORE__PLUGINS_FOLDER": str(root / "opt/airflow/plugins"),
-           "AIRFLOW__CORE__LOAD_EXAMPLES": "False", "GX_ANALYTICS_ENABLED": "False"}
-    proc = subprocess.run([str(venv / "bin" / "python"), "-c", script, str(root / "opt/airflow/dags"), *modules],
-                          env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    result = parse_dags(venv, root / "opt/airflow/dags", root / "opt/airflow/plugins", tmp_path,
+                        (*STACK_MODULES, "localcds.server"))
     assert result["errors"] == {}
     assert {"era5_monthly", "era5_finalize"} <= set(result["dags"])
-    # The installed copy, not the checkout nor the copied source: a non-editable install.
+    # The installed copy, not the checkout nor the copied source: a non-editable install, with the schema.
     assert Path(result["era5etl"]).is_relative_to(venv), result["era5etl"]
+    assert result["sql"] == sorted(p.name for p in (PROJECT_ROOT / "sql").glob("*.sql"))

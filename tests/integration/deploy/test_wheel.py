@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -18,6 +19,7 @@ import tempfile
 import time
 import tomllib
 import uuid
+import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -113,6 +115,20 @@ def test_the_installed_package_is_the_wheel_with_its_sql_and_extras(installed: I
     found = json.loads(proc.stdout)
     assert Path(found["file"]).is_relative_to(installed.venv / "lib")  # site-packages, not include/
     assert {"001_extension.sql", "010_weather_hypertable.sql", "030_rollups.sql"} <= set(found["sql"])
+
+
+def test_the_wheel_carries_the_schema_and_declares_what_the_product_imports(installed: Installed) -> None:
+    with zipfile.ZipFile(installed.wheel) as wheel:
+        names = set(wheel.namelist())
+        meta = next(n for n in names if n.endswith(".dist-info/METADATA"))
+        requires = [line.split(":", 1)[1].strip() for line in wheel.read(meta).decode().splitlines()
+                    if line.startswith("Requires-Dist:")]
+    # The top-level sql/, packaged as era5etl/sql (pyproject.toml's package-dir).
+    assert {f"era5etl/sql/{p.name}" for p in (PROJECT_ROOT / "sql").glob("*.sql")} <= names
+    assert not any(n.startswith("sql/") for n in names)
+    # pandas: validate/suite.py hands Great Expectations a DataFrame; jinja2: the Data Docs' cache.
+    unconditional = {re.split(r"[<>=!~\[ ;]", r, maxsplit=1)[0].lower() for r in requires if "extra ==" not in r}
+    assert {"pandas", "jinja2", "apache-airflow", "psycopg"} <= unconditional
 
 
 def test_era5etl_version(installed: Installed) -> None:
