@@ -131,7 +131,7 @@ def run(path: Path, table: str, with_rollups: bool = True, dataset: str | None =
     }
 
 
-def _years(text: str) -> tuple[int, int]:
+def parse_years(text: str) -> tuple[int, int]:
     try:
         first, last = (int(v) for v in text.split("-"))
     except ValueError:
@@ -151,7 +151,7 @@ def main(argv: list[str]) -> int:
                    help="also load each shape with ERA5_ROLLUPS=false, alternating, and print what the rollups "
                         "cost in wall time (the difference of the medians)")
     p.add_argument("--repeat", type=int, default=1, help="runs of each (with --compare: of each pair)")
-    p.add_argument("--years", default=f"{AREA_YEARS[0]}-{AREA_YEARS[1]}", type=_years,
+    p.add_argument("--years", default=f"{AREA_YEARS[0]}-{AREA_YEARS[1]}", type=parse_years,
                    help="the area shape's span of years, FIRST-LAST (default %(default)s; 1940-2024 makes the "
                         "441-point table of the whole record: 328,601,448 rows)")
     args = p.parse_args(argv)

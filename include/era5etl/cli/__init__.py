@@ -52,14 +52,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
         return int(args.func(args))
     except Exception as exc:
-        code = _exit_code(exc)
+        code = exit_code(exc)
         if code is None:
             raise
         print(f"error: {exc}", file=sys.stderr)
         return code
 
 
-def _exit_code(exc: Exception) -> int | None:
+def exit_code(exc: Exception) -> int | None:
     """2 for bad input, 1 for a failure the message explains, None for a bug (traceback shown):
     ``core.answers``, which the HTTP reads answer by too."""
     from era5etl.core.answers import answer

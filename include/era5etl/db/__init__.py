@@ -70,7 +70,7 @@ def split_table(table: str) -> tuple[str | None, str]:
     return (parts[0], parts[1]) if len(parts) == 2 else (None, parts[0])
 
 
-def _render(path: Traversable, **idents: sql.Composable) -> sql.SQL | sql.Composed:
+def render(path: Traversable, **idents: sql.Composable) -> sql.SQL | sql.Composed:
     # A schema file that takes identifiers uses {name} placeholders for them (values are never
     # formatted in); one that takes none is run as written, so its braces (JSON defaults) stay literal.
     text = sql.SQL(path.read_text(encoding="utf-8"))  # a file of ours, never user input
@@ -197,7 +197,7 @@ def _lay_out(conn: psycopg.Connection[Any], table: str, dataset: Dataset, points
         segmentby, orderby = TILE_COLUMN, "location_id, time"
     else:
         segmentby, orderby = "", (LEVEL_ORDERBY if dataset.has_levels else "time, location_id")
-    conn.execute(_render(SQL_DIR / "020_columnstore.sql", table=ident, segmentby=sql.Literal(segmentby),
+    conn.execute(render(SQL_DIR / "020_columnstore.sql", table=ident, segmentby=sql.Literal(segmentby),
                          orderby=sql.Literal(orderby)))
 
 
@@ -221,7 +221,7 @@ def ensure_schema(url: str, table: str = "weather", chunk_interval: str = "1 day
         conn.execute("SELECT pg_advisory_lock(hashtext('era5etl.schema'))")
         try:
             for name in BOOKKEEPING_SQL:
-                conn.execute(_render(SQL_DIR / name))
+                conn.execute(render(SQL_DIR / name))
             found = conn.execute("SELECT to_regclass(%s)", (ident.as_string(conn),)).fetchone()
             new = found is None or found[0] is None
             if new:
@@ -252,7 +252,7 @@ def _make_table(conn: psycopg.Connection[Any], table: str, chunk_interval: str, 
     if dataset.has_levels:
         conn.execute(_level_table_sql(table, dataset))
     else:
-        conn.execute(_render(SQL_DIR / "010_weather_hypertable.sql", table=ident))
+        conn.execute(render(SQL_DIR / "010_weather_hypertable.sql", table=ident))
     conn.execute(
         "SELECT create_hypertable(%s::regclass, by_range('time', %s::interval),"
         " create_default_indexes => false, if_not_exists => true)",

@@ -81,7 +81,7 @@ class FetchPending(BaseException):
         self.retry_after = retry_after
 
 
-class _Transient(Exception):
+class Transient(Exception):
     """A fault worth another attempt; ``hint`` is the service's own wait (Retry-After), if any."""
 
     def __init__(self, message: str, hint: float | None = None) -> None:
@@ -89,15 +89,15 @@ class _Transient(Exception):
         self.hint = hint
 
 
-class _JobLost(Exception):
+class JobLost(Exception):
     """The CDS does not know the job (deleted, dismissed, another service): submit again."""
 
 
-class _ResultsExpired(Exception):
+class ResultsExpired(Exception):
     """The job succeeded but its results are gone from the cache: submit again."""
 
 
-class _Busy(Exception):
+class Busy(Exception):
     """Another process is downloading this part right now."""
 
 __all__ = ["AuthError", "BadAssetError", "CostLimitError", "FetchError", "FetchPending", "JobFailedError",

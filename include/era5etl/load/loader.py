@@ -28,7 +28,7 @@ from era5etl.load.chunks import chunk_plan
 from era5etl.load.monthly import write_monthly
 from era5etl.load.results import ChunkResult, LoadError, LoadResult
 from era5etl.load.rollup import MonthlyRollup, Points, WindowRollup
-from era5etl.load.writer import Box, _Window, _write_chunk, copy_settings, rollups_in_tiles
+from era5etl.load.writer import Box, Window, copy_settings, rollups_in_tiles, write_chunk
 from era5etl.stage import Block, StagedDownload
 
 log = logging.getLogger(__name__)
@@ -39,7 +39,7 @@ BLOCK_ROWS = 1_000_000
 BLOCK_HOURS = 24 * 366
 
 
-def _reordered(block: Block, order: np.ndarray) -> Block:
+def reordered(block: Block, order: np.ndarray) -> Block:
     """The block's grid points in ``order`` (location_id ascending): a copy, one block at a time."""
     assert block.location_id is not None
     return Block(block.valid_time, block.location_id[order], block.latitude[order], block.longitude[order],
@@ -79,7 +79,7 @@ def load(
         times = times[times >= _np(start)]
     if end is not None:
         times = times[times < _np(end)]
-    windows = [_Window(w0, w1, ts) for w0, w1, ts in chunk_plan(url, table, times, staged.points)]
+    windows = [Window(w0, w1, ts) for w0, w1, ts in chunk_plan(url, table, times, staged.points)]
     result = LoadResult()
     if not windows:
         return result
@@ -136,7 +136,7 @@ def load(
         except psycopg.Error as exc:
             raise LoadError(f"writing the monthly rollup of {table} failed: {_first_line(exc)}") from exc
 
-    todo: queue.Queue[_Window | None] = queue.Queue()
+    todo: queue.Queue[Window | None] = queue.Queue()
     failures: list[BaseException] = []
     stop = threading.Event()
     monthly_thread: threading.Thread | None = None
@@ -153,7 +153,7 @@ def load(
         try:
             with connect(url) as conn:
                 while (w := todo.get()) is not None:
-                    w.result = _write_chunk(conn, table, box, w, stop, settings)
+                    w.result = write_chunk(conn, table, box, w, stop, settings)
                     if on_chunk is not None:
                         on_chunk(w.result)
         except BaseException as exc:  # surfaced to the caller below, after the other threads stop
@@ -173,13 +173,13 @@ def load(
             w0, w1 = (datetime.fromtimestamp(int(t), UTC) for t in (w.times[0], w.times[-1] + 1))
             for block in staged.blocks(start=w0, end=w1, hours=hours):
                 if order is not None:
-                    block = _reordered(block, order)
+                    block = reordered(block, order)
                 if w.rollup is not None:
                     a0 = time.perf_counter()
                     w.rollup.add(block.valid_time, block.values)
                     aggregating += time.perf_counter() - a0
                 if not all(_put(w.data, (pgcopy.encode_block(piece, box.columns, piece_tiles), piece.rows), stop)
-                           for piece, piece_tiles in _pieces(block, pgcopy.PIECE_ROWS, tiles)):
+                           for piece, piece_tiles in block_pieces(block, pgcopy.PIECE_ROWS, tiles)):
                     break
             # The hourly rows are all queued: the writer goes on to the daily rows while the last day
             # is encoded, piece by piece (load.rollup.WindowRollup.pieces).
@@ -244,7 +244,7 @@ class Tiling:
     tiles: np.ndarray
 
 
-def _pieces(block: Block, rows: int, tiles: Tiling | None = None) -> Iterator[tuple[Block, np.ndarray | None]]:
+def block_pieces(block: Block, rows: int, tiles: Tiling | None = None) -> Iterator[tuple[Block, np.ndarray | None]]:
     """The block cut into pieces of about ``rows`` rows (views, no copies) that keep its rows in
     (time, point) order (``encode.piece_slices``); with ``tiles`` (the table is tiled), cut by whole
     tiles instead, each piece all the block's hours of its points (taken in id order: a copy), with

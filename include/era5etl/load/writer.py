@@ -37,7 +37,7 @@ from era5etl.db.layout import (
 )
 from era5etl.db.rollups import box_filter, box_params, daily_from_hourly
 from era5etl.load import encode as pgcopy
-from era5etl.load.chunks import _chunk_of, chunks_between
+from era5etl.load.chunks import chunk_of, chunks_between
 from era5etl.load.locks import lock_chunk, lock_month
 from era5etl.load.results import ChunkResult, LoadError
 from era5etl.load.rollup import WindowRollup
@@ -155,7 +155,7 @@ def _utc(seconds: int) -> datetime:
 
 
 @dataclass
-class _Window:
+class Window:
     start: datetime
     end: datetime
     times: np.ndarray  # the load's time steps in the chunk, epoch seconds (int64), sorted
@@ -166,7 +166,7 @@ class _Window:
     rollup: WindowRollup | None = None
 
 
-def _write_chunk(conn: psycopg.Connection[tuple[Any, ...]], table: str, box: Box, w: _Window,
+def write_chunk(conn: psycopg.Connection[tuple[Any, ...]], table: str, box: Box, w: Window,
                  stop: threading.Event, settings: dict[str, str] | None = None) -> ChunkResult:
     """One chunk's transaction; ``settings``: the columnstore's COPY settings, None for the row store."""
     columnstore = settings is not None
@@ -179,7 +179,7 @@ def _write_chunk(conn: psycopg.Connection[tuple[Any, ...]], table: str, box: Box
         # it is the one that holds these hours until this transaction ends (the day's own chunk, or
         # the merged month if a merge committed while this load waited).
         lock_month(cur, table, w.start, shared=True)
-        schema, name, chunk_start, compressed = _chunk_of(cur, table, w.start)
+        schema, name, chunk_start, compressed = chunk_of(cur, table, w.start)
         lock_chunk(cur, table, chunk_start)
         chunk = sql.Identifier(schema, name)
         if compressed:

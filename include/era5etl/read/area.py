@@ -39,7 +39,7 @@ from era5etl.read.errors import ReadError
 from era5etl.read.gaps import gap_text, gaps
 from era5etl.read.packed import packed, unpack
 from era5etl.read.points import MARGIN, Bounds, loaded_bounds, require_table, rollup_of
-from era5etl.read.series import _source, _utc
+from era5etl.read.series import as_utc, source_of
 from era5etl.read.text import csv_text, iso_time, iso_times
 
 # The weight of a grid point's cell: cos(latitude), computed in float8.
@@ -166,7 +166,7 @@ def area_statement(relation: str, time_column: str, step: Step, columns: list[st
         sql.SQL(" AND ").join(where), t)
 
 
-def _params(area: Area, start: datetime | None, end: datetime | None) -> dict[str, Any]:
+def area_params(area: Area, start: datetime | None, end: datetime | None) -> dict[str, Any]:
     # The ids of the box's south-west and north-east lattice points bound those inside it: lets the
     # columnstore skip the batches of other points by their location_id metadata.
     south, north = float(area.south), float(area.north)
@@ -196,9 +196,9 @@ def area_series(conn: Any, table: str, area: Area, start: datetime | None, end: 
                         "so far: read a place's series at a level (--level) instead")
     check_inside(table, area, loaded_bounds(conn, table))
     columns = area_columns(variables, data_columns(conn, table))
-    start, end = _utc(start), _utc(end)
-    relation, time_column = _source(conn, table, step)
-    params = _params(area, start, end)
+    start, end = as_utc(start), as_utc(end)
+    relation, time_column = source_of(conn, table, step)
+    params = area_params(area, start, end)
     statement = area_statement(relation, time_column, step, columns, (start is not None, end is not None))
     row = conn.cursor(binary=True).execute(statement, params).fetchone()
     parts = list(row) if row else [None] * (len(columns) + 3)
