@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import psycopg
 
+from era5etl.core.errors import Failure
 from era5etl.db import ensure_schema
 from era5etl.fetch import Credentials, Download, fetch, retention, staged_download
 from era5etl.fetch.manifest import removal as fetch_removal
@@ -34,7 +35,7 @@ from era5etl.validate import Validation, validate_month
 log = logging.getLogger(__name__)
 
 
-class PipelineError(RuntimeError):
+class PipelineError(Failure, RuntimeError):
     """A step cannot go on; the message says what is wrong and what to do."""
 
 

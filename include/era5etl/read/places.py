@@ -32,6 +32,8 @@ SHOWN = 8  # candidates or close names a refusal lists
 class UnknownPlace(ReadError):
     """No city of the gazetteer bears the name (HTTP 404)."""
 
+    http_status = 404
+
 
 class AmbiguousPlace(ReadError):
     """Several cities bear the name: ``country`` (or coordinates) must say which (HTTP 400)."""
