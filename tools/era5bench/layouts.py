@@ -207,11 +207,9 @@ def _plain_copy(url: str, table: str, staged: Any) -> float:
             " total_precipitation float4, snowfall float4)").format(ident))
     t0 = time.perf_counter()
     with connect(url) as conn:
-        with conn.cursor().copy(sql.SQL("COPY {} FROM STDIN (FORMAT BINARY)").format(ident)) as cp:
-            cp.write(pgcopy.HEADER)
+        with pgcopy.binary_copy(conn.cursor(), sql.SQL("COPY {} FROM STDIN (FORMAT BINARY)").format(ident)) as cp:
             for block in staged.blocks(hours=max(1, 1_000_000 // staged.points)):
                 cp.write(pgcopy.encode_block(block))
-            cp.write(pgcopy.TRAILER)
         for suffix, definition in CHUNK_INDEXES:
             conn.execute(sql.SQL("CREATE INDEX {} ON {} " + definition).format(  # definition: load's constant
                 sql.Identifier(f"{table}_{suffix}"), ident))

@@ -63,3 +63,7 @@ def is_failure(exc: BaseException) -> bool:
     psycopg = sys.modules.get("psycopg")
     return psycopg is not None and isinstance(exc, psycopg.OperationalError)
 
+
+def first_line(exc: BaseException) -> str:
+    """What a message says first: libpq's run over several lines, and the first says what happened."""
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]

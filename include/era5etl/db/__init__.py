@@ -18,7 +18,7 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg
 from psycopg import sql
 
-from era5etl.core.errors import InputError
+from era5etl.core.errors import InputError, first_line
 
 if TYPE_CHECKING:
     from era5etl.core.datasets import Dataset
@@ -49,8 +49,7 @@ def connect(url: str, *, autocommit: bool = False) -> Iterator[psycopg.Connectio
     try:
         conn = psycopg.connect(url, autocommit=autocommit, connect_timeout=10, application_name="era5etl")
     except psycopg.OperationalError as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise DatabaseError(f"cannot connect to the database at {redact(url)}: {first}") from None
+        raise DatabaseError(f"cannot connect to the database at {redact(url)}: {first_line(exc)}") from None
     try:
         yield conn
     finally:

@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from era5etl.core.files import write_json
+from era5etl.core.months import as_utc
 from era5etl.fetch.credentials import Credentials
 from era5etl.fetch.download import Downloads
 from era5etl.fetch.errors import (
@@ -66,11 +67,9 @@ from era5etl.fetch.request import MonthRequest, RequestPart, canonical_request
 log = logging.getLogger(__name__)
 
 
-def _utc(text: str | None) -> datetime | None:
-    if not text:
-        return None
-    moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
+def _moment(text: str | None) -> datetime | None:
+    """A CDS job's timestamp (ISO 8601, "Z" or an offset, or none) as a UTC moment."""
+    return as_utc(datetime.fromisoformat(text.replace("Z", "+00:00"))) if text else None
 
 
 class Fetcher(Downloads):
@@ -246,7 +245,7 @@ class Fetcher(Downloads):
         try:
             listing = self.api.client.get_jobs(limit=100, sortby="-created")
             for job in listing._json_dict.get("jobs", []):
-                created = _utc(job.get("created"))
+                created = _moment(job.get("created"))
                 if created is not None and created < horizon:
                     break  # newest first: the rest are older still
                 if job.get("status") in ("failed", "rejected", "dismissed", "deleted"):
@@ -272,7 +271,7 @@ class Fetcher(Downloads):
         remote = self._retry(what, "job", lambda: self.api.remote(job_id), part=part, job_id=job_id)
         info: dict[str, Any] = self._retry(what, "job", lambda: remote.json, part=part, job_id=job_id)
         status = str(info.get("status"))
-        created, started, finished = (_utc(info.get(k)) for k in ("created", "started", "finished"))
+        created, started, finished = (_moment(info.get(k)) for k in ("created", "started", "finished"))
         record.submitted_at = record.submitted_at or created
         if started is not None:
             record.started_at = started

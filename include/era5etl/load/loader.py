@@ -21,6 +21,7 @@ import psycopg
 
 from era5etl import settings as settings_model
 from era5etl.core.datasets import SINGLE_LEVELS, Dataset
+from era5etl.core.errors import first_line
 from era5etl.core.tiles import tile_groups, tile_of
 from era5etl.db import connect
 from era5etl.load import encode as pgcopy
@@ -134,7 +135,7 @@ def load(
         try:
             return write_monthly(url, table, box, touched, monthly, points, box.columns, settings)
         except psycopg.Error as exc:
-            raise LoadError(f"writing the monthly rollup of {table} failed: {_first_line(exc)}") from exc
+            raise LoadError(f"writing the monthly rollup of {table} failed: {first_line(exc)}") from exc
 
     todo: queue.Queue[Window | None] = queue.Queue()
     failures: list[BaseException] = []
@@ -205,7 +206,7 @@ def load(
     if failures:
         first = failures[0]
         if isinstance(first, psycopg.Error):
-            raise LoadError(f"loading {table} failed: {_first_line(first)}") from first
+            raise LoadError(f"loading {table} failed: {first_line(first)}") from first
         raise first
     for w in windows:
         assert w.result is not None
@@ -273,11 +274,6 @@ def _put(q: queue.Queue[tuple[bytes, int] | None], item: tuple[bytes, int] | Non
         except queue.Full:
             continue
     return False
-
-
-def _first_line(exc: psycopg.Error) -> str:
-    """libpq's messages run over several lines; the first says what happened."""
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 def _np(t: datetime) -> np.datetime64:

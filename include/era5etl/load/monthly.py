@@ -114,9 +114,8 @@ def write_monthly(url: str, table: str, box: Box, touched: Sequence[np.datetime6
         if copy_settings is not None:
             for setting, value in copy_settings.items():
                 cur.execute("SELECT set_config(%s, %s, true)", (setting, value))
-        with cur.copy(sql.SQL("COPY {} ({}) FROM STDIN (FORMAT BINARY)").format(
+        with pgcopy.binary_copy(cur, sql.SQL("COPY {} ({}) FROM STDIN (FORMAT BINARY)").format(
                 ident, sql.SQL(", ").join(map(sql.Identifier, rollup_copy_columns(columns, box.rollups_tiled))))) as cp:
-            cp.write(pgcopy.HEADER)
             # Runs of months the loader holds alone are encoded at once (a download over decades:
             # ~1,000 months of a few points); the rest a month at a time. Rows stay in (bucket,
             # location_id) order, as the columnstore is told they come.
@@ -153,5 +152,4 @@ def write_monthly(url: str, table: str, box: Box, touched: Sequence[np.datetime6
                                             columns, box.rollups_tiled):
                     cp.write(piece)
                 written += ids.size
-            cp.write(pgcopy.TRAILER)
     return written, time.perf_counter() - t0

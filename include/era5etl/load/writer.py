@@ -37,7 +37,7 @@ from era5etl.db.layout import (
 )
 from era5etl.db.rollups import box_filter, box_params, daily_from_hourly
 from era5etl.load import encode as pgcopy
-from era5etl.load.chunks import chunk_of, chunks_between
+from era5etl.load.chunks import chunk_of, chunks_between, empty_chunk
 from era5etl.load.locks import lock_chunk, lock_month
 from era5etl.load.results import ChunkResult, LoadError
 from era5etl.load.rollup import WindowRollup
@@ -150,10 +150,6 @@ class Box:
         return sql.SQL(" AND level = ANY(%(levels)s)") if self.levels else sql.SQL("")
 
 
-def _utc(seconds: int) -> datetime:
-    return datetime.fromtimestamp(int(seconds), UTC)
-
-
 @dataclass
 class Window:
     start: datetime
@@ -194,13 +190,13 @@ def write_chunk(conn: psycopg.Connection[tuple[Any, ...]], table: str, box: Box,
         if not columnstore:
             for suffix, _ in CHUNK_INDEXES:
                 cur.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier(schema, f"{name}_{suffix}")))
-        first, last = _utc(w.times[0]), _utc(w.times[-1])
+        first, last = (datetime.fromtimestamp(int(s), UTC) for s in (w.times[0], w.times[-1]))
         # Every hour from first to last (a month, a year: what loads are): the bounds say it all. Otherwise
         # the time steps themselves, as a list (a 3-hourly file, a download with a gap).
         every_hour = bool(np.all(np.diff(w.times) == 3600))
         steps = sql.SQL("TRUE") if every_hour else sql.SQL("time = ANY(%(times)s)")
-        params = {"times": [] if every_hour else [_utc(t) for t in w.times], "t0": first, "t1": last,
-                  **box.params()}
+        times = [] if every_hour else [datetime.fromtimestamp(int(t), UTC) for t in w.times]
+        params = {"times": times, "t0": first, "t1": last, **box.params()}
         # The whole chunk is replaced when everything it holds is at these time steps inside this box:
         # TRUNCATE then, which leaves no dead rows behind. Otherwise only those rows go.
         others = cur.execute(
@@ -229,14 +225,10 @@ def write_chunk(conn: psycopg.Connection[tuple[Any, ...]], table: str, box: Box,
             # through its own COPY, which does not (measured: no page frozen, against all of them on a
             # plain table), so it now helps only older servers. In the columnstore an empty chunk is
             # left as it is: a TRUNCATE makes new files for it and its compressed relation for nothing
-            # (85 new year chunks of a download over decades, each written once).
+            # (85 new year chunks of a download over decades, each written once). A whole reload
+            # would add its rows beside what a compressed chunk's row part kept (empty_chunk).
             if deleted or not columnstore:
-                cur.execute(sql.SQL("TRUNCATE {}").format(chunk))
-            if columnstore and deleted:
-                # TimescaleDB 2.29 truncates only the compressed part of a compressed chunk: rows a
-                # partial reload decompressed into its row part survive (measured: 999 of 999), and a
-                # whole reload would add its rows beside them. They go here, in the same transaction.
-                cur.execute(sql.SQL("DELETE FROM {}").format(chunk))
+                empty_chunk(cur, chunk, compressed=columnstore)
             replaced = "truncate" if deleted else "new"
             freeze = sql.SQL(", FREEZE")
         if columnstore:
@@ -247,8 +239,8 @@ def write_chunk(conn: psycopg.Connection[tuple[Any, ...]], table: str, box: Box,
         columns = sql.SQL(", ").join(map(sql.Identifier, pgcopy.copy_columns(
             box.columns, (TILE_COLUMN,) if box.tiled else (), level=bool(box.levels))))
         t_copy = time.perf_counter()
-        with cur.copy(sql.SQL("COPY {} ({}) FROM STDIN (FORMAT BINARY{})").format(chunk, columns, freeze)) as cp:
-            cp.write(pgcopy.HEADER)
+        with pgcopy.binary_copy(cur, sql.SQL("COPY {} ({}) FROM STDIN (FORMAT BINARY{})").format(
+                chunk, columns, freeze)) as cp:
             while (item := w.data.get()) is not None:
                 if stop.is_set():
                     raise LoadError("load abandoned: another chunk failed")
@@ -256,7 +248,6 @@ def write_chunk(conn: psycopg.Connection[tuple[Any, ...]], table: str, box: Box,
                 cp.write(data)
                 nbytes += len(data)
                 rows += n
-            cp.write(pgcopy.TRAILER)
         t_index = time.perf_counter()
         rollup_rows = 0
         if w.rollup is not None:
@@ -297,9 +288,7 @@ def write_daily(cur: psycopg.Cursor[tuple[Any, ...]], table: str, box: Box, star
     if aligned and empty:
         pass  # a new chunk's daily chunk, as empty as it
     elif aligned and whole:
-        cur.execute(sql.SQL("TRUNCATE {}").format(target))
-        if columnstore:  # TimescaleDB 2.29 truncates only a compressed chunk's compressed part (see above)
-            cur.execute(sql.SQL("DELETE FROM {}").format(target))
+        empty_chunk(cur, target, compressed=columnstore)
     elif days:
         cur.execute(sql.SQL("DELETE FROM {} WHERE bucket >= %(first)s AND bucket <= %(last)s AND bucket = ANY(%(days)s)"
                             " AND {}").format(target, box_filter(box.grid)),
@@ -308,13 +297,11 @@ def write_daily(cur: psycopg.Cursor[tuple[Any, ...]], table: str, box: Box, star
         # The pieces as the loader encodes them: the last day's are still being made when the hourly
         # rows are in (load.rollup.encoded_pieces).
         columns = sql.SQL(", ").join(map(sql.Identifier, rollup.copy_columns()))
-        with cur.copy(sql.SQL("COPY {} ({}) FROM STDIN (FORMAT BINARY)").format(target, columns)) as cp:
-            cp.write(pgcopy.HEADER)
+        with pgcopy.binary_copy(cur, sql.SQL("COPY {} ({}) FROM STDIN (FORMAT BINARY)").format(target, columns)) as cp:
             for data in rollup.pieces(stop):
                 cp.write(data)
             if stop.is_set():
                 raise LoadError("load abandoned: another chunk failed")
-            cp.write(pgcopy.TRAILER)
     if rollup.partial_days:
         partial = [d.astype("datetime64[s]").item().replace(tzinfo=UTC) for d in rollup.partial_days]
         cur.execute(daily_from_hourly(table, rollup.data_columns, rollup.tiled),

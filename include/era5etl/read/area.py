@@ -31,6 +31,7 @@ from psycopg import sql
 
 from era5etl.core.datasets import ERA5_GRID
 from era5etl.core.grid import GLOBAL_STEP, Area, Grid
+from era5etl.core.months import as_utc
 from era5etl.core.rollups import sources, split_value_column
 from era5etl.db import has_level_column, table_ident
 from era5etl.db.rollups import box_filter, box_params, data_columns
@@ -39,7 +40,7 @@ from era5etl.read.errors import ReadError
 from era5etl.read.gaps import gap_text, gaps
 from era5etl.read.packed import packed, unpack
 from era5etl.read.points import MARGIN, Bounds, loaded_bounds, require_table, rollup_of
-from era5etl.read.series import as_utc, source_of
+from era5etl.read.series import source_of
 from era5etl.read.text import csv_text, iso_time, iso_times
 
 # The weight of a grid point's cell: cos(latitude), computed in float8.

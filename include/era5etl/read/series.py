@@ -10,12 +10,13 @@ The API the CLI (``python -m era5etl series``) and the HTTP API call: ``nearest_
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import numpy as np
 from psycopg import sql
 
+from era5etl.core.months import as_utc
 from era5etl.core.rollups import WIND_SPEED
 from era5etl.db import table_ident
 from era5etl.db.layout import in_tiles
@@ -52,12 +53,6 @@ def series_times(s: Series) -> list[str]:
     if not s.utc_offset_minutes:
         return iso_times(s.time)
     return offset_times(s.time, s.utc_offset_minutes)
-
-
-def as_utc(moment: datetime | None) -> datetime | None:
-    if moment is None:
-        return None
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 def column_expression(column: str) -> sql.Composable:
