@@ -172,3 +172,32 @@ def test_the_scan_finds_each_kind_of_use(tmp_path: Path) -> None:
         (6, "era5etl.sub.a", "_hidden"),
         (6, "era5etl.sub.a", "_hidden"),
     ]
+
+
+# A function a reader can hold at once: the longest in include/ is split into named steps past this.
+MAX_FUNCTION_LINES = 80
+
+
+def long_functions(base: Path, most: int = MAX_FUNCTION_LINES) -> list[str]:
+    """Every function (methods and nested ones too) longer than ``most`` lines, docstring included."""
+    found = []
+    for path, _ in modules(base):
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                lines = (node.end_lineno or node.lineno) - node.lineno + 1
+                if lines > most:
+                    found.append(f"{path.relative_to(base)}:{node.lineno}: {node.name} ({lines} lines)")
+    return found
+
+
+def test_no_function_in_the_product_is_over_80_lines() -> None:
+    found = long_functions(SOURCES["include"])
+    assert not found, f"split into named steps (at most {MAX_FUNCTION_LINES} lines each):\n  " + "\n  ".join(found)
+
+
+def test_the_length_check_counts_a_functions_lines(tmp_path: Path) -> None:
+    (tmp_path / "era5etl").mkdir()
+    body = "".join(f"    x{i} = {i}\n" for i in range(80))
+    (tmp_path / "era5etl" / "long.py").write_text(f"def long():\n{body}\n\ndef short():\n    return 1\n")
+    assert long_functions(tmp_path) == ["era5etl/long.py:1: long (81 lines)"]
+    assert long_functions(tmp_path, most=81) == []
