@@ -40,19 +40,13 @@ def decades_download(cache_dir: Path = CACHE_DIR, *, area: tuple[float, ...] = D
                      years: tuple[int, int] = DECADES_YEARS, name: str = "decades", now: datetime = SYNTH_NOW) -> Path:
     """The 4-point file of every hour of 1940-2024, 2 m temperature and precipitation (synthetic); or
     of another area and span of years (the ``area`` shape's 441 points over 2000-2024)."""
-    from localcds.synth import write_download
+    from localcds.synth import hourly_request, write_download
 
     path = cache_dir / f"{name}-{years[0]}-{years[1]}.nc"
     if path.exists():
         return path
     cache_dir.mkdir(parents=True, exist_ok=True)
-    request = {
-        "product_type": ["reanalysis"], "variable": ["2m_temperature", "total_precipitation"],
-        "year": [str(y) for y in range(years[0], years[1] + 1)],
-        "month": [f"{m:02d}" for m in range(1, 13)], "day": [f"{d:02d}" for d in range(1, 32)],
-        "time": [f"{h:02d}:00" for h in range(24)], "data_format": "netcdf", "download_format": "unarchived",
-        "area": [f"{a:g}" for a in area],
-    }
+    request = hourly_request(area, years)
     began = time.perf_counter()
     log(f"bench: generating {path.name} ...")
     write_download(request, path, seed=0, now=now)
