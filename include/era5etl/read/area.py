@@ -103,7 +103,7 @@ def area_columns(variables: list[str] | None, data: list[str]) -> list[str]:
     return resolve("day", names, data)
 
 
-def _value(step: Step, column: str) -> sql.Composable:
+def step_value(step: Step, column: str) -> sql.Composable:
     """The per-row value a column of the area series aggregates: the rollup's column (daily, monthly)
     or, hourly, the hypertable's column of its variable (a wind speed from its components)."""
     if step != "hour":
@@ -120,7 +120,7 @@ def _aggregates(step: Step, column: str, i: int) -> tuple[list[sql.Composable], 
     """(the aggregates of one latitude row of a step, what the step's value is made of them): min and
     max of min and max; a mean or a sum, weighted, from each row's sum and count of the points that
     have a value: sum(cos(lat) * sum) / sum(cos(lat) * count), NULL when no point has one."""
-    value = _value(step, column)
+    value = step_value(step, column)
     _, agg = split_value_column(column)
     if agg in ("min", "max"):
         a = sql.Identifier(f"a{i}")
