@@ -207,11 +207,9 @@ def _plain_copy(url: str, table: str, staged: Any) -> float:
             " total_precipitation float4, snowfall float4)").format(ident))
     t0 = time.perf_counter()
     with connect(url) as conn:
-        with conn.cursor().copy(sql.SQL("COPY {} FROM STDIN (FORMAT BINARY)").format(ident)) as cp:
-            cp.write(pgcopy.HEADER)
+        with pgcopy.binary_copy(conn.cursor(), sql.SQL("COPY {} FROM STDIN (FORMAT BINARY)").format(ident)) as cp:
             for block in staged.blocks(hours=max(1, 1_000_000 // staged.points)):
                 cp.write(pgcopy.encode_block(block))
-            cp.write(pgcopy.TRAILER)
         for suffix, definition in CHUNK_INDEXES:
             conn.execute(sql.SQL("CREATE INDEX {} ON {} " + definition).format(  # definition: load's constant
                 sql.Identifier(f"{table}_{suffix}"), ident))
@@ -223,7 +221,7 @@ def _server_alone(url: str, table: str, staged: Any, made: list[str]) -> dict[st
     """The columnstore load with no client: each chunk's COPY stream from a file on the server."""
     from era5etl.db.local import LocalTimescale
     from era5etl.load.chunks import chunk_plan
-    from era5etl.load.loader import _reordered
+    from era5etl.load.loader import reordered
     from era5etl.load.writer import COLUMNSTORE_COPY_SETTINGS
 
     server = LocalTimescale()
@@ -242,7 +240,7 @@ def _server_alone(url: str, table: str, staged: Any, made: list[str]) -> dict[st
             with open(f, "wb") as out:
                 out.write(pgcopy.HEADER)
                 for block in staged.blocks(start=start, end=end, hours=max(1, 1_000_000 // staged.points)):
-                    out.write(pgcopy.encode_block(block if order is None else _reordered(block, order)))
+                    out.write(pgcopy.encode_block(block if order is None else reordered(block, order)))
                 out.write(pgcopy.TRAILER)
             uid, gid = server._ids()
             os.chown(f, uid, gid)

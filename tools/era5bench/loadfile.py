@@ -40,19 +40,13 @@ def decades_download(cache_dir: Path = CACHE_DIR, *, area: tuple[float, ...] = D
                      years: tuple[int, int] = DECADES_YEARS, name: str = "decades", now: datetime = SYNTH_NOW) -> Path:
     """The 4-point file of every hour of 1940-2024, 2 m temperature and precipitation (synthetic); or
     of another area and span of years (the ``area`` shape's 441 points over 2000-2024)."""
-    from localcds.synth import write_download
+    from localcds.synth import hourly_request, write_download
 
     path = cache_dir / f"{name}-{years[0]}-{years[1]}.nc"
     if path.exists():
         return path
     cache_dir.mkdir(parents=True, exist_ok=True)
-    request = {
-        "product_type": ["reanalysis"], "variable": ["2m_temperature", "total_precipitation"],
-        "year": [str(y) for y in range(years[0], years[1] + 1)],
-        "month": [f"{m:02d}" for m in range(1, 13)], "day": [f"{d:02d}" for d in range(1, 32)],
-        "time": [f"{h:02d}:00" for h in range(24)], "data_format": "netcdf", "download_format": "unarchived",
-        "area": [f"{a:g}" for a in area],
-    }
+    request = hourly_request(area, years)
     began = time.perf_counter()
     log(f"bench: generating {path.name} ...")
     write_download(request, path, seed=0, now=now)
@@ -131,7 +125,7 @@ def run(path: Path, table: str, with_rollups: bool = True, dataset: str | None =
     }
 
 
-def _years(text: str) -> tuple[int, int]:
+def parse_years(text: str) -> tuple[int, int]:
     try:
         first, last = (int(v) for v in text.split("-"))
     except ValueError:
@@ -151,7 +145,7 @@ def main(argv: list[str]) -> int:
                    help="also load each shape with ERA5_ROLLUPS=false, alternating, and print what the rollups "
                         "cost in wall time (the difference of the medians)")
     p.add_argument("--repeat", type=int, default=1, help="runs of each (with --compare: of each pair)")
-    p.add_argument("--years", default=f"{AREA_YEARS[0]}-{AREA_YEARS[1]}", type=_years,
+    p.add_argument("--years", default=f"{AREA_YEARS[0]}-{AREA_YEARS[1]}", type=parse_years,
                    help="the area shape's span of years, FIRST-LAST (default %(default)s; 1940-2024 makes the "
                         "441-point table of the whole record: 328,601,448 rows)")
     args = p.parse_args(argv)

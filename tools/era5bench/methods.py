@@ -142,11 +142,9 @@ def _binary_copy(conn: Conn, table: str, rows: Rows, batch: int | None) -> None:
     with conn.cursor() as cur:
         for a, b in _batches(len(rows), batch):
             part = rows.part(a, b)
-            with cur.copy(stmt) as cp:
-                cp.write(pgcopy.HEADER)
+            with pgcopy.binary_copy(cur, stmt) as cp:
                 cp.write(pgcopy.encode_rows(part.time, part.location_id, part.latitude, part.longitude,
                                             part.values))
-                cp.write(pgcopy.TRAILER)
             conn.commit()
 
 

@@ -21,7 +21,7 @@ import time
 from typing import Any
 
 from era5bench.common import log
-from era5bench.loadfile import AREA_AREA, AREA_NOW, AREA_YEARS, _years, decades_download, run
+from era5bench.loadfile import AREA_AREA, AREA_NOW, AREA_YEARS, decades_download, parse_years, run
 
 TABLE = "bench_relayout"
 
@@ -54,7 +54,7 @@ def _moved(url: str) -> int:
 
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="python -m era5bench relayout", description=__doc__.split("\n\n")[0])
-    p.add_argument("--years", default=f"{AREA_YEARS[0]}-{AREA_YEARS[1]}", type=_years,
+    p.add_argument("--years", default=f"{AREA_YEARS[0]}-{AREA_YEARS[1]}", type=parse_years,
                    help="the span of years of the 441 points (default %(default)s)")
     p.add_argument("--kill-after", type=int, default=5, help="hourly chunks moved before the kill (default 5)")
     p.add_argument("--json", action="store_true", help="end with one JSON object")

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from era5etl import settings
+from era5etl.core.errors import BadInput, is_failure
 
 log = logging.getLogger("era5etl")
 
@@ -52,17 +53,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
         return int(args.func(args))
     except Exception as exc:
-        code = _exit_code(exc)
+        code = exit_code(exc)
         if code is None:
             raise
         print(f"error: {exc}", file=sys.stderr)
         return code
 
 
-def _exit_code(exc: Exception) -> int | None:
-    """2 for bad input, 1 for a failure the message explains, None for a bug (traceback shown):
-    ``core.answers``, which the HTTP reads answer by too."""
-    from era5etl.core.answers import answer
-
-    found = answer(exc)
-    return None if found is None else found.exit_code
+def exit_code(exc: Exception) -> int | None:
+    """2 for bad input, 1 for a failure the message explains, None for a bug (traceback shown): the
+    branch of ``core.errors`` the error is on, as the HTTP reads' status is (``core.answers``)."""
+    if isinstance(exc, BadInput):
+        return 2
+    if is_failure(exc):
+        return 1
+    return None

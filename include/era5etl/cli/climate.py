@@ -74,7 +74,7 @@ def _text(data: dict[str, Any]) -> str:
 
 
 def cmd_climate(args: argparse.Namespace) -> int:
-    from era5etl.cli.read import _output
+    from era5etl.cli.read import output_path
     from era5etl.read.climate_read import climate_request
     from era5etl.read.where import where
 
@@ -84,7 +84,7 @@ def cmd_climate(args: argparse.Namespace) -> int:
         raise InputError("give one of a place (--place NAME [--country ISO2], or LAT LON), --area N/W/S/E, or "
                          "--region NAME (--region-file PATH)")
     table = args.table or settings.load().table
-    target = _output(args.png) if args.png else None
+    target = output_path(args.png) if args.png else None
     with connect(database_url()) as conn:
         if at is None:
             from era5etl.read.climate_read import area_climate

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from era5etl import settings
 from era5etl.cli.common import emit, table_arg
@@ -14,6 +14,11 @@ from era5etl.core.datasets import FILE_DATASETS, LAND, SINGLE_LEVELS, Dataset, b
 from era5etl.core.errors import InputError
 from era5etl.core.months import Month
 from era5etl.db import database_url, discard_new, ensure_schema, rollup_tables
+
+if TYPE_CHECKING:
+    from era5etl.load import LoadResult
+    from era5etl.load.columnstore import Compression
+    from era5etl.stage import StagedDownload
 
 
 def add_parsers(sub: Any) -> None:
@@ -62,8 +67,7 @@ def cmd_load_file(args: argparse.Namespace) -> int:
 
     from era5etl.core.variables import CATALOGUE, load_variables
     from era5etl.db.columns import ensure_columns
-    from era5etl.load import columnstore, load
-    from era5etl.load.columnstore import finish, span_bytes
+    from era5etl.load import load
     from era5etl.stage import open_download
 
     paths = [Path(p) for p in args.paths]
@@ -78,16 +82,8 @@ def cmd_load_file(args: argparse.Namespace) -> int:
     # Every catalogued variable the files hold is loaded; a column the table lacks is added.
     with open_download(paths, variables=catalogue, dataset=dataset) as staged:
         missing = [c for c in staged.missing_columns if c in base]  # of the table's own columns: left NULL
-        if missing and not args.json:
-            print(f"columns left NULL (not in the files): {', '.join(missing)}")
-        if staged.ignored and not args.json:
-            print(f"variables ignored (not in the table): {', '.join(staged.ignored)}")
-        for note in [] if args.json else staged.notes:
-            print(note)
-        if staged.location_id is None and not args.json:
-            print(f"grid points are off the global {dataset.grid.step:g} degree lattice: location_id left NULL")
-        if staged.levels and not args.json:
-            print(f"{dataset.name}: levels {', '.join(map(str, staged.levels))} hPa")
+        if not args.json:
+            _tell_staged(staged, dataset, missing)
         created = ensure_schema(url, table, dataset=dataset, created_by="load-file", points=staged.points)
         try:
             added = ensure_columns(url, table, load_variables(staged.variables, dataset))
@@ -102,19 +98,7 @@ def cmd_load_file(args: argparse.Namespace) -> int:
                 _discard(url, table)
             raise
         months = [Month.parse(str(m)) for m in np.unique(staged.valid_time.astype("datetime64[M]"))]
-        # The span the files touch ends as the pipeline's months do: compressed, a month one chunk at
-        # most; once for the whole span, whatever its number of months. The rollups were written by
-        # the load itself, with the rows.
-        t_finish = time.perf_counter()
-        packed = [finish(url, table, months[0].start, months[-1].end, columnstore.mode_from_env(),
-                         measure=False)] if months else []
-        finish_seconds = time.perf_counter() - t_finish
-        # Months can share a chunk (a year's): the file's bytes are its chunks', each counted once.
-        stored = span_bytes(url, table, months[0].start, months[-1].end) if months else 0
-        rollup_bytes = 0
-        if months and settings.load().rollups and not dataset.has_levels and not dataset.monthly:
-            names = rollup_tables(table)
-            rollup_bytes = sum(span_bytes(url, names[step], months[0].start, months[-1].end) for step in names)
+        packed, finish_seconds, stored, rollup_bytes = _finish_span(url, table, dataset, months)
         download_bytes = sum(path.stat().st_size for path in paths)
         summary = {
             "rows": result.rows,
@@ -139,21 +123,63 @@ def cmd_load_file(args: argparse.Namespace) -> int:
                         "seconds": result.rollup_seconds, "bytes": rollup_bytes} if result.rollup_seconds else None,
         }
     if not args.json:
-        print(f"loaded {result.rows:,} rows into {table} in {result.seconds:.2f} s "
-              f"({result.rows_per_s:,.0f} rows/s; replaced {result.deleted:,})")
-        if packed and packed[0].state == "compressed":
-            print(f"columnstore: {stored / 1e6:,.1f} MB for {len(months)} month(s), "
-                  f"{stored / download_bytes:.2f}x the files")
-        elif packed:
-            print(f"columnstore: {packed[0].state} ({packed[0].reason})")
-        if result.rollup_seconds:
-            print(f"rollups: {result.daily_rows:,} daily and {result.monthly_rows:,} monthly rows written with the "
-                  f"load ({sum(result.rollup_seconds.values()):.2f} s: "
-                  + ", ".join(f"{k} {v:.2f}" for k, v in result.rollup_seconds.items())
-                  + f"), {rollup_bytes / 1e6:,.1f} MB")
-        print(f"finished (compressed, merged) in {finish_seconds:.2f} s")
+        _tell_loaded(result, table, packed, len(months), stored, download_bytes, rollup_bytes, finish_seconds)
     emit(summary, args.json)
     return 0
+
+
+def _tell_staged(staged: StagedDownload, dataset: Dataset, missing: list[str]) -> None:
+    """What the files hold that the load leaves out or cannot place, before it starts."""
+    if missing:
+        print(f"columns left NULL (not in the files): {', '.join(missing)}")
+    if staged.ignored:
+        print(f"variables ignored (not in the table): {', '.join(staged.ignored)}")
+    for note in staged.notes:
+        print(note)
+    if staged.location_id is None:
+        print(f"grid points are off the global {dataset.grid.step:g} degree lattice: location_id left NULL")
+    if staged.levels:
+        print(f"{dataset.name}: levels {', '.join(map(str, staged.levels))} hPa")
+
+
+def _finish_span(url: str, table: str, dataset: Dataset,
+                 months: list[Month]) -> tuple[list[Compression], float, int, int]:
+    """The span the files touch finished as the pipeline's months are: what ``finish`` did, its
+    seconds, and the bytes the span's chunks and its rollups' chunks hold."""
+    from era5etl.load import columnstore
+    from era5etl.load.columnstore import finish, span_bytes
+
+    if not months:
+        return [], 0.0, 0, 0
+    # Compressed, a month one chunk at most; once for the whole span, whatever its number of months.
+    # The rollups were written by the load itself, with the rows.
+    t_finish = time.perf_counter()
+    packed = [finish(url, table, months[0].start, months[-1].end, columnstore.mode_from_env(), measure=False)]
+    finish_seconds = time.perf_counter() - t_finish
+    # Months can share a chunk (a year's): the file's bytes are its chunks', each counted once.
+    stored = span_bytes(url, table, months[0].start, months[-1].end)
+    rollup_bytes = 0
+    if settings.load().rollups and not dataset.has_levels and not dataset.monthly:
+        names = rollup_tables(table)
+        rollup_bytes = sum(span_bytes(url, names[step], months[0].start, months[-1].end) for step in names)
+    return packed, finish_seconds, stored, rollup_bytes
+
+
+def _tell_loaded(result: LoadResult, table: str, packed: list[Compression], months: int, stored: int,
+                 download_bytes: int, rollup_bytes: int, finish_seconds: float) -> None:
+    print(f"loaded {result.rows:,} rows into {table} in {result.seconds:.2f} s "
+          f"({result.rows_per_s:,.0f} rows/s; replaced {result.deleted:,})")
+    if packed and packed[0].state == "compressed":
+        print(f"columnstore: {stored / 1e6:,.1f} MB for {months} month(s), "
+              f"{stored / download_bytes:.2f}x the files")
+    elif packed:
+        print(f"columnstore: {packed[0].state} ({packed[0].reason})")
+    if result.rollup_seconds:
+        print(f"rollups: {result.daily_rows:,} daily and {result.monthly_rows:,} monthly rows written with the "
+              f"load ({sum(result.rollup_seconds.values()):.2f} s: "
+              + ", ".join(f"{k} {v:.2f}" for k, v in result.rollup_seconds.items())
+              + f"), {rollup_bytes / 1e6:,.1f} MB")
+    print(f"finished (compressed, merged) in {finish_seconds:.2f} s")
 
 
 def _discard(url: str, table: str) -> None:

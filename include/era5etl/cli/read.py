@@ -89,7 +89,7 @@ def _hour(text: str) -> datetime:
     return parse_hour(text, "time")
 
 
-def _output(path: str, option: str = "--png") -> Path:
+def output_path(path: str, option: str = "--png") -> Path:
     """A file to write: its folder must exist, and it must be a regular file if it exists (not a
     folder, a device or a pipe)."""
     target = Path(path)
@@ -152,8 +152,8 @@ def cmd_series(args: argparse.Namespace) -> int:
     shift = offset_minutes(args.tz, at)
     if shift is not None and args.step != "day":
         raise InputError("--tz sets the day boundary of --daily; hourly rows are UTC hours and months UTC months")
-    target = _output(args.png) if args.png else None
-    parquet = _output(args.parquet, "--parquet") if args.parquet else None
+    target = output_path(args.png) if args.png else None
+    parquet = output_path(args.parquet, "--parquet") if args.parquet else None
     with connect(database_url()) as conn:
         point, named = describe_point(conn, table, at)
         if shift is None:
@@ -287,7 +287,7 @@ def cmd_map(args: argparse.Namespace) -> int:
     at = _hour(args.time)
     area = Area.parse(args.area) if args.area else None
     table = args.table or settings.load().table
-    target = _output(args.png) if args.png else None
+    target = output_path(args.png) if args.png else None
     with connect(database_url()) as conn:
         m = hour_map(conn, table, at, args.variable, area, args.level)
     if args.csv:

@@ -36,7 +36,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from era5etl.core.errors import InputError
+from era5etl.core.errors import Failure, InputError
 from era5etl.core.files import open_private, write_json
 from era5etl.core.paths import PROJECT_ROOT
 from era5etl.core.ports import free_port, port_free
@@ -53,7 +53,7 @@ BIN = Path(sys.executable).parent
 PRELOAD = "era5etl.airflow.preload"
 
 
-class LaunchError(Exception):
+class LaunchError(Failure):
     """A component did not start or stay up; the message names its log (exit status 1)."""
 
 

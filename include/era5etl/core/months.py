@@ -6,10 +6,22 @@ import calendar
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import overload
 
 from era5etl.core.errors import InputError
 
 _MONTH_RE = re.compile(r"^(\d{4})-(\d{2})$")
+
+
+@overload
+def as_utc(moment: datetime) -> datetime: ...
+@overload
+def as_utc(moment: None) -> None: ...
+def as_utc(moment: datetime | None) -> datetime | None:
+    """The product's one reading of a moment: a naive one is UTC, an aware one is converted to UTC."""
+    if moment is None:
+        return None
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 @dataclass(frozen=True, order=True)

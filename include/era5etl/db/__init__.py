@@ -18,7 +18,7 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg
 from psycopg import sql
 
-from era5etl.core.errors import InputError
+from era5etl.core.errors import InputError, first_line
 
 if TYPE_CHECKING:
     from era5etl.core.datasets import Dataset
@@ -65,8 +65,7 @@ def connect(url: str, *, autocommit: bool = False) -> Iterator[psycopg.Connectio
         conn = psycopg.connect(url, autocommit=autocommit, connect_timeout=10, application_name="era5etl",
                                options=session_options(url))
     except psycopg.OperationalError as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise DatabaseError(f"cannot connect to the database at {redact(url)}: {first}") from None
+        raise DatabaseError(f"cannot connect to the database at {redact(url)}: {first_line(exc)}") from None
     try:
         yield conn
     finally:
@@ -86,7 +85,7 @@ def split_table(table: str) -> tuple[str | None, str]:
     return (parts[0], parts[1]) if len(parts) == 2 else (None, parts[0])
 
 
-def _render(path: Traversable, **idents: sql.Composable) -> sql.SQL | sql.Composed:
+def render(path: Traversable, **idents: sql.Composable) -> sql.SQL | sql.Composed:
     # A schema file that takes identifiers uses {name} placeholders for them (values are never
     # formatted in); one that takes none is run as written, so its braces (JSON defaults) stay literal.
     text = sql.SQL(path.read_text(encoding="utf-8"))  # a file of ours, never user input
@@ -213,7 +212,7 @@ def _lay_out(conn: psycopg.Connection[Any], table: str, dataset: Dataset, points
         segmentby, orderby = TILE_COLUMN, "location_id, time"
     else:
         segmentby, orderby = "", (LEVEL_ORDERBY if dataset.has_levels else "time, location_id")
-    conn.execute(_render(SQL_DIR / "020_columnstore.sql", table=ident, segmentby=sql.Literal(segmentby),
+    conn.execute(render(SQL_DIR / "020_columnstore.sql", table=ident, segmentby=sql.Literal(segmentby),
                          orderby=sql.Literal(orderby)))
 
 
@@ -239,7 +238,7 @@ def ensure_schema(url: str, table: str = "weather", chunk_interval: str = "1 day
         conn.execute("SELECT pg_advisory_lock(hashtext('era5etl.schema'))")
         try:
             for name in BOOKKEEPING_SQL:
-                conn.execute(_render(SQL_DIR / name))
+                conn.execute(render(SQL_DIR / name))
             found = conn.execute("SELECT to_regclass(%s)", (ident.as_string(conn),)).fetchone()
             new = found is None or found[0] is None
             if new:
@@ -274,7 +273,7 @@ def _make_table(conn: psycopg.Connection[Any], table: str, chunk_interval: str, 
     if dataset.has_levels:
         conn.execute(_level_table_sql(table, dataset))
     else:
-        conn.execute(_render(SQL_DIR / "010_weather_hypertable.sql", table=ident))
+        conn.execute(render(SQL_DIR / "010_weather_hypertable.sql", table=ident))
     conn.execute(
         "SELECT create_hypertable(%s::regclass, by_range('time', %s::interval),"
         " create_default_indexes => false, if_not_exists => true)",

@@ -273,7 +273,7 @@ class LocalTimescale:
             )
         finally:
             pwfile.unlink(missing_ok=True)
-        state = LocalState(port=_choose_port(self.home), password=password)
+        state = LocalState(port=choose_port(self.home), password=password)
         conf = "".join(f"{k} = {v}\n" for k, v in SERVER_SETTINGS.items()) + f"port = {state.port}\n"
         (pgdata / "postgresql.auto.conf").write_text(conf)
         write_json(self.state_file, state.as_dict(), private=True)
@@ -365,7 +365,7 @@ def _run(
 
 
 
-def _choose_port(home: Path) -> int:
+def choose_port(home: Path) -> int:
     # Stable per checkout, so restarts keep the same URL; a second checkout hashes elsewhere.
     base = 54330 + zlib.crc32(str(home).encode()) % 2000
     for port in range(base, base + 200):

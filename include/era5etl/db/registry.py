@@ -95,12 +95,12 @@ def claim(conn: psycopg.Connection[Any], table: str, dataset: str, has_levels: b
 def require_ours(conn: psycopg.Connection[Any], table: str, created_by: str) -> None:
     """For a command that changes an existing weather table of single levels (``rollups rebuild``):
     NotOurTable, having changed nothing, unless the table exists and is the pipeline's (:func:`claim`)."""
-    from era5etl.db import SQL_DIR, _render
+    from era5etl.db import SQL_DIR, render
 
     if not _exists(conn, table):
         raise NotOurTable(f"table {table} does not exist")
     for name in ("002_pipeline_tables.sql", "006_tables.sql"):  # the bookkeeping claim reads (IF NOT EXISTS)
-        conn.execute(_render(SQL_DIR / name))
+        conn.execute(render(SQL_DIR / name))
     claim(conn, table, "single-levels", False, created_by)
 
 

@@ -29,7 +29,7 @@ from era5etl.core.datasets import LatLonGrid
 from era5etl.core.errors import InputError
 from era5etl.core.rollups import KEY_COLUMNS, rolled_up, sources, value_columns
 from era5etl.core.tiles import TILE_COLUMN
-from era5etl.db import SQL_DIR, _render, rollup_tables, split_table, table_ident
+from era5etl.db import SQL_DIR, render, rollup_tables, split_table, table_ident
 from era5etl.db.layout import has_tile_column
 
 log = logging.getLogger(__name__)
@@ -85,7 +85,7 @@ def ensure_rollups(conn: psycopg.Connection[Any], table: str, columnstore: bool)
         if any(e == (True,) for e in exists.values()):
             raise InputError(f"{table} has only one of its rollups ({', '.join(names.values())}); drop it "
                              "(`python -m era5etl rollups rebuild` makes both again)")
-        conn.execute(_render(SQL_DIR / "030_rollups.sql", daily=table_ident(names["day"]),
+        conn.execute(render(SQL_DIR / "030_rollups.sql", daily=table_ident(names["day"]),
                              monthly=table_ident(names["month"])))
         schema, name = split_table(table)
         found = conn.execute(
@@ -100,10 +100,10 @@ def ensure_rollups(conn: psycopg.Connection[Any], table: str, columnstore: bool)
             if columnstore and tiled:
                 # As the hourly table (db.layout): a place's rollup rows in its tile's batches.
                 conn.execute(sql.SQL("ALTER TABLE {} ADD COLUMN {} int").format(ident, sql.Identifier(TILE_COLUMN)))
-                conn.execute(_render(SQL_DIR / "020_columnstore.sql", table=ident, segmentby=sql.Literal(TILE_COLUMN),
+                conn.execute(render(SQL_DIR / "020_columnstore.sql", table=ident, segmentby=sql.Literal(TILE_COLUMN),
                                      orderby=sql.Literal(TILES_ORDER)))
             elif columnstore:
-                conn.execute(_render(SQL_DIR / "020_columnstore.sql", table=ident, segmentby=sql.Literal(""),
+                conn.execute(render(SQL_DIR / "020_columnstore.sql", table=ident, segmentby=sql.Literal(""),
                                      orderby=sql.Literal(ORDER)))
             else:
                 # The row store: one place's history and one bucket's map each need an index.

@@ -1,7 +1,7 @@
 """The wire adapter: the cdsapi client with its own retries off, and every answer it gives classified.
 
-:func:`_classify` turns what the client raised into a permanent :class:`FetchError` with a message saying
-what to do, or into one of the internal signals (``_Transient``, ``_JobLost``, ...) the callers act on.
+:func:`classify` turns what the client raised into a permanent :class:`FetchError` with a message saying
+what to do, or into one of the internal signals (``Transient``, ``JobLost``, ...) the callers act on.
 """
 
 from __future__ import annotations
@@ -17,15 +17,15 @@ from era5etl.fetch import cost as costing
 from era5etl.fetch.credentials import PROFILE_PAGE
 from era5etl.fetch.errors import (
     AuthError,
+    Busy,
     CostLimitError,
     FetchError,
     JobFailedError,
+    JobLost,
     LicenceError,
     RequestRefused,
-    _Busy,
-    _JobLost,
-    _ResultsExpired,
-    _Transient,
+    ResultsExpired,
+    Transient,
 )
 from era5etl.fetch.options import FetchOptions
 from era5etl.fetch.request import DATASET
@@ -38,7 +38,7 @@ log = logging.getLogger(__name__)
 LICENCE_PAGE = "https://cds.climate.copernicus.eu/datasets/{dataset}?tab=download#manage-licences"
 
 
-class _Api:
+class CdsApi:
     """The real cdsapi client (the new CDS one, ``ecmwf.datastores``), with its own retries off."""
 
     def __init__(self, url: str, key: str, options: FetchOptions, redact: Callable[[str], str]) -> None:
@@ -81,7 +81,7 @@ class _Api:
         self.legacy.session.close()
 
 
-def _retry_after(response: requests.Response) -> float | None:
+def retry_after_seconds(response: requests.Response) -> float | None:
     raw = response.headers.get("Retry-After")
     if not raw:
         return None
@@ -120,10 +120,10 @@ def _licences(detail: str) -> list[tuple[str, int]]:
     return [(str(i.get("id")), int(i.get("revision", 0))) for i in items if isinstance(i, dict)]
 
 
-def _classify(exc: Exception, what: str, where: str, redact: Callable[[str], str], *,
+def classify(exc: Exception, what: str, where: str, redact: Callable[[str], str], *,
               cost: Callable[[], tuple[costing.Cost, float]] | None = None,
               job_failed: Callable[[str], JobFailedError] | None = None, collection: str = DATASET) -> Exception:
-    """A permanent FetchError, or one of the internal signals (_Transient, _JobLost, ...).
+    """A permanent FetchError, or one of the internal signals (Transient, JobLost, ...).
 
     ``where`` says what was asked ("submit", "job", "results", "asset", "jobs"): a 404 means a lost
     job on one, expired results on another.
@@ -131,15 +131,15 @@ def _classify(exc: Exception, what: str, where: str, redact: Callable[[str], str
     import requests
     from ecmwf.datastores.processing import ProcessingFailedError
 
-    if isinstance(exc, (FetchError, _Transient, _JobLost, _ResultsExpired, _Busy)):
+    if isinstance(exc, (FetchError, Transient, JobLost, ResultsExpired, Busy)):
         return exc
     if isinstance(exc, ProcessingFailedError):
         return job_failed(str(exc)) if job_failed else FetchError(redact(f"{what}: {exc}"))
     if isinstance(exc, (requests.ConnectionError, requests.Timeout)):
         # ChunkedEncodingError (a cut transfer) is a ConnectionError for requests' purposes too.
-        return _Transient(f"connection problem ({type(exc).__name__})")
+        return Transient(f"connection problem ({type(exc).__name__})")
     if isinstance(exc, requests.exceptions.ChunkedEncodingError):
-        return _Transient("the transfer was cut")
+        return Transient("the transfer was cut")
     if not isinstance(exc, requests.HTTPError) or exc.response is None:
         return FetchError(redact(f"{what}: unexpected error from the CDS client: {exc}"))
     response = exc.response
@@ -148,7 +148,7 @@ def _classify(exc: Exception, what: str, where: str, redact: Callable[[str], str
     title = str(body.get("title") or response.reason or "")
     detail = str(body.get("detail") or "")
     if status in (408, 429) or status >= 500:
-        return _Transient(f"HTTP {status} {title}".strip(), _retry_after(response))
+        return Transient(f"HTTP {status} {title}".strip(), retry_after_seconds(response))
     if status == 401:
         return AuthError(redact(
             f"{what}: the CDS rejected the API key ({status} {title}: {detail}). Check the personal "
@@ -171,11 +171,11 @@ def _classify(exc: Exception, what: str, where: str, redact: Callable[[str], str
             f"{what}: the CDS refused the request as too large ({title}: {detail}). {ours}"),
             estimate.value if estimate is not None else math.nan, limit)
     if status == 404 and where in ("job", "results") and "expired" in (title + detail).lower():
-        return _ResultsExpired(f"{title}: {detail}".strip(": "))
+        return ResultsExpired(f"{title}: {detail}".strip(": "))
     if status == 404 and where == "job":
-        return _JobLost(f"{title}: {detail}".strip(": "))
+        return JobLost(f"{title}: {detail}".strip(": "))
     if status == 404 and where == "asset":
-        return _ResultsExpired("the asset is no longer in the CDS cache")
+        return ResultsExpired("the asset is no longer in the CDS cache")
     if status == 400 and where == "results" and body.get("traceback") is not None and job_failed:
         return job_failed(f"{title}\n{body.get('traceback')}")
     return RequestRefused(redact(f"{what}: the CDS answered {status} {title}: {detail or body}"))

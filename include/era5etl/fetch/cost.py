@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from era5etl.core.errors import InputError
+
 # Fields a request may hold. GRIB: the long-standing ERA5 figure. NetCDF: lower, as on the CDS
 # since 2025; the service does not publish its number, so both are settings (ERA5_CDS_COST_LIMIT).
 DEFAULT_LIMITS: dict[str, float] = {"grib": 120_000.0, "netcdf": 60_000.0}
@@ -34,7 +36,7 @@ DEFAULT_LIMITS: dict[str, float] = {"grib": 120_000.0, "netcdf": 60_000.0}
 COUNTED_KEYS = ("product_type", "variable", "year", "month", "day", "time", "pressure_level")
 
 
-class CostError(ValueError):
+class CostError(InputError):
     """A request that no split can bring under the limit (a single field-hour already exceeds it)."""
 
 

@@ -14,22 +14,22 @@ from pathlib import Path
 from typing import Any
 
 from era5etl.core.files import file_kind, write_json
-from era5etl.fetch.api import _Api
-from era5etl.fetch.errors import BadAssetError, FetchError, _Busy, _JobLost, _ResultsExpired, _Transient
+from era5etl.fetch.api import CdsApi
+from era5etl.fetch.errors import BadAssetError, Busy, FetchError, JobLost, ResultsExpired, Transient
 from era5etl.fetch.jobs import JobRecord
-from era5etl.fetch.manifest import _PartFile, _sniff, file_md5
+from era5etl.fetch.manifest import PartFile, download_kind, file_md5
 from era5etl.fetch.request import FILE_KINDS, RequestPart
-from era5etl.fetch.session import _Session
+from era5etl.fetch.session import CdsSession
 
 log = logging.getLogger(__name__)
 
 
-class _Downloads(_Session):
+class Downloads(CdsSession):
     """The :class:`~era5etl.fetch.fetcher.Fetcher`'s downloads: the parts staged so far, and staging the rest."""
 
     # -- the staged parts -------------------------------------------------------------------------
 
-    def _staged_part(self, part: RequestPart) -> _PartFile | None:
+    def _staged_part(self, part: RequestPart) -> PartFile | None:
         marker = self.folder / f"{part.stem}.json"
         try:
             meta = json.loads(marker.read_text())
@@ -40,12 +40,12 @@ class _Downloads(_Session):
         path = self.folder / str(meta.get("file", ""))
         if not path.is_file() or path.stat().st_size != meta.get("bytes"):
             return None
-        return _PartFile(path, int(meta["bytes"]), str(meta.get("md5", "")), part.hash, meta.get("job_id"))
+        return PartFile(path, int(meta["bytes"]), str(meta.get("md5", "")), part.hash, meta.get("job_id"))
 
     # -- downloads --------------------------------------------------------------------------------
 
     def _download_all(self, ready: list[tuple[RequestPart, JobRecord]]
-                      ) -> list[tuple[RequestPart, _PartFile | Exception]]:
+                      ) -> list[tuple[RequestPart, PartFile | Exception]]:
         if not ready:
             return []
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -60,9 +60,9 @@ class _Downloads(_Session):
         return outcomes
 
     def _download_threads(self, ready: list[tuple[RequestPart, JobRecord]]
-                          ) -> list[tuple[RequestPart, _PartFile | Exception]]:
+                          ) -> list[tuple[RequestPart, PartFile | Exception]]:
 
-        def one(item: tuple[RequestPart, JobRecord]) -> tuple[RequestPart, _PartFile | Exception]:
+        def one(item: tuple[RequestPart, JobRecord]) -> tuple[RequestPart, PartFile | Exception]:
             api = self._new_api()  # requests sessions are not shared between threads
             try:
                 return item[0], self._download_guarded(item[0], item[1], api)
@@ -74,21 +74,21 @@ class _Downloads(_Session):
             outcomes = list(pool.map(one, ready))
         return outcomes
 
-    def _download_guarded(self, part: RequestPart, record: JobRecord, api: _Api) -> _PartFile | Exception:
+    def _download_guarded(self, part: RequestPart, record: JobRecord, api: CdsApi) -> PartFile | Exception:
         try:
             return self._download(part, record, api)
-        except (_ResultsExpired, _JobLost) as gone:
+        except (ResultsExpired, JobLost) as gone:
             log.warning("%s: the results of job %s expired (%s); it will be submitted again",
                         part.label, record.job_id, gone)
             record.state, record.error = "expired", str(gone)
             self.store.put(record)
             return gone
-        except _Busy as busy:
+        except Busy as busy:
             return busy
         except FetchError as exc:
             return exc
 
-    def _download(self, part: RequestPart, record: JobRecord, api: _Api) -> _PartFile:
+    def _download(self, part: RequestPart, record: JobRecord, api: CdsApi) -> PartFile:
         job_id = str(record.job_id)
         what = f"downloading CDS job {job_id} ({part.label})"
         remote = self._retry(what, "job", lambda: api.remote(job_id), part=part, job_id=job_id)
@@ -100,7 +100,7 @@ class _Downloads(_Session):
         self._retry(what, "asset", lambda: self._transfer_or_clean(api, url, size, checksum, partial), part=part,
                     job_id=job_id)
         seconds = time.perf_counter() - began
-        kind = _sniff(partial) if size > 0 else None
+        kind = download_kind(partial) if size > 0 else None
         wanted = part.month.data_format
         if kind is None or file_kind(partial) not in FILE_KINDS[wanted]:
             head = partial.read_bytes()[:16]
@@ -117,7 +117,7 @@ class _Downloads(_Session):
         final = self.folder / f"{part.stem}.{kind}"
         md5 = checksum if isinstance(checksum, str) and checksum else file_md5(partial)
         os.replace(partial, final)
-        staged = _PartFile(final, size, md5, part.hash, job_id)
+        staged = PartFile(final, size, md5, part.hash, job_id)
         write_json(self.folder / f"{part.stem}.json", staged.entry())
         record.state, record.downloaded_at, record.download_seconds = "downloaded", datetime.now(UTC), seconds
         record.bytes, record.checksum, record.file = size, md5, str(final)
@@ -125,7 +125,7 @@ class _Downloads(_Session):
         log.info("%s: %s bytes in %.2f s from job %s", part.label, f"{size:,}", seconds, job_id)
         return staged
 
-    def _transfer_or_clean(self, api: _Api, url: str, size: int, checksum: Any, partial: Path) -> None:
+    def _transfer_or_clean(self, api: CdsApi, url: str, size: int, checksum: Any, partial: Path) -> None:
         """:meth:`_transfer`; on a full disk the partial file is removed (it would only hold the space,
         and a rerun starts over) and the fetch fails with a FetchError saying so, never retried."""
         try:
@@ -138,13 +138,13 @@ class _Downloads(_Session):
                              "removed; free space (or set ERA5_STAGING_DIR elsewhere) and run the month again"
                              ) from None
 
-    def _transfer(self, api: _Api, url: str, size: int, checksum: Any, partial: Path) -> None:
+    def _transfer(self, api: CdsApi, url: str, size: int, checksum: Any, partial: Path) -> None:
         """Fill ``partial`` up to ``size`` bytes (resuming with Range), then check it against ``checksum``."""
         with open(partial, "a+b") as fh:
             try:
                 fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                raise _Busy(f"{partial.name} is being downloaded by another process") from None
+                raise Busy(f"{partial.name} is being downloaded by another process") from None
             have = fh.seek(0, os.SEEK_END)
             if have > size:
                 fh.truncate(0)
@@ -154,7 +154,7 @@ class _Downloads(_Session):
                 with api.session.get(url, stream=True, headers=headers, timeout=self.options.http_timeout) as r:
                     if r.status_code == 416:
                         fh.truncate(0)
-                        raise _Transient("the asset is shorter than announced (416); starting over")
+                        raise Transient("the asset is shorter than announced (416); starting over")
                     r.raise_for_status()
                     if r.status_code != 206:
                         fh.truncate(0)
@@ -165,8 +165,8 @@ class _Downloads(_Session):
                 fh.flush()
                 have = fh.seek(0, os.SEEK_END)
             if have != size:
-                raise _Transient(f"download incomplete: {have:,} of {size:,} bytes")
+                raise Transient(f"download incomplete: {have:,} of {size:,} bytes")
             os.fsync(fh.fileno())
         if isinstance(checksum, str) and len(checksum) == 32 and file_md5(partial) != checksum.lower():
             partial.unlink(missing_ok=True)
-            raise _Transient("the download does not match the asset's checksum; downloading it again")
+            raise Transient("the download does not match the asset's checksum; downloading it again")

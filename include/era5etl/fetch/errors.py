@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from era5etl.core.errors import Failure, Transient as Transient
 
-class FetchError(RuntimeError):
+
+class FetchError(Failure, RuntimeError):
     """The CDS refused or failed the request; the message says why and what to do (never the key)."""
 
     #: False when retrying cannot help (the Airflow operator then fails without using its retries).
@@ -81,23 +83,15 @@ class FetchPending(BaseException):
         self.retry_after = retry_after
 
 
-class _Transient(Exception):
-    """A fault worth another attempt; ``hint`` is the service's own wait (Retry-After), if any."""
-
-    def __init__(self, message: str, hint: float | None = None) -> None:
-        super().__init__(message)
-        self.hint = hint
-
-
-class _JobLost(Exception):
+class JobLost(Failure):
     """The CDS does not know the job (deleted, dismissed, another service): submit again."""
 
 
-class _ResultsExpired(Exception):
+class ResultsExpired(Failure):
     """The job succeeded but its results are gone from the cache: submit again."""
 
 
-class _Busy(Exception):
+class Busy(Failure):
     """Another process is downloading this part right now."""
 
 __all__ = ["AuthError", "BadAssetError", "CostLimitError", "FetchError", "FetchPending", "JobFailedError",

@@ -27,7 +27,7 @@ Faults, and what becomes of them:
 
 The stock client retries 5xx up to 500 times, 120 s apart; here its own retries are off
 (``retry_max=1``, :mod:`~era5etl.fetch.api`) and every call goes through
-:meth:`~era5etl.fetch.session._Session._retry`.
+:meth:`~era5etl.fetch.session.CdsSession._retry`.
 
 :meth:`Fetcher.step` makes one pass and never waits for the CDS queue: it raises
 :class:`FetchPending` while jobs are queued (what the Airflow operator defers on). :meth:`Fetcher.run`
@@ -47,38 +47,37 @@ from pathlib import Path
 from typing import Any
 
 from era5etl.core.files import write_json
+from era5etl.core.months import as_utc
 from era5etl.fetch.credentials import Credentials
-from era5etl.fetch.download import _Downloads
+from era5etl.fetch.download import Downloads
 from era5etl.fetch.errors import (
     CostLimitError,
     FetchError,
     FetchPending,
     JobFailedError,
+    JobLost,
+    ResultsExpired,
     RetriesExhausted,
-    _JobLost,
-    _ResultsExpired,
 )
 from era5etl.fetch.jobs import JobRecord, JobStore
-from era5etl.fetch.manifest import MANIFEST, Download, _PartFile, removal, staged_download
+from era5etl.fetch.manifest import MANIFEST, Download, PartFile, removal, staged_download
 from era5etl.fetch.options import FetchOptions
-from era5etl.fetch.request import MonthRequest, RequestPart, _canonical
+from era5etl.fetch.request import MonthRequest, RequestPart, canonical_request
 
 log = logging.getLogger(__name__)
 
 
-def _utc(text: str | None) -> datetime | None:
-    if not text:
-        return None
-    moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
+def _moment(text: str | None) -> datetime | None:
+    """A CDS job's timestamp (ISO 8601, "Z" or an offset, or none) as a UTC moment."""
+    return as_utc(datetime.fromisoformat(text.replace("Z", "+00:00"))) if text else None
 
 
-class Fetcher(_Downloads):
+class Fetcher(Downloads):
     """One month's fetch; :meth:`step` advances it without waiting, :meth:`run` sees it through.
 
     ``Fetcher(request, staging_root, credentials, *, store=None, options=None)``: the constructor,
-    the client and the retries are :class:`~era5etl.fetch.session._Session`'s; the part downloads
-    :class:`~era5etl.fetch.download._Downloads`'.
+    the client and the retries are :class:`~era5etl.fetch.session.CdsSession`'s; the part downloads
+    :class:`~era5etl.fetch.download.Downloads`'.
     """
 
     _told_removed = False
@@ -116,9 +115,9 @@ class Fetcher(_Downloads):
                 waiting.append(record.job_id)
         retry_soon = False
         for part, outcome in self._download_all(ready):
-            if isinstance(outcome, _PartFile):
+            if isinstance(outcome, PartFile):
                 done[part.index] = outcome
-            elif isinstance(outcome, (_ResultsExpired, _JobLost)):
+            elif isinstance(outcome, (ResultsExpired, JobLost)):
                 retry_soon = True  # the next pass submits it again at once
         if len(done) == len(self.parts):
             return self._finish(done, began)
@@ -177,9 +176,9 @@ class Fetcher(_Downloads):
             return self._submit(part, record)
         try:
             return self._poll(part, record)
-        except (_JobLost, _ResultsExpired) as gone:
+        except (JobLost, ResultsExpired) as gone:
             log.warning("%s: job %s is gone (%s); submitting again", part.label, record.job_id, gone)
-            record.state, record.error = ("expired" if isinstance(gone, _ResultsExpired) else "lost"), str(gone)
+            record.state, record.error = ("expired" if isinstance(gone, ResultsExpired) else "lost"), str(gone)
             self.store.put(record)
             return self._submit(part, record)
 
@@ -241,12 +240,12 @@ class Fetcher(_Downloads):
 
     def _adopt(self, part: RequestPart, since: datetime | None) -> Any:
         """A job of ours for exactly this request, created since ``since``, if the CDS has one."""
-        want = _canonical(part.cds_request())
+        want = canonical_request(part.cds_request())
         horizon = (since or datetime.now(UTC)) - timedelta(minutes=2)  # the CDS's clock is not ours
         try:
             listing = self.api.client.get_jobs(limit=100, sortby="-created")
             for job in listing._json_dict.get("jobs", []):
-                created = _utc(job.get("created"))
+                created = _moment(job.get("created"))
                 if created is not None and created < horizon:
                     break  # newest first: the rest are older still
                 if job.get("status") in ("failed", "rejected", "dismissed", "deleted"):
@@ -255,12 +254,12 @@ class Fetcher(_Downloads):
                     continue  # the same keys asked of another collection
                 remote = self.api.remote(str(job["jobID"]))
                 ids = remote.json.get("metadata", {}).get("request", {}).get("ids")
-                if isinstance(ids, dict) and _canonical(ids) == want:
+                if isinstance(ids, dict) and canonical_request(ids) == want:
                     log.warning("%s: the CDS has job %s for this request from an unanswered submission; "
                                 "adopting it instead of submitting again", part.label, remote.request_id)
                     return remote
         except Exception as exc:  # a best effort: a failed look only means one more submission
-            log.warning("%s: could not list recent CDS jobs (%s)", part.label, self._classify(exc, "", "jobs"))
+            log.warning("%s: could not list recent CDS jobs (%s)", part.label, self.classify(exc, "", "jobs"))
         return None
 
     def _poll(self, part: RequestPart, record: JobRecord) -> JobRecord:
@@ -272,7 +271,7 @@ class Fetcher(_Downloads):
         remote = self._retry(what, "job", lambda: self.api.remote(job_id), part=part, job_id=job_id)
         info: dict[str, Any] = self._retry(what, "job", lambda: remote.json, part=part, job_id=job_id)
         status = str(info.get("status"))
-        created, started, finished = (_utc(info.get(k)) for k in ("created", "started", "finished"))
+        created, started, finished = (_moment(info.get(k)) for k in ("created", "started", "finished"))
         record.submitted_at = record.submitted_at or created
         if started is not None:
             record.started_at = started
@@ -283,7 +282,7 @@ class Fetcher(_Downloads):
             if started is not None:
                 record.run_seconds = (finished - started).total_seconds()
         if status in ("dismissed", "deleted"):
-            raise _JobLost(f"the CDS reports it {status}")
+            raise JobLost(f"the CDS reports it {status}")
         if status in ("failed", "rejected"):
             reason = self._failure_reason(remote, job_id, part)
             record.state, record.error = status, reason[-2000:]
@@ -301,7 +300,7 @@ class Fetcher(_Downloads):
         try:
             remote.get_results()
         except Exception as exc:
-            err = self._classify(exc, "", "results", part, job_id)
+            err = self.classify(exc, "", "results", part, job_id)
             if isinstance(err, JobFailedError):
                 return err.reason
             return str(err)
@@ -309,7 +308,7 @@ class Fetcher(_Downloads):
 
     # -- the end ----------------------------------------------------------------------------------
 
-    def _finish(self, done: dict[int, _PartFile], began: float) -> Download:
+    def _finish(self, done: dict[int, PartFile], began: float) -> Download:
         files = [done[p.index] for p in self.parts]
         removed = removal(self.folder)  # the note goes with the manifest this download replaces
         write_json(self.folder / MANIFEST, {

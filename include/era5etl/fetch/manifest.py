@@ -88,7 +88,7 @@ def removal(folder: Path) -> Removal | None:
         return None
 
 
-def _sniff(path: Path) -> str | None:
+def download_kind(path: Path) -> str | None:
     """"nc", "grib" or "zip" from the magic bytes (the CDS names nothing), None for anything else."""
     kind = file_kind(path)
     return "nc" if kind in ("nc3", "hdf5") else kind if kind in ("zip", "grib") else None
@@ -103,7 +103,7 @@ def file_md5(path: Path) -> str:
 
 
 @dataclass(frozen=True)
-class _PartFile:
+class PartFile:
     path: Path
     bytes: int
     md5: str

@@ -192,7 +192,7 @@ def _month_parts(request: MonthRequest, cost_limit: float | None) -> list[Reques
     ]
 
 
-def _canonical(request: Mapping[str, Any]) -> str:
+def canonical_request(request: Mapping[str, Any]) -> str:
     return json.dumps(request, sort_keys=True)
 
 

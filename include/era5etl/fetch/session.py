@@ -1,6 +1,6 @@
 """One month's fetch session: credentials resolved once, the key redacted, every CDS call classified and retried.
 
-:class:`_Session` is the base of :class:`~era5etl.fetch.fetcher.Fetcher`: its state (request, parts,
+:class:`CdsSession` is the base of :class:`~era5etl.fetch.fetcher.Fetcher`: its state (request, parts,
 staging folder, job store, options) and the plumbing every call to the CDS goes through.
 """
 
@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import TypeVar
 
 from era5etl.fetch import cost as costing
-from era5etl.fetch.api import _Api, _classify
+from era5etl.fetch.api import CdsApi, classify
 from era5etl.fetch.credentials import Credentials
-from era5etl.fetch.errors import JobFailedError, RetriesExhausted, _Transient
+from era5etl.fetch.errors import JobFailedError, RetriesExhausted, Transient
 from era5etl.fetch.jobs import JobStore, MemoryJobStore
 from era5etl.fetch.options import FetchOptions
 from era5etl.fetch.request import MonthRequest, RequestPart, plan
@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
-class _Session:
+class CdsSession:
     """A month's fetch: its state, and the client and retries its calls to the CDS go through."""
 
     def __init__(self, request: MonthRequest, staging_root: Path, credentials: Credentials, *,
@@ -38,7 +38,7 @@ class _Session:
         self.options = options if options is not None else FetchOptions.from_env()
         self.parts = plan(request, self.options.cost_limit)
         self._resolved: tuple[str, str] | None = None
-        self._api: _Api | None = None
+        self._api: CdsApi | None = None
         self._lock = threading.Lock()
         self.submissions = 0
 
@@ -57,12 +57,12 @@ class _Session:
         key = self._resolved[1] if self._resolved else self.credentials.key
         return text.replace(key, "***") if key else text
 
-    def _new_api(self) -> _Api:
+    def _new_api(self) -> CdsApi:
         url, key = self._creds()
-        return _Api(url, key, self.options, self._redact)
+        return CdsApi(url, key, self.options, self._redact)
 
     @property
-    def api(self) -> _Api:
+    def api(self) -> CdsApi:
         if self._api is None:
             self._api = self._new_api()
         return self._api
@@ -75,13 +75,13 @@ class _Session:
     def _limit(self, cost: costing.Cost) -> float:
         return self.options.cost_limit if self.options.cost_limit is not None else cost.limit()
 
-    def _classify(self, exc: Exception, what: str, where: str, part: RequestPart | None = None,
+    def classify(self, exc: Exception, what: str, where: str, part: RequestPart | None = None,
                   job_id: str | None = None) -> Exception:
         def cost() -> tuple[costing.Cost, float]:
             c = part.cost() if part is not None else self.request.cost()
             return c, self._limit(c)
 
-        return _classify(exc, what, where, self._redact, cost=cost,
+        return classify(exc, what, where, self._redact, cost=cost,
                          job_failed=lambda reason: self._job_failed(job_id, part, reason),
                          collection=self.request.dataset.collection)
 
@@ -104,8 +104,8 @@ class _Session:
             try:
                 return fn()
             except Exception as exc:
-                err = self._classify(exc, what, where, part, job_id)
-                if not isinstance(err, _Transient):
+                err = self.classify(exc, what, where, part, job_id)
+                if not isinstance(err, Transient):
                     raise err from None
                 if attempt >= self.options.retries:
                     raise RetriesExhausted(self._redact(

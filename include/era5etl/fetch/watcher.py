@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from era5etl.fetch.api import _Api, _classify
+from era5etl.fetch.api import CdsApi, classify
 from era5etl.fetch.credentials import Credentials
-from era5etl.fetch.errors import FetchError, RetryLater, _JobLost, _ResultsExpired, _Transient
+from era5etl.fetch.errors import FetchError, JobLost, ResultsExpired, RetryLater, Transient
 from era5etl.fetch.options import FetchOptions
 
 
@@ -20,7 +20,7 @@ class JobWatcher:
         self.credentials = credentials
         self.options = options if options is not None else FetchOptions()
         self._key: str | None = None
-        self._api: _Api | None = None
+        self._api: CdsApi | None = None
 
     def _redact(self, text: str) -> str:
         key = self._key or self.credentials.key
@@ -30,7 +30,7 @@ class JobWatcher:
         if self._api is None:
             url, self._key = self.credentials.resolve()
             try:
-                self._api = _Api(url, self._key, self.options, self._redact)
+                self._api = CdsApi(url, self._key, self.options, self._redact)
             except Exception as exc:
                 raise self._raise(exc, "connecting to the CDS") from None
         states: dict[str, str] = {}
@@ -38,16 +38,16 @@ class JobWatcher:
             try:
                 states[job_id] = str(self._api.remote(job_id).json.get("status"))
             except Exception as exc:
-                err = _classify(exc, f"checking CDS job {job_id}", "job", self._redact)
-                if isinstance(err, (_JobLost, _ResultsExpired)):
+                err = classify(exc, f"checking CDS job {job_id}", "job", self._redact)
+                if isinstance(err, (JobLost, ResultsExpired)):
                     states[job_id] = "lost"
                     continue
                 raise self._raise(err, f"checking CDS job {job_id}") from None
         return states
 
     def _raise(self, exc: Exception, what: str) -> Exception:
-        err = _classify(exc, what, "job", self._redact)
-        if isinstance(err, _Transient):
+        err = classify(exc, what, "job", self._redact)
+        if isinstance(err, Transient):
             return RetryLater(self._redact(f"{what}: {err}"), err.hint)
         if isinstance(err, FetchError):
             return err

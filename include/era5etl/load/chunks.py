@@ -21,6 +21,15 @@ from era5etl.db import columnstore_available, connect, split_table, table_ident
 from era5etl.load.results import LoadError
 
 
+def empty_chunk(cur: Any, target: sql.Composable, *, compressed: bool) -> None:
+    """Every row of ``target`` (a chunk) gone, in the caller's transaction. TimescaleDB 2.29 truncates only
+    the compressed part of a compressed chunk: rows a partial reload decompressed into its row part
+    survive a TRUNCATE (measured: 999 of 999), so a ``compressed`` one is also emptied by DELETE."""
+    cur.execute(sql.SQL("TRUNCATE {}").format(target))
+    if compressed:
+        cur.execute(sql.SQL("DELETE FROM {}").format(target))
+
+
 def chunk_interval_of(url: str, table: str) -> timedelta:
     """The hypertable's own chunk interval: windows must match chunks, whatever the caller assumed."""
     schema, name = split_table(table)
@@ -60,7 +69,7 @@ def chunk_plan(url: str, table: str, times: np.ndarray, points: int = 1
     epoch seconds, int64: a download over decades holds ~745,000 of them, no Python objects each).
 
     Where the table has a chunk (a month's daily chunks merged into one, say), that chunk is the
-    unit, whatever its size. Where it has none, one is created (``_new_chunks``): a whole calendar
+    unit, whatever its size. Where it has none, one is created (``new_chunks``): a whole calendar
     year or month when it has no chunk yet and ``points`` a time step over it fit ERA5_CHUNK_ROWS,
     else on the table's chunk interval.
     """
@@ -71,12 +80,12 @@ def chunk_plan(url: str, table: str, times: np.ndarray, points: int = 1
     ranges = _chunk_ranges(url, table, int(secs[0]), int(secs[-1]))
     with connect(url) as conn:
         chunk_api = columnstore_available(conn)  # TimescaleDB's chunk API needs the Community licence
-    missing = _new_chunks(_uncovered(secs, ranges), ranges, interval, points, whole_spans=chunk_api)
+    missing = new_chunks(uncovered(secs, ranges), ranges, interval, points, whole_spans=chunk_api)
     for i in range(0, len(missing), CREATE_BATCH):
         _create_chunks(url, table, missing[i:i + CREATE_BATCH], chunk_api=chunk_api)
     if missing:
         ranges = _chunk_ranges(url, table, int(secs[0]), int(secs[-1]))
-    which = _containing(secs, ranges)
+    which = containing(secs, ranges)
     if (which < 0).any():
         raise LoadError(f"{int((which < 0).sum())} time steps of the download fall in no chunk of {table}")
     # secs is sorted, so each chunk's times are one run of ``which``.
@@ -122,7 +131,7 @@ def _chunk_ranges(url: str, table: str, first: int, last: int) -> list[tuple[int
     return [(int(a), int(b)) for a, b in rows]
 
 
-def _containing(secs: np.ndarray, ranges: Sequence[tuple[int, int]]) -> np.ndarray:
+def containing(secs: np.ndarray, ranges: Sequence[tuple[int, int]]) -> np.ndarray:
     """Per time (sorted epoch seconds), the index of the range holding it, or -1 (ranges sorted, disjoint)."""
     if not ranges:
         return np.full(len(secs), -1)
@@ -133,11 +142,11 @@ def _containing(secs: np.ndarray, ranges: Sequence[tuple[int, int]]) -> np.ndarr
     return np.where(inside, i, -1)
 
 
-def _uncovered(secs: np.ndarray, ranges: Sequence[tuple[int, int]]) -> np.ndarray:
-    return secs[_containing(secs, ranges) < 0]
+def uncovered(secs: np.ndarray, ranges: Sequence[tuple[int, int]]) -> np.ndarray:
+    return secs[containing(secs, ranges) < 0]
 
 
-def _new_chunks(secs: np.ndarray, ranges: Sequence[tuple[int, int]], interval: timedelta, points: int,
+def new_chunks(secs: np.ndarray, ranges: Sequence[tuple[int, int]], interval: timedelta, points: int,
                 whole_spans: bool = True) -> list[tuple[datetime, datetime]]:
     """Ranges of the chunks to create for the uncovered ``secs`` (sorted epoch seconds): per calendar
     year, the year if it is free and fits ERA5_CHUNK_ROWS, else per month the same, else the table's
@@ -223,7 +232,7 @@ def chunks_between(conn: Any, table: str, start: datetime, end: datetime
     return [(str(s), str(n), r0, r1, bool(c)) for s, n, r0, r1, c in rows]
 
 
-def _chunk_of(cur: Any, table: str, moment: datetime) -> tuple[str, str, datetime, bool]:
+def chunk_of(cur: Any, table: str, moment: datetime) -> tuple[str, str, datetime, bool]:
     """(schema, name, range start, is_compressed) of the chunk holding ``moment``."""
     found = chunks_between(cur, table, moment, moment + timedelta(microseconds=1))
     if not found:

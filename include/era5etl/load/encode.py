@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -30,6 +31,10 @@ from era5etl.core.rollups import COORDINATES as ROLLUP_COORDINATES
 from era5etl.core.tiles import TILE_COLUMN
 from era5etl.core.variables import DATA_COLUMNS
 from era5etl.stage import Block
+
+if TYPE_CHECKING:
+    import psycopg
+    from psycopg import sql
 
 KEY_COLUMNS: tuple[str, ...] = ("time", "location_id", "latitude", "longitude")
 COORDINATES: tuple[str, ...] = KEY_COLUMNS[2:]
@@ -46,6 +51,16 @@ PIECE_ROWS = 262_144
 
 
 LEVEL = "level"  # int2, hPa: the key column a table on pressure levels has after location_id
+
+
+@contextmanager
+def binary_copy(cur: psycopg.Cursor[Any], statement: sql.SQL | sql.Composed) -> Iterator[psycopg.Copy]:
+    """``statement`` (a COPY ... FROM STDIN (FORMAT BINARY)) framed: the header before what the body
+    writes, the trailer after it; an error in the body ends the COPY without a trailer, so nothing lands."""
+    with cur.copy(statement) as cp:
+        cp.write(HEADER)
+        yield cp
+        cp.write(TRAILER)
 
 
 def copy_columns(data_columns: tuple[str, ...] = DATA_COLUMNS, int_columns: tuple[str, ...] = (),

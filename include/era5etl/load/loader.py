@@ -21,6 +21,7 @@ import psycopg
 
 from era5etl import settings as settings_model
 from era5etl.core.datasets import SINGLE_LEVELS, Dataset
+from era5etl.core.errors import first_line
 from era5etl.core.tiles import tile_groups, tile_of
 from era5etl.db import connect
 from era5etl.load import encode as pgcopy
@@ -28,7 +29,7 @@ from era5etl.load.chunks import chunk_plan
 from era5etl.load.monthly import write_monthly
 from era5etl.load.results import ChunkResult, LoadError, LoadResult
 from era5etl.load.rollup import MonthlyRollup, Points, WindowRollup
-from era5etl.load.writer import Box, _Window, _write_chunk, copy_settings, rollups_in_tiles
+from era5etl.load.writer import Box, Window, copy_settings, rollups_in_tiles, write_chunk
 from era5etl.stage import Block, StagedDownload
 
 log = logging.getLogger(__name__)
@@ -39,7 +40,7 @@ BLOCK_ROWS = 1_000_000
 BLOCK_HOURS = 24 * 366
 
 
-def _reordered(block: Block, order: np.ndarray) -> Block:
+def reordered(block: Block, order: np.ndarray) -> Block:
     """The block's grid points in ``order`` (location_id ascending): a copy, one block at a time."""
     assert block.location_id is not None
     return Block(block.valid_time, block.location_id[order], block.latitude[order], block.longitude[order],
@@ -72,19 +73,54 @@ def load(
                         f"{dataset.name} {'has no levels' if on_levels else 'has'}")
     if on_levels or dataset.monthly:
         rollups = False  # a table on levels has no rollups yet (docs/datasets.md); monthly means are months
-    base = tuple(v.column for v in dataset.base_variables)
-    box = Box.of(staged, base, dataset.grid)
+    box = Box.of(staged, tuple(v.column for v in dataset.base_variables), dataset.grid)
     times = staged.valid_time
     if start is not None:
         times = times[times >= _np(start)]
     if end is not None:
         times = times[times < _np(end)]
-    windows = [_Window(w0, w1, ts) for w0, w1, ts in chunk_plan(url, table, times, staged.points)]
+    windows = [Window(w0, w1, ts) for w0, w1, ts in chunk_plan(url, table, times, staged.points)]
     result = LoadResult()
     if not windows:
         return result
     began = time.perf_counter()
-    settings, tiled = copy_settings(url, table, levels=on_levels)
+    plan = _plan(url, table, staged, box, windows, rollups=rollups)
+    run = _Run(url, table, plan, times, on_chunk)
+    run.write(staged, workers)
+    for w in windows:
+        assert w.result is not None
+        result.chunks.append(w.result)
+        result.rows += w.result.rows
+        result.deleted += w.result.deleted
+        result.bytes += w.result.bytes
+        result.daily_rows += w.result.rollup_rows
+    if rollups:
+        result.monthly_rows, monthly_seconds = run.monthly_out if run.monthly_out is not None else run.months()
+        result.rollup_seconds = {
+            "aggregate": round(run.aggregating, 3),  # folding the blocks and encoding the daily rows
+            "daily_write": round(sum(w.result.rollup_seconds for w in windows if w.result), 3),
+            "monthly": round(monthly_seconds, 3)}
+    result.seconds = time.perf_counter() - began
+    return result
+
+
+@dataclass
+class _Plan:
+    """How a load's rows are written: the box, the chunk windows, the COPY session settings, the order
+    the grid points go in (``order``, or by ``tiles``), a block's hours, and the rollups made on the way."""
+
+    box: Box
+    windows: list[Window]
+    settings: dict[str, str] | None
+    order: np.ndarray | None
+    tiles: Tiling | None
+    hours: int
+    points: Points | None
+    monthly: MonthlyRollup
+
+
+def _plan(url: str, table: str, staged: StagedDownload, box: Box, windows: list[Window], *, rollups: bool) -> _Plan:
+    settings, tiled = copy_settings(url, table, levels=staged.level is not None)
     # Rows reach a columnstore chunk in its order (time, location_id; time, level, location_id on
     # levels; in tiles, tile, location_id, time): the grid points sorted once.
     sorted_copy = settings is not None and settings["timescaledb.enable_direct_compress_copy_client_sorted"] == "on"
@@ -104,7 +140,6 @@ def load(
         # a grid off the lattice has no ids, so no tiles either
         tiles = Tiling(picks, np.full(staged.points, -1, np.int32) if ids is None else tile_of(ids))
         order = None
-    hours = block_hours(staged.points, tiled)
     # The rollups, aggregated from the blocks as they pass (load.rollup) when the grid has location
     # ids (ERA5_ROLLUPS); a grid off the lattice has none, and SQL recomputes its box's days.
     monthly = MonthlyRollup()
@@ -117,111 +152,119 @@ def load(
     if rollups:
         for w in windows:
             w.rollup = WindowRollup(w.times, points, box.columns, monthly, box.rollups_tiled)
-    aggregating = 0.0
-    # The monthly rows need no chunk of this load committed unless a day of it is partial (its daily
-    # row is SQL's, computed in its chunk's transaction, and the month reads it back): then they are
-    # written while the last chunks are still being copied, on a connection and a thread of their own,
-    # from the moment the load's last day is complete (while it is still being encoded for its chunk's
-    # daily rows), instead of after them. A chunk that fails after that leaves the months' monthly
-    # rows ahead of their hourly rows, as a loader killed between the two would leave them behind: the
-    # load fails, the ledger says so, and validation compares the monthly rows with the daily ones
-    # (read.rollup_check).
-    touched = list(np.unique(times.astype("datetime64[M]")))
-    early = rollups and not any(w.rollup is not None and w.rollup.partial_days for w in windows)
-    monthly_out: tuple[int, float] | None = None
+    return _Plan(box, windows, settings, order, tiles, block_hours(staged.points, tiled), points, monthly)
 
-    def months() -> tuple[int, float]:
+
+class _Run:
+    """One load's threads: chunk writers fed windows from a queue, the blocks read and encoded on the
+    caller's thread, and the monthly rollup written early where it can be; the first failure stops all.
+
+    The monthly rows need no chunk of this load committed unless a day of it is partial (its daily
+    row is SQL's, computed in its chunk's transaction, and the month reads it back): then they are
+    written while the last chunks are still being copied, on a connection and a thread of their own,
+    from the moment the load's last day is complete (while it is still being encoded for its chunk's
+    daily rows), instead of after them. A chunk that fails after that leaves the months' monthly
+    rows ahead of their hourly rows, as a loader killed between the two would leave them behind: the
+    load fails, the ledger says so, and validation compares the monthly rows with the daily ones
+    (read.rollup_check).
+    """
+
+    def __init__(self, url: str, table: str, plan: _Plan, times: np.ndarray,
+                 on_chunk: Callable[[ChunkResult], None] | None) -> None:
+        self.url, self.table, self.plan, self.on_chunk = url, table, plan, on_chunk
+        self.touched = list(np.unique(times.astype("datetime64[M]")))
+        self.early = plan.windows[0].rollup is not None and not any(
+            w.rollup is not None and w.rollup.partial_days for w in plan.windows)
+        self.todo: queue.Queue[Window | None] = queue.Queue()
+        self.failures: list[BaseException] = []
+        self.stop = threading.Event()
+        self.monthly_out: tuple[int, float] | None = None
+        self.monthly_thread: threading.Thread | None = None
+        self.aggregating = 0.0
+
+    def months(self) -> tuple[int, float]:
+        plan = self.plan
         try:
-            return write_monthly(url, table, box, touched, monthly, points, box.columns, settings)
+            return write_monthly(self.url, self.table, plan.box, self.touched, plan.monthly, plan.points,
+                                 plan.box.columns, plan.settings)
         except psycopg.Error as exc:
-            raise LoadError(f"writing the monthly rollup of {table} failed: {_first_line(exc)}") from exc
+            raise LoadError(f"writing the monthly rollup of {self.table} failed: {first_line(exc)}") from exc
 
-    todo: queue.Queue[_Window | None] = queue.Queue()
-    failures: list[BaseException] = []
-    stop = threading.Event()
-    monthly_thread: threading.Thread | None = None
+    def _fail(self, exc: BaseException) -> None:
+        self.failures.append(exc)
+        self.stop.set()
 
-    def months_early() -> None:
-        nonlocal monthly_out
+    def _months_early(self) -> None:
         try:
-            monthly_out = months()
-        except BaseException as exc:  # surfaced below, like a chunk's: the load fails
-            failures.append(exc)
-            stop.set()
+            self.monthly_out = self.months()
+        except BaseException as exc:  # surfaced by write, like a chunk's: the load fails
+            self._fail(exc)
 
-    def worker() -> None:
+    def _worker(self) -> None:
         try:
-            with connect(url) as conn:
-                while (w := todo.get()) is not None:
-                    w.result = _write_chunk(conn, table, box, w, stop, settings)
-                    if on_chunk is not None:
-                        on_chunk(w.result)
-        except BaseException as exc:  # surfaced to the caller below, after the other threads stop
-            failures.append(exc)
-            stop.set()
+            with connect(self.url) as conn:
+                while (w := self.todo.get()) is not None:
+                    w.result = write_chunk(conn, self.table, self.plan.box, w, self.stop, self.plan.settings)
+                    if self.on_chunk is not None:
+                        self.on_chunk(w.result)
+        except BaseException as exc:  # surfaced to the caller by write, after the other threads stop
+            self._fail(exc)
 
-    threads = [threading.Thread(target=worker, name=f"era5-load-{i}", daemon=True)
-               for i in range(max(1, min(workers, len(windows))))]
-    for t in threads:
-        t.start()
-    try:
-        for w in windows:
-            if stop.is_set():
-                break
-            todo.put(w)
-            # Only the time steps this load owns: a month's bounds can cut a chunk window.
-            w0, w1 = (datetime.fromtimestamp(int(t), UTC) for t in (w.times[0], w.times[-1] + 1))
-            for block in staged.blocks(start=w0, end=w1, hours=hours):
-                if order is not None:
-                    block = _reordered(block, order)
-                if w.rollup is not None:
-                    a0 = time.perf_counter()
-                    w.rollup.add(block.valid_time, block.values)
-                    aggregating += time.perf_counter() - a0
-                if not all(_put(w.data, (pgcopy.encode_block(piece, box.columns, piece_tiles), piece.rows), stop)
-                           for piece, piece_tiles in _pieces(block, pgcopy.PIECE_ROWS, tiles)):
+    def write(self, staged: StagedDownload, workers: int) -> None:
+        """Every window written by ``workers`` threads; the first failure raised once all have stopped."""
+        windows = self.plan.windows
+        threads = [threading.Thread(target=self._worker, name=f"era5-load-{i}", daemon=True)
+                   for i in range(max(1, min(workers, len(windows))))]
+        for t in threads:
+            t.start()
+        try:
+            for w in windows:
+                if self.stop.is_set():
                     break
-            # The hourly rows are all queued: the writer goes on to the daily rows while the last day
-            # is encoded, piece by piece (load.rollup.WindowRollup.pieces).
-            _put(w.data, None, stop)
+                self.todo.put(w)
+                self._feed(staged, w, last=w is windows[-1])
+        except BaseException as exc:
+            self._fail(exc)
+        finally:
+            for _ in threads:
+                self.todo.put(None)
+            for t in threads:
+                t.join()
+            if self.monthly_thread is not None:
+                self.monthly_thread.join()
+        if self.failures:
+            first = self.failures[0]
+            if isinstance(first, psycopg.Error):
+                raise LoadError(f"loading {self.table} failed: {first_line(first)}") from first
+            raise first
+
+    def _feed(self, staged: StagedDownload, w: Window, *, last: bool) -> None:
+        """The window's blocks read, rolled up and encoded into its writer's queue."""
+        plan, stop = self.plan, self.stop
+        # Only the time steps this load owns: a month's bounds can cut a chunk window.
+        w0, w1 = (datetime.fromtimestamp(int(t), UTC) for t in (w.times[0], w.times[-1] + 1))
+        for block in staged.blocks(start=w0, end=w1, hours=plan.hours):
+            if plan.order is not None:
+                block = reordered(block, plan.order)
             if w.rollup is not None:
                 a0 = time.perf_counter()
-                w.rollup.settle()  # its last day complete: the monthly rollup has every day of it
-                if early and w is windows[-1] and not stop.is_set():
-                    monthly_thread = threading.Thread(target=months_early, name="era5-load-monthly", daemon=True)
-                    monthly_thread.start()
-                w.rollup.close()  # its last day out, encoded
-                aggregating += time.perf_counter() - a0
-    except BaseException as exc:
-        failures.append(exc)
-        stop.set()
-    finally:
-        for _ in threads:
-            todo.put(None)
-        for t in threads:
-            t.join()
-        if monthly_thread is not None:
-            monthly_thread.join()
-    if failures:
-        first = failures[0]
-        if isinstance(first, psycopg.Error):
-            raise LoadError(f"loading {table} failed: {_first_line(first)}") from first
-        raise first
-    for w in windows:
-        assert w.result is not None
-        result.chunks.append(w.result)
-        result.rows += w.result.rows
-        result.deleted += w.result.deleted
-        result.bytes += w.result.bytes
-        result.daily_rows += w.result.rollup_rows
-    if rollups:
-        result.monthly_rows, monthly_seconds = monthly_out if monthly_out is not None else months()
-        result.rollup_seconds = {
-            "aggregate": round(aggregating, 3),  # folding the blocks and encoding the daily rows
-            "daily_write": round(sum(w.result.rollup_seconds for w in windows if w.result), 3),
-            "monthly": round(monthly_seconds, 3)}
-    result.seconds = time.perf_counter() - began
-    return result
+                w.rollup.add(block.valid_time, block.values)
+                self.aggregating += time.perf_counter() - a0
+            if not all(_put(w.data, (pgcopy.encode_block(piece, plan.box.columns, piece_tiles), piece.rows), stop)
+                       for piece, piece_tiles in block_pieces(block, pgcopy.PIECE_ROWS, plan.tiles)):
+                break
+        # The hourly rows are all queued: the writer goes on to the daily rows while the last day
+        # is encoded, piece by piece (load.rollup.WindowRollup.pieces).
+        _put(w.data, None, stop)
+        if w.rollup is not None:
+            a0 = time.perf_counter()
+            w.rollup.settle()  # its last day complete: the monthly rollup has every day of it
+            if self.early and last and not stop.is_set():
+                self.monthly_thread = threading.Thread(target=self._months_early, name="era5-load-monthly",
+                                                       daemon=True)
+                self.monthly_thread.start()
+            w.rollup.close()  # its last day out, encoded
+            self.aggregating += time.perf_counter() - a0
 
 
 def block_hours(points: int, tiled: bool) -> int:
@@ -244,7 +287,7 @@ class Tiling:
     tiles: np.ndarray
 
 
-def _pieces(block: Block, rows: int, tiles: Tiling | None = None) -> Iterator[tuple[Block, np.ndarray | None]]:
+def block_pieces(block: Block, rows: int, tiles: Tiling | None = None) -> Iterator[tuple[Block, np.ndarray | None]]:
     """The block cut into pieces of about ``rows`` rows (views, no copies) that keep its rows in
     (time, point) order (``encode.piece_slices``); with ``tiles`` (the table is tiled), cut by whole
     tiles instead, each piece all the block's hours of its points (taken in id order: a copy), with
@@ -273,11 +316,6 @@ def _put(q: queue.Queue[tuple[bytes, int] | None], item: tuple[bytes, int] | Non
         except queue.Full:
             continue
     return False
-
-
-def _first_line(exc: psycopg.Error) -> str:
-    """libpq's messages run over several lines; the first says what happened."""
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 def _np(t: datetime) -> np.datetime64:

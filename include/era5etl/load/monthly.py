@@ -114,9 +114,8 @@ def write_monthly(url: str, table: str, box: Box, touched: Sequence[np.datetime6
         if copy_settings is not None:
             for setting, value in copy_settings.items():
                 cur.execute("SELECT set_config(%s, %s, true)", (setting, value))
-        with cur.copy(sql.SQL("COPY {} ({}) FROM STDIN (FORMAT BINARY)").format(
+        with pgcopy.binary_copy(cur, sql.SQL("COPY {} ({}) FROM STDIN (FORMAT BINARY)").format(
                 ident, sql.SQL(", ").join(map(sql.Identifier, rollup_copy_columns(columns, box.rollups_tiled))))) as cp:
-            cp.write(pgcopy.HEADER)
             # Runs of months the loader holds alone are encoded at once (a download over decades:
             # ~1,000 months of a few points); the rest a month at a time. Rows stay in (bucket,
             # location_id) order, as the columnstore is told they come.
@@ -133,25 +132,34 @@ def write_monthly(url: str, table: str, box: Box, touched: Sequence[np.datetime6
                     run = []
                 if month is None:
                     break
-                parts: list[tuple[npt.NDArray[np.int64], Points, Partial]] = []
-                if month in monthly.months and points is not None:
-                    parts.append((points.location_id.astype(np.int64), points, monthly.months[month]))
-                if month in server:
-                    parts.append(server[month])
-                if not parts:
+                found = _merged(month, monthly, points, server)
+                if found is None:
                     continue
-                ids = np.unique(np.concatenate([p[0] for p in parts]))
-                lat = np.full(ids.size, np.nan, dtype=np.float32)
-                merged: Partial | None = None
-                for pid, pts, partial in parts:
-                    at = np.searchsorted(ids, pid)
-                    lat[at] = pts.latitude
-                    placed = _placed(partial, at, ids.size)
-                    merged = placed if merged is None else merged.merge(placed)
-                assert merged is not None
-                for piece in encoded_pieces(np.array([month]), Points(ids.astype(np.int32), lat), merged, rolled,
-                                            columns, box.rollups_tiled):
+                for piece in encoded_pieces(np.array([month]), *found, rolled, columns, box.rollups_tiled):
                     cp.write(piece)
-                written += ids.size
-            cp.write(pgcopy.TRAILER)
+                written += found[0].location_id.size
     return written, time.perf_counter() - t0
+
+
+def _merged(month: np.datetime64, monthly: MonthlyRollup, points: Points | None,
+            server: dict[np.datetime64, tuple[npt.NDArray[np.int64], Points, Partial]],
+            ) -> tuple[Points, Partial] | None:
+    """The month's grid points and partial aggregates: the loader's and the server's (its days outside
+    this load) merged point by point; None when neither holds the month."""
+    parts: list[tuple[npt.NDArray[np.int64], Points, Partial]] = []
+    if month in monthly.months and points is not None:
+        parts.append((points.location_id.astype(np.int64), points, monthly.months[month]))
+    if month in server:
+        parts.append(server[month])
+    if not parts:
+        return None
+    ids = np.unique(np.concatenate([p[0] for p in parts]))
+    lat = np.full(ids.size, np.nan, dtype=np.float32)
+    merged: Partial | None = None
+    for pid, pts, partial in parts:
+        at = np.searchsorted(ids, pid)
+        lat[at] = pts.latitude
+        placed = _placed(partial, at, ids.size)
+        merged = placed if merged is None else merged.merge(placed)
+    assert merged is not None
+    return Points(ids.astype(np.int32), lat), merged

@@ -28,6 +28,7 @@ from psycopg import sql
 from era5etl.core.tiles import TILE_COLUMN
 from era5etl.db import columnstore_enabled, connect, rollup_tables, split_table, table_ident
 from era5etl.db.layout import columnstore_settings
+from era5etl.load.chunks import empty_chunk
 from era5etl.load.locks import lock_chunk, lock_month
 from era5etl.load.results import LoadError
 from era5etl.load.writer import COLUMNSTORE_COPY_SETTINGS, DECOMPRESSION_LIMIT
@@ -143,10 +144,8 @@ def move_chunk(conn: Any, table: str, chunk: Chunk, lock_as: str | None = None) 
             names, target))
         rows = int(max(cur.rowcount, 0))
         # Emptied and back in the row store, empty: the rows written next make its compressed part
-        # anew with the table's settings. (TimescaleDB 2.29 truncates only a compressed chunk's
-        # compressed part: the DELETE takes whatever a partial reload left in its row part.)
-        cur.execute(sql.SQL("TRUNCATE {}").format(target))
-        cur.execute(sql.SQL("DELETE FROM {}").format(target))
+        # anew with the table's settings.
+        empty_chunk(cur, target, compressed=True)
         cur.execute("CALL convert_to_rowstore(%s::regclass, if_columnstore => true)", (target.as_string(conn),))
         for setting, value in INSERT_SETTINGS.items():
             cur.execute("SELECT set_config(%s, %s, true)", (setting, value))

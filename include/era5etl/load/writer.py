@@ -37,7 +37,7 @@ from era5etl.db.layout import (
 )
 from era5etl.db.rollups import box_filter, box_params, daily_from_hourly
 from era5etl.load import encode as pgcopy
-from era5etl.load.chunks import _chunk_of, chunks_between
+from era5etl.load.chunks import chunk_of, chunks_between, empty_chunk
 from era5etl.load.locks import lock_chunk, lock_month
 from era5etl.load.results import ChunkResult, LoadError
 from era5etl.load.rollup import WindowRollup
@@ -150,12 +150,8 @@ class Box:
         return sql.SQL(" AND level = ANY(%(levels)s)") if self.levels else sql.SQL("")
 
 
-def _utc(seconds: int) -> datetime:
-    return datetime.fromtimestamp(int(seconds), UTC)
-
-
 @dataclass
-class _Window:
+class Window:
     start: datetime
     end: datetime
     times: np.ndarray  # the load's time steps in the chunk, epoch seconds (int64), sorted
@@ -166,97 +162,15 @@ class _Window:
     rollup: WindowRollup | None = None
 
 
-def _write_chunk(conn: psycopg.Connection[tuple[Any, ...]], table: str, box: Box, w: _Window,
-                 stop: threading.Event, settings: dict[str, str] | None = None) -> ChunkResult:
+def write_chunk(conn: psycopg.Connection[tuple[Any, ...]], table: str, box: Box, w: Window,
+                stop: threading.Event, settings: dict[str, str] | None = None) -> ChunkResult:
     """One chunk's transaction; ``settings``: the columnstore's COPY settings, None for the row store."""
     columnstore = settings is not None
     t0 = time.perf_counter()
-    nbytes = rows = deleted = 0
     with conn.transaction(), conn.cursor() as cur:
-        # Two loads of the same chunk (a double-clicked rerun, a backfill beside the schedule)
-        # queue on the chunk's lock instead of interleaving their deletes and copies. The month's
-        # lock, shared here, is what merging the month's chunks takes alone: the chunk found after
-        # it is the one that holds these hours until this transaction ends (the day's own chunk, or
-        # the merged month if a merge committed while this load waited).
-        lock_month(cur, table, w.start, shared=True)
-        schema, name, chunk_start, compressed = _chunk_of(cur, table, w.start)
-        lock_chunk(cur, table, chunk_start)
-        chunk = sql.Identifier(schema, name)
-        if compressed:
-            # Replacing part of a compressed chunk decompresses every batch that holds one of its rows
-            # (in (time, location_id) order, most of the month); TimescaleDB refuses a statement that
-            # decompresses over 100,000 rows unless told otherwise, which failed any partial reload
-            # of a month above that. The chunk's transaction is the unit that may: no limit in it.
-            cur.execute(f"SET LOCAL {DECOMPRESSION_LIMIT} = 0")
-        if compressed and not columnstore:
-            # A month compressed on a table since turned back to the row store: plain rows again.
-            cur.execute("CALL convert_to_rowstore(%s::regclass, if_columnstore => true)", (chunk.as_string(conn),))
-        if not columnstore:
-            for suffix, _ in CHUNK_INDEXES:
-                cur.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier(schema, f"{name}_{suffix}")))
-        first, last = _utc(w.times[0]), _utc(w.times[-1])
-        # Every hour from first to last (a month, a year: what loads are): the bounds say it all. Otherwise
-        # the time steps themselves, as a list (a 3-hourly file, a download with a gap).
-        every_hour = bool(np.all(np.diff(w.times) == 3600))
-        steps = sql.SQL("TRUE") if every_hour else sql.SQL("time = ANY(%(times)s)")
-        params = {"times": [] if every_hour else [_utc(t) for t in w.times], "t0": first, "t1": last,
-                  **box.params()}
-        # The whole chunk is replaced when everything it holds is at these time steps inside this box:
-        # TRUNCATE then, which leaves no dead rows behind. Otherwise only those rows go.
-        others = cur.execute(
-            sql.SQL("SELECT EXISTS (SELECT 1 FROM {} WHERE NOT (time >= %(t0)s AND time <= %(t1)s AND {}"
-                    " AND latitude BETWEEN %(south)s AND %(north)s AND longitude BETWEEN %(west)s AND %(east)s{})"
-                    " OR latitude IS NULL OR longitude IS NULL)").format(chunk, steps, box.level_filter()),
-            params,
-        ).fetchone()
-        if others is not None and others[0]:
-            # In the columnstore, the bounds on time are what lets TimescaleDB decompress only the
-            # batches (min/max metadata) that can hold a replaced row.
-            cur.execute(
-                sql.SQL("DELETE FROM {} WHERE time >= %(t0)s AND time <= %(t1)s AND {}"
-                        " AND latitude BETWEEN %(south)s AND %(north)s AND longitude BETWEEN %(west)s"
-                        " AND %(east)s{}").format(chunk, steps, box.level_filter()),
-                params,
-            )
-            deleted, replaced = max(cur.rowcount, 0), "delete"
-            freeze = sql.SQL("")
-        else:
-            count = cur.execute(sql.SQL("SELECT count(*) FROM {}").format(chunk)).fetchone()
-            deleted = int(count[0]) if count else 0
-            # On the row store even an empty chunk is truncated: a table truncated in the COPY's own
-            # transaction can take FREEZE (its rows need no hint-bit writes or freezing vacuum later).
-            # TimescaleDB 2.19 passed a chunk's COPY to PostgreSQL, which honours it; 2.29 routes it
-            # through its own COPY, which does not (measured: no page frozen, against all of them on a
-            # plain table), so it now helps only older servers. In the columnstore an empty chunk is
-            # left as it is: a TRUNCATE makes new files for it and its compressed relation for nothing
-            # (85 new year chunks of a download over decades, each written once).
-            if deleted or not columnstore:
-                cur.execute(sql.SQL("TRUNCATE {}").format(chunk))
-            if columnstore and deleted:
-                # TimescaleDB 2.29 truncates only the compressed part of a compressed chunk: rows a
-                # partial reload decompressed into its row part survive (measured: 999 of 999), and a
-                # whole reload would add its rows beside them. They go here, in the same transaction.
-                cur.execute(sql.SQL("DELETE FROM {}").format(chunk))
-            replaced = "truncate" if deleted else "new"
-            freeze = sql.SQL(", FREEZE")
-        if columnstore:
-            # Straight into the columnstore: the server compresses batches as rows arrive, in the
-            # order the loader sends them (time, location_id), with no sort and no row-store detour.
-            for setting, value in (settings or {}).items():
-                cur.execute("SELECT set_config(%s, %s, true)", (setting, value))
-        columns = sql.SQL(", ").join(map(sql.Identifier, pgcopy.copy_columns(
-            box.columns, (TILE_COLUMN,) if box.tiled else (), level=bool(box.levels))))
-        t_copy = time.perf_counter()
-        with cur.copy(sql.SQL("COPY {} ({}) FROM STDIN (FORMAT BINARY{})").format(chunk, columns, freeze)) as cp:
-            cp.write(pgcopy.HEADER)
-            while (item := w.data.get()) is not None:
-                if stop.is_set():
-                    raise LoadError("load abandoned: another chunk failed")
-                data, n = item
-                cp.write(data)
-                nbytes += len(data)
-                rows += n
-            cp.write(pgcopy.TRAILER)
+        chunk, name = _take_chunk(conn, cur, table, w, columnstore=columnstore)
+        deleted, replaced, freeze = _clear(cur, chunk, box, w, columnstore=columnstore)
+        rows, nbytes, t_copy = _copy_rows(cur, chunk, box, w, stop, settings, freeze)
         t_index = time.perf_counter()
         rollup_rows = 0
         if w.rollup is not None:
@@ -264,18 +178,124 @@ def _write_chunk(conn: psycopg.Connection[tuple[Any, ...]], table: str, box: Box
                                       empty=replaced == "new", columnstore=columnstore, stop=stop)
         t_rollup = time.perf_counter()
         if not columnstore:
-            for suffix, definition in CHUNK_INDEXES:
-                cur.execute(sql.SQL("CREATE INDEX {} ON {} " + definition).format(  # definition: a constant above
-                    sql.Identifier(f"{name}_{suffix}"), chunk))
-            # Statistics for the columns the reads filter on, before anyone reads the chunk: without
-            # them the planner guesses 0.5% of a chunk per hour instead of 1/24 and scans a whole day
-            # for an hour's slice (measured: 325 ms instead of 197 ms on BRIN). Autovacuum would get
-            # there later; this costs ~0.05 us a row.
-            cur.execute(sql.SQL("ANALYZE {} (time, location_id)").format(chunk))
+            _index(cur, chunk, name)
         t_done = time.perf_counter()
     return ChunkResult(w.start.isoformat(), rows, deleted, nbytes, time.perf_counter() - t0,
                        copy_seconds=t_index - t_copy, index_seconds=t_done - t_rollup, replaced=replaced,
                        rollup_rows=rollup_rows, rollup_seconds=t_rollup - t_index)
+
+
+def _take_chunk(conn: psycopg.Connection[tuple[Any, ...]], cur: psycopg.Cursor[tuple[Any, ...]], table: str,
+                w: Window, *, columnstore: bool) -> tuple[sql.Identifier, str]:
+    """The chunk that holds the window, locked and ready for its rows to be replaced; its name."""
+    # Two loads of the same chunk (a double-clicked rerun, a backfill beside the schedule)
+    # queue on the chunk's lock instead of interleaving their deletes and copies. The month's
+    # lock, shared here, is what merging the month's chunks takes alone: the chunk found after
+    # it is the one that holds these hours until this transaction ends (the day's own chunk, or
+    # the merged month if a merge committed while this load waited).
+    lock_month(cur, table, w.start, shared=True)
+    schema, name, chunk_start, compressed = chunk_of(cur, table, w.start)
+    lock_chunk(cur, table, chunk_start)
+    chunk = sql.Identifier(schema, name)
+    if compressed:
+        # Replacing part of a compressed chunk decompresses every batch that holds one of its rows
+        # (in (time, location_id) order, most of the month); TimescaleDB refuses a statement that
+        # decompresses over 100,000 rows unless told otherwise, which failed any partial reload
+        # of a month above that. The chunk's transaction is the unit that may: no limit in it.
+        cur.execute(f"SET LOCAL {DECOMPRESSION_LIMIT} = 0")
+    if compressed and not columnstore:
+        # A month compressed on a table since turned back to the row store: plain rows again.
+        cur.execute("CALL convert_to_rowstore(%s::regclass, if_columnstore => true)", (chunk.as_string(conn),))
+    if not columnstore:
+        for suffix, _ in CHUNK_INDEXES:
+            cur.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier(schema, f"{name}_{suffix}")))
+    return chunk, name
+
+
+def _clear(cur: psycopg.Cursor[tuple[Any, ...]], chunk: sql.Identifier, box: Box, w: Window, *,
+           columnstore: bool) -> tuple[int, str, sql.SQL]:
+    """The rows the window replaces gone: how many, how ("delete", "truncate" or "new"), and the
+    COPY option that goes with it (FREEZE into a chunk truncated in this transaction)."""
+    first, last = (datetime.fromtimestamp(int(s), UTC) for s in (w.times[0], w.times[-1]))
+    # Every hour from first to last (a month, a year: what loads are): the bounds say it all. Otherwise
+    # the time steps themselves, as a list (a 3-hourly file, a download with a gap).
+    every_hour = bool(np.all(np.diff(w.times) == 3600))
+    steps = sql.SQL("TRUE") if every_hour else sql.SQL("time = ANY(%(times)s)")
+    times = [] if every_hour else [datetime.fromtimestamp(int(t), UTC) for t in w.times]
+    params = {"times": times, "t0": first, "t1": last, **box.params()}
+    # The whole chunk is replaced when everything it holds is at these time steps inside this box:
+    # TRUNCATE then, which leaves no dead rows behind. Otherwise only those rows go.
+    others = cur.execute(
+        sql.SQL("SELECT EXISTS (SELECT 1 FROM {} WHERE NOT (time >= %(t0)s AND time <= %(t1)s AND {}"
+                " AND latitude BETWEEN %(south)s AND %(north)s AND longitude BETWEEN %(west)s AND %(east)s{})"
+                " OR latitude IS NULL OR longitude IS NULL)").format(chunk, steps, box.level_filter()),
+        params,
+    ).fetchone()
+    if others is not None and others[0]:
+        # In the columnstore, the bounds on time are what lets TimescaleDB decompress only the
+        # batches (min/max metadata) that can hold a replaced row.
+        cur.execute(
+            sql.SQL("DELETE FROM {} WHERE time >= %(t0)s AND time <= %(t1)s AND {}"
+                    " AND latitude BETWEEN %(south)s AND %(north)s AND longitude BETWEEN %(west)s"
+                    " AND %(east)s{}").format(chunk, steps, box.level_filter()),
+            params,
+        )
+        deleted, replaced = max(cur.rowcount, 0), "delete"
+        freeze = sql.SQL("")
+    else:
+        count = cur.execute(sql.SQL("SELECT count(*) FROM {}").format(chunk)).fetchone()
+        deleted = int(count[0]) if count else 0
+        # On the row store even an empty chunk is truncated: a table truncated in the COPY's own
+        # transaction can take FREEZE (its rows need no hint-bit writes or freezing vacuum later).
+        # TimescaleDB 2.19 passed a chunk's COPY to PostgreSQL, which honours it; 2.29 routes it
+        # through its own COPY, which does not (measured: no page frozen, against all of them on a
+        # plain table), so it now helps only older servers. In the columnstore an empty chunk is
+        # left as it is: a TRUNCATE makes new files for it and its compressed relation for nothing
+        # (85 new year chunks of a download over decades, each written once). A whole reload
+        # would add its rows beside what a compressed chunk's row part kept (empty_chunk).
+        if deleted or not columnstore:
+            empty_chunk(cur, chunk, compressed=columnstore)
+        replaced = "truncate" if deleted else "new"
+        freeze = sql.SQL(", FREEZE")
+    return deleted, replaced, freeze
+
+
+def _copy_rows(cur: psycopg.Cursor[tuple[Any, ...]], chunk: sql.Identifier, box: Box, w: Window,
+               stop: threading.Event, settings: dict[str, str] | None, freeze: sql.SQL) -> tuple[int, int, float]:
+    """The window's encoded rows, as the loader queues them, in one binary COPY: rows and bytes sent,
+    and when the COPY began (``time.perf_counter``)."""
+    columnstore = settings is not None
+    rows = nbytes = 0
+    if columnstore:
+        # Straight into the columnstore: the server compresses batches as rows arrive, in the
+        # order the loader sends them (time, location_id), with no sort and no row-store detour.
+        for setting, value in (settings or {}).items():
+            cur.execute("SELECT set_config(%s, %s, true)", (setting, value))
+    columns = sql.SQL(", ").join(map(sql.Identifier, pgcopy.copy_columns(
+        box.columns, (TILE_COLUMN,) if box.tiled else (), level=bool(box.levels))))
+    t_copy = time.perf_counter()
+    with pgcopy.binary_copy(cur, sql.SQL("COPY {} ({}) FROM STDIN (FORMAT BINARY{})").format(
+            chunk, columns, freeze)) as cp:
+        while (item := w.data.get()) is not None:
+            if stop.is_set():
+                raise LoadError("load abandoned: another chunk failed")
+            data, n = item
+            cp.write(data)
+            nbytes += len(data)
+            rows += n
+    return rows, nbytes, t_copy
+
+
+def _index(cur: psycopg.Cursor[tuple[Any, ...]], chunk: sql.Identifier, name: str) -> None:
+    """A row-store chunk's indexes, dropped before its COPY, made again, and its statistics."""
+    for suffix, definition in CHUNK_INDEXES:
+        cur.execute(sql.SQL("CREATE INDEX {} ON {} " + definition).format(  # definition: a constant above
+            sql.Identifier(f"{name}_{suffix}"), chunk))
+    # Statistics for the columns the reads filter on, before anyone reads the chunk: without
+    # them the planner guesses 0.5% of a chunk per hour instead of 1/24 and scans a whole day
+    # for an hour's slice (measured: 325 ms instead of 197 ms on BRIN). Autovacuum would get
+    # there later; this costs ~0.05 us a row.
+    cur.execute(sql.SQL("ANALYZE {} (time, location_id)").format(chunk))
 
 
 def write_daily(cur: psycopg.Cursor[tuple[Any, ...]], table: str, box: Box, start: datetime, end: datetime,
@@ -297,9 +317,7 @@ def write_daily(cur: psycopg.Cursor[tuple[Any, ...]], table: str, box: Box, star
     if aligned and empty:
         pass  # a new chunk's daily chunk, as empty as it
     elif aligned and whole:
-        cur.execute(sql.SQL("TRUNCATE {}").format(target))
-        if columnstore:  # TimescaleDB 2.29 truncates only a compressed chunk's compressed part (see above)
-            cur.execute(sql.SQL("DELETE FROM {}").format(target))
+        empty_chunk(cur, target, compressed=columnstore)
     elif days:
         cur.execute(sql.SQL("DELETE FROM {} WHERE bucket >= %(first)s AND bucket <= %(last)s AND bucket = ANY(%(days)s)"
                             " AND {}").format(target, box_filter(box.grid)),
@@ -308,13 +326,11 @@ def write_daily(cur: psycopg.Cursor[tuple[Any, ...]], table: str, box: Box, star
         # The pieces as the loader encodes them: the last day's are still being made when the hourly
         # rows are in (load.rollup.encoded_pieces).
         columns = sql.SQL(", ").join(map(sql.Identifier, rollup.copy_columns()))
-        with cur.copy(sql.SQL("COPY {} ({}) FROM STDIN (FORMAT BINARY)").format(target, columns)) as cp:
-            cp.write(pgcopy.HEADER)
+        with pgcopy.binary_copy(cur, sql.SQL("COPY {} ({}) FROM STDIN (FORMAT BINARY)").format(target, columns)) as cp:
             for data in rollup.pieces(stop):
                 cp.write(data)
             if stop.is_set():
                 raise LoadError("load abandoned: another chunk failed")
-            cp.write(pgcopy.TRAILER)
     if rollup.partial_days:
         partial = [d.astype("datetime64[s]").item().replace(tzinfo=UTC) for d in rollup.partial_days]
         cur.execute(daily_from_hourly(table, rollup.data_columns, rollup.tiled),

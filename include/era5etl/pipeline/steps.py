@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import psycopg
 
+from era5etl.core.errors import Failure
 from era5etl.db import ensure_schema
 from era5etl.fetch import Credentials, Download, fetch, retention, staged_download
 from era5etl.fetch.manifest import removal as fetch_removal
@@ -34,8 +35,14 @@ from era5etl.validate import Validation, validate_month
 log = logging.getLogger(__name__)
 
 
-class PipelineError(RuntimeError):
+class PipelineError(Failure, RuntimeError):
     """A step cannot go on; the message says what is wrong and what to do."""
+
+
+def mark(url: str, job: MonthJob, state: str, **fields: Any) -> None:
+    """The ledger's row of the job's month moved to ``state``; ``fields`` as ``ledger.set_state`` takes them."""
+    ledger.set_state(url, table=job.table, month=job.month, area=str(job.area), grid=str(job.grid),
+                     state=state, run_id=job.run_id, **fields)
 
 
 class RollupMismatch(PipelineError):
@@ -60,17 +67,15 @@ class ValidationFailed(PipelineError):
 @contextmanager
 def _step(url: str, job: MonthJob, task: str, state: str) -> Iterator[StepFigures]:
     """Mark the month ``state``, time the body, record its figures; on error mark the month failed."""
-    ledger.set_state(url, table=job.table, month=job.month, area=str(job.area), grid=str(job.grid),
-                     state=state, run_id=job.run_id, dataset=job.dataset.name,
-                     # ERA5-Land's are its hours x land points, known once the month is staged (stage_step)
-                     expected_rows=None if job.dataset.land_only else job.expected_rows,
-                     levels=list(job.levels) or None)
+    mark(url, job, state, dataset=job.dataset.name,
+         # ERA5-Land's are its hours x land points, known once the month is staged (stage_step)
+         expected_rows=None if job.dataset.land_only else job.expected_rows,
+         levels=list(job.levels) or None)
     try:
         with metrics.timed(task) as figures:
             yield figures
     except Exception as exc:
-        ledger.set_state(url, table=job.table, month=job.month, area=str(job.area), grid=str(job.grid),
-                         state="failed", run_id=job.run_id, error=f"{task}: {exc}")
+        mark(url, job, "failed", error=f"{task}: {exc}")
         raise
     metrics.record(url, run_id=job.run_id, month=job.month, table=job.table, area=str(job.area),
                    figures=figures)
@@ -208,9 +213,8 @@ def stage_step(url: str, job: MonthJob) -> dict[str, Any]:
             fig.detail = report
             for said in (*staged.notes, *(f"not loaded: {what}" for what in staged.ignored)):
                 log.info("%s %s: %s", job.month, job.table, said)
-    ledger.set_state(url, table=job.table, month=job.month, area=str(job.area), grid=str(job.grid),
-                     state="staged", run_id=job.run_id, expver=report["expver"], rows=None,
-                     request_hash=job.request.hash, expected_rows=report["rows"] if job.dataset.land_only else None)
+    mark(url, job, "staged", expver=report["expver"], rows=None,
+         request_hash=job.request.hash, expected_rows=report["rows"] if job.dataset.land_only else None)
     if job.dataset.land_only:
         # What the month's validation expects: its hours x the land points of the staged download's mask.
         ledger.record_land_points(url, table=job.table, month=job.month, area=str(job.area),
@@ -230,8 +234,7 @@ def load_step(url: str, job: MonthJob, on_chunk: Callable[[ChunkResult], None] |
         fig.detail = {"deleted": result.deleted, "chunks": result.chunk_rates(),
                       "rollups": {"daily_rows": result.daily_rows, "monthly_rows": result.monthly_rows,
                                   "seconds": result.rollup_seconds}}
-    ledger.set_state(url, table=job.table, month=job.month, area=str(job.area), grid=str(job.grid),
-                     state="loaded", run_id=job.run_id, rows=result.rows)
+    mark(url, job, "loaded", rows=result.rows)
     return result
 
 
@@ -263,8 +266,7 @@ def validate_step(url: str, job: MonthJob) -> Validation:
                 raise RollupMismatch(job.table, str(job.month), checked.mismatches)
             log.info("%s rollups of %s: %s daily and %s monthly rows checked against %s hourly rows", job.month,
                      job.table, f"{checked.daily_rows:,}", f"{checked.monthly_rows:,}", f"{checked.hourly_rows:,}")
-    ledger.set_state(url, table=job.table, month=job.month, area=str(job.area), grid=str(job.grid),
-                     state="validated", run_id=job.run_id, rows=validation.observed_rows)
+    mark(url, job, "validated", rows=validation.observed_rows)
     retention.release(job, "validated")  # staging stays bounded: the download goes once the ledger says so
     return validation
 

@@ -31,6 +31,7 @@ from psycopg import sql
 
 from era5etl.core.datasets import ERA5_GRID
 from era5etl.core.grid import GLOBAL_STEP, Area, Grid
+from era5etl.core.months import as_utc
 from era5etl.core.rollups import sources, split_value_column
 from era5etl.db import has_level_column, table_ident
 from era5etl.db.rollups import box_filter, box_params, data_columns
@@ -39,7 +40,7 @@ from era5etl.read.errors import ReadError
 from era5etl.read.gaps import gap_text, gaps
 from era5etl.read.packed import packed, unpack
 from era5etl.read.points import MARGIN, Bounds, loaded_bounds, require_table, rollup_of
-from era5etl.read.series import _source, _utc
+from era5etl.read.series import source_of
 from era5etl.read.text import csv_text, iso_time, iso_times
 
 # The weight of a grid point's cell: cos(latitude), computed in float8.
@@ -102,7 +103,7 @@ def area_columns(variables: list[str] | None, data: list[str]) -> list[str]:
     return resolve("day", names, data)
 
 
-def _value(step: Step, column: str) -> sql.Composable:
+def step_value(step: Step, column: str) -> sql.Composable:
     """The per-row value a column of the area series aggregates: the rollup's column (daily, monthly)
     or, hourly, the hypertable's column of its variable (a wind speed from its components)."""
     if step != "hour":
@@ -119,7 +120,7 @@ def _aggregates(step: Step, column: str, i: int) -> tuple[list[sql.Composable], 
     """(the aggregates of one latitude row of a step, what the step's value is made of them): min and
     max of min and max; a mean or a sum, weighted, from each row's sum and count of the points that
     have a value: sum(cos(lat) * sum) / sum(cos(lat) * count), NULL when no point has one."""
-    value = _value(step, column)
+    value = step_value(step, column)
     _, agg = split_value_column(column)
     if agg in ("min", "max"):
         a = sql.Identifier(f"a{i}")
@@ -166,7 +167,7 @@ def area_statement(relation: str, time_column: str, step: Step, columns: list[st
         sql.SQL(" AND ").join(where), t)
 
 
-def _params(area: Area, start: datetime | None, end: datetime | None) -> dict[str, Any]:
+def area_params(area: Area, start: datetime | None, end: datetime | None) -> dict[str, Any]:
     # The ids of the box's south-west and north-east lattice points bound those inside it: lets the
     # columnstore skip the batches of other points by their location_id metadata.
     south, north = float(area.south), float(area.north)
@@ -196,9 +197,9 @@ def area_series(conn: Any, table: str, area: Area, start: datetime | None, end: 
                         "so far: read a place's series at a level (--level) instead")
     check_inside(table, area, loaded_bounds(conn, table))
     columns = area_columns(variables, data_columns(conn, table))
-    start, end = _utc(start), _utc(end)
-    relation, time_column = _source(conn, table, step)
-    params = _params(area, start, end)
+    start, end = as_utc(start), as_utc(end)
+    relation, time_column = source_of(conn, table, step)
+    params = area_params(area, start, end)
     statement = area_statement(relation, time_column, step, columns, (start is not None, end is not None))
     row = conn.cursor(binary=True).execute(statement, params).fetchone()
     parts = list(row) if row else [None] * (len(columns) + 3)

@@ -21,7 +21,7 @@ from era5etl.read.errors import ReadError
 from era5etl.read.packed import packed, unpack
 from era5etl.read.points import require_table, rollup_of, table_dataset
 from era5etl.read.rollup_check import area_ids
-from era5etl.read.series import _expression
+from era5etl.read.series import column_expression
 
 STEP_HOURS = {"hour": 1, "day": 24, "month": 24 * 31}
 
@@ -29,7 +29,7 @@ STEP_HOURS = {"hour": 1, "day": 24, "month": 24 * 31}
 def _statement(relation: str, time_column: str, columns: list[str]) -> sql.Composed:
     t = sql.Identifier(time_column)
     outer = [packed(t, "timestamptz"), packed(sql.Identifier("location_id"), "int8")]
-    outer += [packed(_expression(c), "int8" if c == "hours" else "float4") for c in columns]
+    outer += [packed(column_expression(c), "int8" if c == "hours" else "float4") for c in columns]
     return sql.SQL("SELECT {} FROM {} WHERE location_id = ANY(%(ids)s) AND {t} >= %(start)s AND {t} < %(end)s").format(
         sql.SQL(", ").join(outer), table_ident(relation), t=t)
 

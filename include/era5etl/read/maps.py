@@ -8,13 +8,14 @@ column (``read.hour.hour_columns``), ordered by location_id: south to north, wes
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import numpy as np
 from psycopg import sql
 
 from era5etl.core.grid import Area
+from era5etl.core.months import as_utc
 from era5etl.core.rollups import WIND_SPEED
 from era5etl.db import table_ident
 from era5etl.db.rollups import data_columns
@@ -42,7 +43,7 @@ class HourMap:
 
 
 def _hour(at: datetime) -> datetime:
-    at = at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)
+    at = as_utc(at)
     if at.minute or at.second or at.microsecond:
         raise ReadError(f"{at.isoformat()} is not on the hour: ERA5 is hourly")
     return at

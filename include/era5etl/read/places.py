@@ -32,6 +32,8 @@ SHOWN = 8  # candidates or close names a refusal lists
 class UnknownPlace(ReadError):
     """No city of the gazetteer bears the name (HTTP 404)."""
 
+    http_status = 404
+
 
 class AmbiguousPlace(ReadError):
     """Several cities bear the name: ``country`` (or coordinates) must say which (HTTP 400)."""
@@ -126,7 +128,7 @@ def _cached(part: str) -> Any:
 
 
 @cache
-def _gazetteer() -> tuple[dict[str, list[Place]], frozenset[str]]:
+def gazetteer() -> tuple[dict[str, list[Place]], frozenset[str]]:
     """(folded name -> its cities, ISO codes of the countries)."""
     by_name: dict[str, list[Place]] = {}
     for key, *fields in _cached("cities"):
@@ -135,21 +137,21 @@ def _gazetteer() -> tuple[dict[str, list[Place]], frozenset[str]]:
 
 
 @cache
-def _alternates() -> dict[int, tuple[str, ...]]:
+def alternate_names() -> dict[int, tuple[str, ...]]:
     """geonameid -> its folded alternate names (loaded only when a name is no city's own)."""
     return {int(k): tuple(v) for k, v in _cached("alternates").items()}
 
 
 def _by_alternate(key: str) -> list[Place]:
-    alternates = _alternates()
-    return [p for places in _gazetteer()[0].values() for p in places if key in alternates[p.geonameid]]
+    alternates = alternate_names()
+    return [p for places in gazetteer()[0].values() for p in places if key in alternates[p.geonameid]]
 
 
 def _country(country: str | None) -> str | None:
     if country is None or not country.strip():
         return None
     code = country.strip().upper()
-    if code not in _gazetteer()[1]:
+    if code not in gazetteer()[1]:
         raise ReadError(f"country {country!r} is not an ISO 3166 alpha-2 code (for example ID, CL, US)")
     return code
 
@@ -161,7 +163,7 @@ def _listed(places: list[Place]) -> str:
 
 
 def _unknown(name: str, country: str | None) -> UnknownPlace:
-    by_name = _gazetteer()[0]
+    by_name = gazetteer()[0]
     names = sorted({p.name for places in by_name.values() for p in places
                     if country is None or p.country == country})
     close = difflib.get_close_matches(name, names, n=SHOWN, cutoff=0.6)
@@ -178,7 +180,7 @@ def find_place(name: str, country: str | None = None) -> Place:
     if not key:
         raise ReadError("the place's name is empty")
     code = _country(country)
-    found = _gazetteer()[0].get(key) or _by_alternate(key)
+    found = gazetteer()[0].get(key) or _by_alternate(key)
     if not found:
         raise _unknown(name, code)
     candidates = sorted((p for p in found if code is None or p.country == code),

@@ -205,7 +205,7 @@ def _index(degrees: float, origin: float, step: float = GLOBAL_STEP) -> float:
     return (degrees - origin) / step
 
 
-def _cap_box(lat: float, lon: float, km: float, grid: LatLonGrid = SINGLE_LEVELS.grid) -> tuple[int, int, int, int]:
+def cap_box(lat: float, lon: float, km: float, grid: LatLonGrid = SINGLE_LEVELS.grid) -> tuple[int, int, int, int]:
     """Lattice rows and columns (first, last) of the box around the spherical cap of radius ``km``
     about (lat, lon), a cell wider each side; every column when the cap holds a pole."""
     step, west = grid.step, grid.lon_first
@@ -261,6 +261,6 @@ class _Search:
             raise ReadError(f"no grid point found near {lat:g}, {lon:g}")
         # A point nearer than the first found lies in the cap of that radius, which a square of
         # cells does not always hold (longitude cells narrow away from the equator): probe it all.
-        nearer = self.existing(self.box(*_cap_box(lat, lon, _nearest(lat, lon, found, self.grid).distance_km,
+        nearer = self.existing(self.box(*cap_box(lat, lon, _nearest(lat, lon, found, self.grid).distance_km,
                                                   self.grid)))
         return _nearest(lat, lon, np.union1d(found, nearer), self.grid)

@@ -17,17 +17,18 @@ from psycopg import sql
 
 from era5etl.core.datasets import ERA5_GRID
 from era5etl.core.grid import GLOBAL_STEP
+from era5etl.core.months import as_utc
 from era5etl.core.rollups import split_value_column
 from era5etl.db import has_level_column, table_ident
 from era5etl.db.rollups import box_filter, box_params, data_columns
-from era5etl.read.area import AreaSeries, _value, area_columns
+from era5etl.read.area import AreaSeries, area_columns, step_value
 from era5etl.read.columns import Step, check_step
 from era5etl.read.errors import ReadError
 from era5etl.read.localday import day_aggregate
 from era5etl.read.packed import packed, unpack
 from era5etl.read.points import loaded_bounds, require_table, table_dataset
 from era5etl.read.regions import Region
-from era5etl.read.series import _source, _utc
+from era5etl.read.series import source_of
 
 WEIGHTING = "cell overlap area x cos(latitude)"
 # The rows of the region's box (the id range and the longitude columns, which the columnstore's batch
@@ -55,7 +56,7 @@ def region_statement(relation: str, time_column: str, step: Step, columns: list[
                                    sql.SQL("{}::int8 AS hours").format(hours)]
     for i, c in enumerate(columns):
         _, agg = split_value_column(c)
-        inner.append(sql.SQL("{} AS {}").format(_weighted(_value(step, c), agg, sql.SQL("w.weight")),
+        inner.append(sql.SQL("{} AS {}").format(_weighted(step_value(step, c), agg, sql.SQL("w.weight")),
                                                 sql.Identifier(f"c{i}")))
     outer = [packed(sql.Identifier("t"), "timestamptz"), packed(sql.Identifier("points"), "int8"),
              packed(sql.Identifier("hours"), "int8")]
@@ -146,8 +147,8 @@ def region_series(conn: Any, table: str, region: Region, start: datetime | None,
     require_table(conn, table)
     region = check_region(conn, table, region)
     columns = area_columns(variables, data_columns(conn, table))
-    start, end = _utc(start), _utc(end)
-    relation, time_column = _source(conn, table, step)
+    start, end = as_utc(start), as_utc(end)
+    relation, time_column = source_of(conn, table, step)
     statement = region_statement(relation, time_column, step, columns, (start is not None, end is not None))
     _hash_join(conn)
     row = conn.cursor(binary=True).execute(statement, _params(region, start, end)).fetchone()

@@ -10,12 +10,13 @@ The API the CLI (``python -m era5etl series``) and the HTTP API call: ``nearest_
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import numpy as np
 from psycopg import sql
 
+from era5etl.core.months import as_utc
 from era5etl.core.rollups import WIND_SPEED
 from era5etl.db import table_ident
 from era5etl.db.layout import in_tiles
@@ -54,19 +55,13 @@ def series_times(s: Series) -> list[str]:
     return offset_times(s.time, s.utc_offset_minutes)
 
 
-def _utc(moment: datetime | None) -> datetime | None:
-    if moment is None:
-        return None
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
-
-
-def _expression(column: str) -> sql.Composable:
+def column_expression(column: str) -> sql.Composable:
     if column == WIND_SPEED:
         return sql.SQL("sqrt(zonal_wind_10m::float8 ^ 2 + meridional_wind_10m::float8 ^ 2)")
     return sql.Identifier(column)
 
 
-def _source(conn: Any, table: str, step: Step) -> tuple[str, str]:
+def source_of(conn: Any, table: str, step: Step) -> tuple[str, str]:
     """(relation, its time column) a series at ``step`` reads."""
     if step == "hour":
         return table, "time"
@@ -82,7 +77,7 @@ def _statement(relation: str, time_column: str, columns: list[str], start: datet
     ``tiled``: the relation has the tile column (``core.tiles``), named beside the point so the server
     finds the point's batches through its compressed chunks' index."""
     t = sql.Identifier(time_column)
-    inner = [sql.SQL("{} AS t").format(t)] + [sql.SQL("{} AS {}").format(_expression(c), sql.Identifier(f"c{i}"))
+    inner = [sql.SQL("{} AS t").format(t)] + [sql.SQL("{} AS {}").format(column_expression(c), sql.Identifier(f"c{i}"))
                                                for i, c in enumerate(columns)]
     where: list[sql.Composable] = [sql.SQL("location_id = %(id)s")]
     if tiled:
@@ -114,8 +109,8 @@ def series(conn: Any, table: str, point: Point, start: datetime | None, end: dat
         raise ReadError(f"{table} is on pressure levels, which have no daily or monthly rollups yet: "
                         "read its hourly rows (leave out --daily/--monthly)")
     columns = resolve(step, variables, data_columns(conn, table))
-    start, end = _utc(start), _utc(end)
-    relation, time_column = _source(conn, table, step)
+    start, end = as_utc(start), as_utc(end)
+    relation, time_column = source_of(conn, table, step)
     params = {"id": point.location_id, "start": start, "end": end, "level": level}
     tiled = in_tiles(conn, relation)
     row = conn.cursor(binary=True).execute(_statement(relation, time_column, columns, start, end, level, tiled),

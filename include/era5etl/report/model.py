@@ -16,7 +16,7 @@ from era5etl.core.months import Month
 from era5etl.fetch.retention import StagingUsage
 
 
-class ReportError(ValueError):
+class ReportError(InputError):
     """A request the dashboard cannot answer as asked (a malformed month, say)."""
 
 

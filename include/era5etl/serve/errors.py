@@ -7,12 +7,14 @@ status: a request the server will not answer at this size, and a table that is n
 
 from __future__ import annotations
 
-from era5etl.core.errors import InputError
+from era5etl.core.errors import Failure, InputError
 
 
 class LimitError(InputError):
     """The request would answer with more than a response may hold; the message says the limit and how
     to narrow the request."""
+
+    http_status = 422
 
     def __init__(self, message: str, *, limit: int, requested: int) -> None:
         super().__init__(message)
@@ -23,8 +25,10 @@ class LimitError(InputError):
 class NotFoundError(InputError):
     """The table asked for does not exist, or holds nothing yet."""
 
+    http_status = 404
 
-class TooSlowError(RuntimeError):
+
+class TooSlowError(Failure, RuntimeError):
     """The database did not answer within the time a request may take."""
 
 

@@ -12,7 +12,7 @@ from era5etl.core.files import kind_of
 from era5etl.stage.block import StageError
 
 
-def _sniff(path: Path, label: str) -> str:
+def sniff_kind(path: Path, label: str) -> str:
     """'zip', 'nc3', 'hdf5' or 'grib' from the first bytes; the file name is not trusted (CDS ZIPs end in .nc)."""
     try:
         size = path.stat().st_size
@@ -31,7 +31,7 @@ def _sniff(path: Path, label: str) -> str:
                      f"({size} bytes starting {head[:32]!r})")
 
 
-def _extract_zip(path: Path, label: str, into: Path) -> list[tuple[Path, str]]:
+def extract_zip(path: Path, label: str, into: Path) -> list[tuple[Path, str]]:
     out: list[tuple[Path, str]] = []
     try:
         with zipfile.ZipFile(path) as zf:

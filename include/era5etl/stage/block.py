@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Protocol, Self
 import numpy as np
 import numpy.typing as npt
 
+from era5etl.core.errors import BadInput
+
 if TYPE_CHECKING:
     from era5etl.core.variables import Variable
 
@@ -20,7 +22,7 @@ F32 = npt.NDArray[np.float32]
 F64 = npt.NDArray[np.float64]
 
 
-class StageError(Exception):
+class StageError(BadInput):
     """A download that cannot be staged; the message names the file and what is wrong with it."""
 
 

@@ -29,8 +29,8 @@ from era5etl.core.datasets import (
     SINGLE_LEVELS,
     Dataset,
 )
-from era5etl.stage.archive import _extract_zip, _sniff
-from era5etl.stage.netcdf import _LEVEL_NAMES
+from era5etl.stage.archive import extract_zip, sniff_kind
+from era5etl.stage.netcdf import LEVEL_NAMES
 
 _LAT_LON = ({"latitude", "lat"}, {"longitude", "lon"})
 
@@ -75,7 +75,7 @@ def _netcdf_dataset(path: Path) -> Dataset | None:
         with netCDF4.Dataset(path, "r") as nc:
             for var in nc.variables.values():
                 dims = set(var.dimensions)
-                if dims & _LAT_LON[0] and dims & _LAT_LON[1] and dims & set(_LEVEL_NAMES):
+                if dims & _LAT_LON[0] and dims & _LAT_LON[1] and dims & set(LEVEL_NAMES):
                     return PRESSURE_LEVELS
             land = _off_era5_lattice(nc)
             # cfgrib's conversion (the new CDS) names the GRIB stream it filtered in its history.
@@ -121,11 +121,11 @@ def detect_dataset(paths: Sequence[Path], tmp_dir: Path | None = None) -> Datase
     try:
         files: list[tuple[Path, str, str]] = []
         for path in map(Path, paths):
-            kind = _sniff(path, str(path))
+            kind = sniff_kind(path, str(path))
             if kind == "zip":
                 tmpdir = tmpdir or Path(tempfile.mkdtemp(prefix="era5-detect-", dir=tmp_dir))
                 into = Path(tempfile.mkdtemp(dir=tmpdir))
-                files.extend((m, label, _sniff(m, label)) for m, label in _extract_zip(path, str(path), into))
+                files.extend((m, label, sniff_kind(m, label)) for m, label in extract_zip(path, str(path), into))
             else:
                 files.append((path, str(path), kind))
         for path, _, kind in files:

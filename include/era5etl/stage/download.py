@@ -29,10 +29,10 @@ import xarray as xr
 from era5etl.core.datasets import SINGLE_LEVELS, Dataset, LatLonGrid
 from era5etl.core.grid import normalize_longitude
 from era5etl.core.variables import VARIABLES, Variable
-from era5etl.stage.archive import _extract_zip, _sniff
+from era5etl.stage.archive import extract_zip, sniff_kind
 from era5etl.stage.block import DT64, F32, Block, BlockReader, StagedDownload, StageError
 from era5etl.stage.grib import GribDownload
-from era5etl.stage.netcdf import DEFAULT_CHUNK_CACHE_BYTES, _open_part, _Part, _release_chunk_caches, _Source
+from era5etl.stage.netcdf import DEFAULT_CHUNK_CACHE_BYTES, Part, Source, open_part, release_chunk_caches
 from era5etl.stage.points import grid_points
 
 log = logging.getLogger(__name__)
@@ -58,7 +58,7 @@ class NetcdfDownload(BlockReader):
     levels: tuple[int, ...]  # hPa ascending; () for a dataset without levels
     time_chunk: int  # the deepest time chunking of a table variable: blocks of this many hours read best
 
-    def __init__(self, paths: list[Path], parts: list[_Part], tmpdir: Path | None,
+    def __init__(self, paths: list[Path], parts: list[Part], tmpdir: Path | None,
                  variables: Sequence[Variable] = VARIABLES, lattice: LatLonGrid | None = None) -> None:
         self.paths = paths
         self.parts = [p.label for p in parts]
@@ -89,7 +89,7 @@ class NetcdfDownload(BlockReader):
                                  f"{', '.join(map(str, p.levels))} hPa")
 
         by_name = {v.short_name: v for v in variables}
-        sources: dict[str, list[_Source]] = {}
+        sources: dict[str, list[Source]] = {}
         for p in table_parts:
             for name in p.table_names:
                 var = by_name[name]
@@ -99,7 +99,7 @@ class NetcdfDownload(BlockReader):
                     if common:
                         raise StageError(f"{name} is in both {other.part.label} and {p.label} for {common} "
                                          "of the same time steps; which one to load is ambiguous")
-                sources.setdefault(var.column, []).append(_Source(p, name, var))
+                sources.setdefault(var.column, []).append(Source(p, name, var))
         self._sources = sources
         self._table_parts = table_parts
         self.variables = [v for v in variables if v.column in sources]
@@ -130,7 +130,7 @@ class NetcdfDownload(BlockReader):
             # the number of parts.
             for part in self._table_parts:
                 if part.cached and part.nc is not None and part.times is not None and part.times[-1] <= times[-1]:
-                    _release_chunk_caches(part.nc, part.table_names)
+                    release_chunk_caches(part.nc, part.table_names)
                     part.cached = False
             yield Block(times, self.location_id, self.latitude, self.longitude, values, self.level)
 
@@ -171,7 +171,7 @@ def _release(datasets: list[xr.Dataset], tmpdir: Path | None) -> None:
         shutil.rmtree(tmpdir, ignore_errors=True)
 
 
-def _grid(p: _Part) -> str:
+def _grid(p: Part) -> str:
     assert p.lat is not None and p.lon is not None
     return (f"{p.label} ({p.lat.size}x{p.lon.size} points, latitude {p.lat[0]:g}..{p.lat[-1]:g}, "
             f"longitude {p.lon[0]:g}..{p.lon[-1]:g})")
@@ -227,18 +227,18 @@ def open_download(paths: Sequence[Path], *, variables: Sequence[Variable] | None
         raise StageError("no files given")
     tmpdir: Path | None = None
     files: list[tuple[Path, str, str]] = []  # (path, label, kind)
-    parts: list[_Part] = []
+    parts: list[Part] = []
     try:
         for path in map(Path, paths):
-            kind = _sniff(path, str(path))
+            kind = sniff_kind(path, str(path))
             if kind != "zip":
                 files.append((path, str(path), kind))
                 continue
             if tmpdir is None:
                 tmpdir = Path(tempfile.mkdtemp(prefix="era5-stage-", dir=tmp_dir))
             into = Path(tempfile.mkdtemp(dir=tmpdir))
-            for member, label in _extract_zip(path, str(path), into):
-                member_kind = _sniff(member, label)
+            for member, label in extract_zip(path, str(path), into):
+                member_kind = sniff_kind(member, label)
                 if member_kind == "zip":
                     raise StageError(f"{label}: a ZIP inside the ZIP; expected NetCDF or GRIB files")
                 files.append((member, label, member_kind))
@@ -254,7 +254,7 @@ def open_download(paths: Sequence[Path], *, variables: Sequence[Variable] | None
                              + ", ".join(f"{label} ({kind})" for _, label, kind in files))
         by_name = {v.short_name: v for v in variables}
         for member, label, kind in files:
-            parts.append(_open_part(member, label, kind, chunk_cache_bytes, by_name, dataset.levels))
+            parts.append(open_part(member, label, kind, chunk_cache_bytes, by_name, dataset.levels))
         return NetcdfDownload([Path(p) for p in paths], parts, tmpdir, variables, lattice)
     except BaseException:
         _release([p.ds for p in parts], tmpdir)

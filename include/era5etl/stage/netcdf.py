@@ -60,11 +60,11 @@ _LON_NAMES = ("longitude", "lon")
 _EXPVER = "expver"
 # The vertical dimension of a download on pressure levels: new CDS (float hPa, descending), old CDS
 # (int32 hPa, ascending), cfgrib's own name.
-_LEVEL_NAMES = ("pressure_level", "level", "isobaricInhPa")
+LEVEL_NAMES = ("pressure_level", "level", "isobaricInhPa")
 
 
 @dataclass
-class _Part:
+class Part:
     """One NetCDF file of a download (a path given, or a ZIP member)."""
 
     label: str  # how messages name it
@@ -88,10 +88,10 @@ class _Part:
 
 
 @dataclass
-class _Source:
+class Source:
     """One registry variable in one part."""
 
-    part: _Part
+    part: Part
     name: str
     variable: Variable
 
@@ -257,7 +257,7 @@ def _size_chunk_caches(nc: Any, names: list[str], label: str, cap: int) -> int:
     return time_chunk
 
 
-def _release_chunk_caches(nc: Any, names: list[str]) -> None:
+def release_chunk_caches(nc: Any, names: list[str]) -> None:
     """Free what a part's chunk caches hold. Setting a variable's cache makes netCDF-C reopen its HDF5
     dataset, which drops the cached chunks; the size itself is kept for a later read."""
     for name in names:
@@ -267,8 +267,8 @@ def _release_chunk_caches(nc: Any, names: list[str]) -> None:
         var.set_var_chunk_cache(size=size, nelems=nelems, preemption=preemption)
 
 
-def _open_part(path: Path, label: str, kind: str, chunk_cache_bytes: int,
-               by_name: Mapping[str, Variable] = BY_SHORT_NAME, levels: tuple[int, ...] = ()) -> _Part:
+def open_part(path: Path, label: str, kind: str, chunk_cache_bytes: int,
+               by_name: Mapping[str, Variable] = BY_SHORT_NAME, levels: tuple[int, ...] = ()) -> Part:
     """One NetCDF file opened; ``by_name``: the load's variables by their name in the file; ``levels``:
     the dataset's pressure levels (hPa), empty for a dataset without levels."""
     if kind == "nc3":
@@ -300,7 +300,7 @@ def _open_part(path: Path, label: str, kind: str, chunk_cache_bytes: int,
 
 
 def _describe(ds: xr.Dataset, label: str, time_chunk: int, by_name: Mapping[str, Variable],
-              dataset_levels: tuple[int, ...] = ()) -> _Part:
+              dataset_levels: tuple[int, ...] = ()) -> Part:
     table_names: list[str] = []
     ignored: list[str] = []
     for name in map(str, ds.data_vars):
@@ -311,13 +311,13 @@ def _describe(ds: xr.Dataset, label: str, time_chunk: int, by_name: Mapping[str,
     if not dataset_levels:
         # A variable on pressure levels, loadable or not, says the file is not single levels.
         for name in [*table_names, *ignored]:
-            lev = [str(d) for d in ds[name].dims if d in _LEVEL_NAMES]
+            lev = [str(d) for d in ds[name].dims if d in LEVEL_NAMES]
             if lev:
                 found = ", ".join(f"{v:g}" for v in np.asarray(ds[lev[0]].values, dtype=np.float64).ravel()) \
                     if lev[0] in ds.variables else "?"
                 raise StageError(f"{label}: {name} is on pressure levels ({lev[0]}: {found} hPa), not single "
                                  "levels; load it as the pressure-levels dataset (--dataset pressure-levels)")
-    part = _Part(label=label, ds=ds, table_names=table_names, ignored=ignored, time_chunk=time_chunk)
+    part = Part(label=label, ds=ds, table_names=table_names, ignored=ignored, time_chunk=time_chunk)
     if not table_names:
         return part
 
@@ -327,7 +327,7 @@ def _describe(ds: xr.Dataset, label: str, time_chunk: int, by_name: Mapping[str,
         tdims = [d for d in dims if d in _TIME_DIMS]
         lat = [d for d in dims if d in _LAT_NAMES]
         lon = [d for d in dims if d in _LON_NAMES]
-        lev = [d for d in dims if d in _LEVEL_NAMES]
+        lev = [d for d in dims if d in LEVEL_NAMES]
         if dataset_levels and not lev:
             raise StageError(f"{label}: {name} has no pressure level dimension (its dimensions are {dims}); "
                              "the file is not on pressure levels: load it as a dataset without levels "
@@ -348,7 +348,7 @@ def _describe(ds: xr.Dataset, label: str, time_chunk: int, by_name: Mapping[str,
     part.lat_dim = next(d for d in dims0 if d in _LAT_NAMES)
     part.lon_dim = next(d for d in dims0 if d in _LON_NAMES)
     if dataset_levels:
-        part.level_dim = next(d for d in dims0 if d in _LEVEL_NAMES)
+        part.level_dim = next(d for d in dims0 if d in LEVEL_NAMES)
         _describe_levels(part, ds, dataset_levels)
 
     t = ds[part.time_dim].values
@@ -378,7 +378,7 @@ def _describe(ds: xr.Dataset, label: str, time_chunk: int, by_name: Mapping[str,
     return part
 
 
-def _describe_levels(part: _Part, ds: xr.Dataset, dataset_levels: tuple[int, ...]) -> None:
+def _describe_levels(part: Part, ds: xr.Dataset, dataset_levels: tuple[int, ...]) -> None:
     """The part's pressure levels as whole hPa, each one of the dataset's and none twice."""
     dim, label = part.level_dim, part.label
     if dim not in ds.variables:

@@ -33,19 +33,14 @@ REGIONS = {"luxembourg": ((50.5, 5.5, 49.25, 6.75), 2024, 2024, range(1, 2)),
 
 
 def download(name: str) -> Path:
-    from localcds.synth import write_download
+    from localcds.synth import hourly_request, write_download
 
     area, first, last, months = {**POINTS, **REGIONS}[name]
     path = CACHE / f"climate-{name}-{first}-{last}.nc"
     if path.exists():
         return path
     CACHE.mkdir(parents=True, exist_ok=True)
-    request = {
-        "product_type": ["reanalysis"], "variable": ["2m_temperature", "total_precipitation"],
-        "year": [str(y) for y in range(first, last + 1)], "month": [f"{m:02d}" for m in months],
-        "day": [f"{d:02d}" for d in range(1, 32)], "time": [f"{h:02d}:00" for h in range(24)],
-        "data_format": "netcdf", "download_format": "unarchived", "area": [f"{a:g}" for a in area],
-    }
+    request = hourly_request(area, (first, last), months)
     partial = path.with_suffix(".part")
     write_download(request, partial, seed=0, now=NOW)
     partial.rename(path)

@@ -24,12 +24,12 @@ def client(db_url: str, places_table: str) -> Iterator[TestClient]:
     ledger.set_state(db_url, table=places_table, month=Month.parse("2024-01"), area="-6.25/106.75/-6.25/106.75",
                      grid="0.25/0.25", state="loaded", run_id="test_http")
     plugin.app.dependency_overrides[plugin.require_reader] = lambda: None
-    saved = plugin._url_cache
-    plugin._url_cache = (float("inf"), db_url)  # the connection lookup answers this database
+    saved = plugin.url_cache
+    plugin.url_cache = (float("inf"), db_url)  # the connection lookup answers this database
     try:
         yield TestClient(plugin.app)
     finally:
-        plugin._url_cache = saved
+        plugin.url_cache = saved
         plugin.app.dependency_overrides.clear()
 
 

@@ -210,12 +210,12 @@ def client(db_url: str, region_table: str) -> Iterator[Any]:
     ledger.set_state(db_url, table=region_table, month=Month.parse("2024-01"), area="50.5/5.5/49.25/6.75",
                      grid="0.25/0.25", state="loaded", run_id="test_regions")
     plugin.app.dependency_overrides[plugin.require_reader] = lambda: None
-    saved = plugin._url_cache
-    plugin._url_cache = (float("inf"), db_url)
+    saved = plugin.url_cache
+    plugin.url_cache = (float("inf"), db_url)
     try:
         yield TestClient(plugin.app)
     finally:
-        plugin._url_cache = saved
+        plugin.url_cache = saved
         plugin.app.dependency_overrides.clear()
 
 

@@ -11,7 +11,7 @@ import pytest
 from era5etl.core.paths import PROJECT_ROOT
 from era5etl.db import LocalTimescale, connect
 from era5etl.db.image import SOURCE_NAME, SOURCE_TREE, TIMESCALEDB_VERSION, check_source, image_path, source_tree_digest
-from era5etl.db.local import _choose_port
+from era5etl.db.local import choose_port
 
 from ..helpers import cli
 
@@ -60,13 +60,13 @@ def test_database_url_is_used_as_given_and_nothing_is_provisioned(tmp_path: Path
 def test_a_second_checkout_gets_its_own_port(tmp_path: Path) -> None:
     ours = LocalTimescale().state()
     assert ours is not None
-    other = _choose_port(tmp_path / "other-checkout" / ".local")
+    other = choose_port(tmp_path / "other-checkout" / ".local")
     assert other != ours.port
     # A port already taken is skipped.
     with socket.socket() as s:
         s.bind(("127.0.0.1", other))
         s.listen()
-        assert _choose_port(tmp_path / "other-checkout" / ".local") != other
+        assert choose_port(tmp_path / "other-checkout" / ".local") != other
 
 
 def test_the_server_is_timescaledb_community_built_from_the_checked_source(db_url: str) -> None:

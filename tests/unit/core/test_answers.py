@@ -7,7 +7,7 @@ import errno
 import psycopg
 import pytest
 
-from era5etl.cli import _exit_code
+from era5etl.cli import exit_code
 from era5etl.core.answers import answer
 from era5etl.core.errors import InputError
 from era5etl.db.errors import DatabaseError
@@ -37,9 +37,9 @@ from era5etl.stage.block import StageError
 def test_the_products_errors_are_answered_alike(exc: Exception, code: int, status: int) -> None:
     found = answer(exc)
     assert found is not None and (found.exit_code, found.http_status) == (code, status)
-    assert _exit_code(exc) == code and http_status(exc) == status
+    assert exit_code(exc) == code and http_status(exc) == status
 
 
 @pytest.mark.parametrize("exc", [KeyError("x"), OverflowError("date value out of range"), OSError(errno.EACCES, "x")])
 def test_a_bug_is_not_dressed_up(exc: Exception) -> None:
-    assert answer(exc) is None and _exit_code(exc) is None and http_status(exc) == 500
+    assert answer(exc) is None and exit_code(exc) is None and http_status(exc) == 500

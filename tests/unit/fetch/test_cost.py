@@ -11,7 +11,7 @@ from era5etl.core.grid import Area, Grid
 from era5etl.core.months import Month
 from era5etl.core.variables import VARIABLES, Variable
 from era5etl.fetch import CostLimitError, FetchOptions, MonthRequest, cost, plan
-from era5etl.fetch.api import _retry_after
+from era5etl.fetch.api import retry_after_seconds
 
 
 def month_request(month: str = "2024-01", area: str = "50/5/45/10",
@@ -115,10 +115,10 @@ def test_retry_after_in_seconds_or_as_a_date() -> None:
         def __init__(self, value: str | None) -> None:
             self.headers = {} if value is None else {"Retry-After": value}
 
-    assert _retry_after(Response("120")) == 120.0  # type: ignore[arg-type]
-    assert _retry_after(Response("0.25")) == 0.25  # type: ignore[arg-type]
-    assert _retry_after(Response(None)) is None  # type: ignore[arg-type]
-    assert _retry_after(Response("soon")) is None  # type: ignore[arg-type]
+    assert retry_after_seconds(Response("120")) == 120.0  # type: ignore[arg-type]
+    assert retry_after_seconds(Response("0.25")) == 0.25  # type: ignore[arg-type]
+    assert retry_after_seconds(Response(None)) is None  # type: ignore[arg-type]
+    assert retry_after_seconds(Response("soon")) is None  # type: ignore[arg-type]
     when = (datetime.now(UTC) + timedelta(seconds=90)).strftime("%a, %d %b %Y %H:%M:%S GMT")
-    got = _retry_after(Response(when))  # type: ignore[arg-type]
+    got = retry_after_seconds(Response(when))  # type: ignore[arg-type]
     assert got is not None and 80 <= got <= 91

@@ -17,7 +17,7 @@ from era5etl.core.grid import Area, Grid
 from era5etl.core.months import Month
 from era5etl.core.variables import VARIABLES
 from era5etl.fetch import MonthRequest, cost, plan
-from era5etl.fetch.manifest import _sniff
+from era5etl.fetch.manifest import download_kind
 from era5etl.fetch.request import DATA_FORMATS, FILE_KINDS, parse_data_format
 from era5etl.pipeline.job import MonthJob
 
@@ -133,7 +133,7 @@ def test_a_staged_part_is_named_by_what_the_cds_sent(samples: Path) -> None:
     grib = samples / "grib1_2t_10u_10v_2d_tp_plus_wave_point_2015-08_2days_hourly.grib"
     nc = samples / "newcds_accum_tp_2025-05_hourly_expver0005.nc"
     zipped = samples / "newcds_zip_instant_accum_2023-09_hourly.nc"
-    assert (_sniff(grib), _sniff(nc), _sniff(zipped)) == ("grib", "nc", "zip")
+    assert (download_kind(grib), download_kind(nc), download_kind(zipped)) == ("grib", "nc", "zip")
     from era5etl.core.files import file_kind
 
     assert file_kind(grib) in FILE_KINDS["grib"] and file_kind(grib) not in FILE_KINDS["netcdf"]

@@ -16,7 +16,7 @@ from era5etl.core.grid import Area, Grid
 from era5etl.core.months import Month
 from era5etl.core.variables import parse_list
 from era5etl.fetch import MANIFEST, retention, staged_download
-from era5etl.fetch.manifest import _PartFile, file_md5, removal
+from era5etl.fetch.manifest import PartFile, file_md5, removal
 from era5etl.pipeline.job import MonthJob
 
 INSTANT = "newcds_instant_t2m_u10_v10_d2m_sp_2025-05_hourly_expver0005.nc"
@@ -39,7 +39,7 @@ def _stage(samples: Path, job: MonthJob, names: tuple[str, ...] = (INSTANT, ACCU
     for i, name in enumerate(names):
         path = folder / f"part-{i:02d}.nc"
         shutil.copyfile(samples / name, path)
-        part = _PartFile(path, path.stat().st_size, file_md5(path), f"hash{i}", f"job-{i}")
+        part = PartFile(path, path.stat().st_size, file_md5(path), f"hash{i}", f"job-{i}")
         (folder / f"part-{i:02d}.json").write_text(json.dumps(part.entry()))
         parts.append(part.entry())
     (folder / MANIFEST).write_text(json.dumps({"request_hash": job.request.hash,

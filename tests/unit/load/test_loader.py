@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from era5etl.core.tiles import tile_of
-from era5etl.load.loader import Tiling, _pieces, block_hours
+from era5etl.load.loader import Tiling, block_hours, block_pieces
 from era5etl.stage import Block
 
 
@@ -24,7 +24,7 @@ def test_a_blocks_pieces_keep_its_rows_in_time_then_point_order(hours: int, poin
     # the block's rows in that order, each at most ``rows`` rows (a piece is never a copy).
     block, values = _grid(hours, points)
     order: list[np.ndarray] = []
-    for piece, tiles in _pieces(block, rows):
+    for piece, tiles in block_pieces(block, rows):
         assert tiles is None
         assert piece.rows <= rows
         assert np.shares_memory(piece.values["temperature_2m"], values)
@@ -45,7 +45,7 @@ def test_in_tiles_the_pieces_are_whole_tiles_point_by_point(hours: int, points: 
     tiling = Tiling(order, tile_of(flipped.location_id[order]))
     seen: list[np.ndarray] = []
     starts: list[int] = []
-    for piece, tiles in _pieces(flipped, rows, tiling):
+    for piece, tiles in block_pieces(flipped, rows, tiling):
         assert tiles is not None and len(tiles) == len(piece.latitude)
         np.testing.assert_array_equal(tiles, tile_of(piece.location_id))
         # whole tiles: no tile is cut between two pieces

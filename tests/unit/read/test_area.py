@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from era5etl.core.grid import Area, location_ids
-from era5etl.read.area import AreaSeries, _params, area_csv, area_json, area_statement, check_inside, lattice_points
+from era5etl.read.area import AreaSeries, area_csv, area_json, area_params, area_statement, check_inside, lattice_points
 from era5etl.read.errors import ReadError
 from era5etl.read.points import Bounds
 
@@ -43,7 +43,7 @@ def test_the_statement_binds_every_value_and_quotes_every_name() -> None:
     assert "Identifier('temperature_2m_min')" in text and "Identifier('total_precipitation_sum')" in text
     open_ended = repr(area_statement("w", "time", "hour", ["wind_speed_10m_mean"], (False, False)))
     assert "%(start)s" not in open_ended and "zonal_wind_10m" in open_ended  # hourly: the speed from its components
-    params = _params(Area.parse("50/5/45/10"), None, None)
+    params = area_params(Area.parse("50/5/45/10"), None, None)
     # The ids of the south-west and north-east corners bound the box's points.
     assert (params["first_id"], params["last_id"]) == (int(location_ids(45, 5)), int(location_ids(50, 10)))
 

@@ -67,15 +67,15 @@ def test_the_parsed_gazetteer_is_kept_and_read_back_the_same(tmp_path: Path, mon
     from era5etl.read import places
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    places._gazetteer.cache_clear()
-    places._alternates.cache_clear()
+    places.gazetteer.cache_clear()
+    places.alternate_names.cache_clear()
     try:
         parsed = (find_place("Jakarta"), find_place("Djakarta"), find_place("Santiago", "CL"))
         kept = sorted(p.name for p in (tmp_path / "era5etl").iterdir())
         assert kept == [f"places-3.0.2-15000-{part}.json" for part in ("alternates", "cities", "countries")]
-        places._gazetteer.cache_clear()
-        places._alternates.cache_clear()
+        places.gazetteer.cache_clear()
+        places.alternate_names.cache_clear()
         assert (find_place("Jakarta"), find_place("Djakarta"), find_place("Santiago", "CL")) == parsed
     finally:
-        places._gazetteer.cache_clear()
-        places._alternates.cache_clear()
+        places.gazetteer.cache_clear()
+        places.alternate_names.cache_clear()

@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from era5etl.core.grid import GLOBAL_LON_COUNT, location_ids
-from era5etl.read.points import EARTH_RADIUS_KM, Bounds, _cap_box, coordinates, distance_km
+from era5etl.read.points import EARTH_RADIUS_KM, Bounds, cap_box, coordinates, distance_km
 
 
 def test_coordinates_invert_location_ids() -> None:
@@ -48,7 +48,7 @@ def test_the_cap_box_holds_every_nearer_grid_point() -> None:
     for _ in range(40):
         lat, lon, km = rng.uniform(-89.9, 89.9), rng.uniform(-180, 180), rng.uniform(1, 400)
         near = distance_km(lat, lon, lats, lons) <= km
-        r0, r1, c0, c1 = _cap_box(lat, lon, km)
+        r0, r1, c0, c1 = cap_box(lat, lon, km)
         in_rows = (rows.ravel() >= r0) & (rows.ravel() <= r1)
         in_cols = np.ones_like(in_rows) if c1 - c0 + 1 >= 1440 else np.isin(cols.ravel(), np.arange(c0, c1 + 1) % 1440)
         assert not np.any(near & ~(in_rows & in_cols)), (lat, lon, km)

@@ -45,6 +45,7 @@ from localcds.synth.publication import (
 from localcds.synth.request import (
     RequestError as RequestError,
     SynthRequest as SynthRequest,
+    hourly_request as hourly_request,
     parse_request as parse_request,
 )
 from localcds.synth.variables import DATASET as DATASET, META as META, VarMeta as VarMeta

@@ -21,7 +21,7 @@ def stable_seed(*parts: object) -> int:
 
 
 @dataclass(frozen=True)
-class _Waves:
+class Waves:
     """A sum of travelling plane waves on the sphere: smooth in space and time, unit variance."""
 
     lon_k: npt.NDArray[np.int64]  # integer zonal wavenumbers keep the field continuous across 0/360
@@ -30,7 +30,7 @@ class _Waves:
     phase: F64
 
     @classmethod
-    def make(cls, seed: int, key: str, count: int = 6, static: bool = False) -> _Waves:
+    def make(cls, seed: int, key: str, count: int = 6, static: bool = False) -> Waves:
         rng = np.random.default_rng(stable_seed(seed, key))
         lon_k = rng.integers(2, 24, size=count) * rng.choice([-1, 1], size=count)
         lat_k = rng.uniform(2.0, 24.0, size=count)
@@ -89,10 +89,10 @@ class FieldSlice:
         self.lon_milli = np.rint(np.mod(lons, 360.0) * 1000).astype(np.int64)
 
     def smooth(self, key: str) -> F64:
-        return _Waves.make(self.seed, key)(self.hours, self.lat_r, self.lon_r)
+        return Waves.make(self.seed, key)(self.hours, self.lat_r, self.lon_r)
 
     def static(self, key: str) -> F64:
-        return _Waves.make(self.seed, key, static=True)(np.zeros(1), self.lat_r, self.lon_r)
+        return Waves.make(self.seed, key, static=True)(np.zeros(1), self.lat_r, self.lon_r)
 
     def white(self, key: str) -> F64:
         return _white(self.seed, key, self.hours_i, self.lat_milli, self.lon_milli)

@@ -35,9 +35,9 @@ import numpy.typing as npt
 
 from era5etl.core.catalogue_land import LAND_CATALOGUE
 from localcds.synth import packing
-from localcds.synth.fields import F64, FieldSlice, _Waves, synth_range
-from localcds.synth.netcdf import _HDF5
-from localcds.synth.variables import META, VarMeta, _cf_name
+from localcds.synth.fields import F64, FieldSlice, Waves, synth_range
+from localcds.synth.netcdf import HDF5_WRITER
+from localcds.synth.variables import META, VarMeta, cf_name_of
 
 LAND_DATASET = "reanalysis-era5-land"
 LAND_FIRST_YEAR = 1950
@@ -48,7 +48,7 @@ def _meta(cds_name: str) -> VarMeta:
     v = next(v for v in LAND_CATALOGUE if v.cds_name == cds_name)
     # cfgrib's cfName: ecCodes' GRIB1 lookup, which cannot encode a GRIB2-only parameter.
     cf = "unknown" if v.param_id in GRIB2_ONLY else (META[cds_name].cf_name if cds_name in META
-                                                       else _cf_name(v.param_id))
+                                                       else cf_name_of(v.param_id))
     step: Literal["instant", "accum"] = "accum" if v.step_type == "accum" else "instant"
     return VarMeta(v.cds_name, v.short_name, v.grib_name, v.param_id, v.name, v.units, cf, step)
 
@@ -66,7 +66,7 @@ for _v in LAND_CATALOGUE:
 
 def land_mask(seed: int, lats: F64, lons: F64) -> npt.NDArray[np.bool_]:
     """(lat, lon) True on land: a static pseudo-continent field, the same for a point in any request."""
-    field = _Waves.make(seed, "land-mask", count=4, static=True)(np.zeros(1), np.radians(lats),
+    field = Waves.make(seed, "land-mask", count=4, static=True)(np.zeros(1), np.radians(lats),
                                                                      np.radians(np.mod(lons, 360.0)))[0]
     return np.asarray(field > 0.25)
 
@@ -121,7 +121,7 @@ def write_land_netcdf(variables: Sequence[VarMeta], lats: F64, lons: F64, times:
                       *, seed: int, expver: str) -> Path:
     """One new-CDS ERA5-Land NetCDF: every variable in one file, NaN at sea, expver a scalar."""
     seconds = np.array([int(t.timestamp()) for t in times], dtype=np.int64)
-    with _HDF5, netCDF4.Dataset(dest, "w", format="NETCDF4") as ds:  # one HDF5 writer at a time (synth.netcdf)
+    with HDF5_WRITER, netCDF4.Dataset(dest, "w", format="NETCDF4") as ds:  # one HDF5 writer at a time (synth.netcdf)
         ds.setncattr("GRIB_centre", "ecmf")
         ds.setncattr("Conventions", "CF-1.7")
         ds.setncattr("institution", "European Centre for Medium-Range Weather Forecasts")

@@ -18,14 +18,14 @@ import numpy as np
 from era5etl.core.catalogue_pl import PL_CATALOGUE, PRESSURE_LEVELS_HPA
 from localcds.synth import packing
 from localcds.synth.fields import F64, FieldSlice, synth_range
-from localcds.synth.variables import VarMeta, _cf_name
+from localcds.synth.variables import VarMeta, cf_name_of
 
 PL_DATASET = "reanalysis-era5-pressure-levels"
 LEVELS: tuple[int, ...] = PRESSURE_LEVELS_HPA
 G = 9.80665
 
 PL_META: dict[str, VarMeta] = {
-    v.cds_name: VarMeta(v.cds_name, v.short_name, v.grib_name, v.param_id, v.name, v.units, _cf_name(v.param_id),
+    v.cds_name: VarMeta(v.cds_name, v.short_name, v.grib_name, v.param_id, v.name, v.units, cf_name_of(v.param_id),
                         "instant")
     for v in PL_CATALOGUE}
 PL_FILE_ORDER: tuple[str, ...] = tuple(v.short_name for v in PL_CATALOGUE)

@@ -25,7 +25,7 @@ DEFAULT_SLICE_VALUES = 1_000_000
 # The HDF5 library under netCDF4 is not thread-safe, and the server writes each job's file in a thread
 # of its own: two months finishing together failed a job with "NetCDF: HDF error" (seen in the Celery
 # and deferral tests). One file is written at a time.
-_HDF5 = threading.Lock()
+HDF5_WRITER = threading.Lock()
 
 
 def _slices(n_times: int, n_points: int, budget: int) -> Iterator[tuple[int, int]]:
@@ -121,7 +121,7 @@ def write_netcdf(
     # One chunk per variable when it all fits (as in the real files); else one chunk per slice.
     chunk_t = slices[0][1] - slices[0][0]
 
-    with _HDF5, netCDF4.Dataset(dest, "w", format="NETCDF4") as ds:
+    with HDF5_WRITER, netCDF4.Dataset(dest, "w", format="NETCDF4") as ds:
         ds.setncattr("GRIB_centre", "ecmf")
         ds.setncattr("GRIB_centreDescription", "European Centre for Medium-Range Weather Forecasts")
         ds.setncattr("GRIB_subCentre", np.int64(0))

@@ -65,6 +65,18 @@ class SynthRequest:
         return tuple(sorted({Month(t.year, t.month) for t in self.times}))
 
 
+def hourly_request(area: Sequence[float], years: tuple[int, int], months: Sequence[int] = range(1, 13),
+                   variables: Sequence[str] = ("2m_temperature", "total_precipitation")) -> dict[str, Any]:
+    """A NetCDF request of every hour of ``months`` of the ``years`` (first, last) in ``area`` (N/W/S/E):
+    what the tests and the benchmark ask the synthetic CDS for a place or a box over years."""
+    return {
+        "product_type": ["reanalysis"], "variable": list(variables),
+        "year": [str(y) for y in range(years[0], years[1] + 1)], "month": [f"{m:02d}" for m in months],
+        "day": [f"{d:02d}" for d in range(1, 32)], "time": [f"{h:02d}:00" for h in range(24)],
+        "data_format": "netcdf", "download_format": "unarchived", "area": [f"{a:g}" for a in area],
+    }
+
+
 def _as_list(value: Any, key: str) -> list[Any]:
     if value is None:
         return []

@@ -57,7 +57,7 @@ _EXTRA_META = (
 META: dict[str, VarMeta] = {m.cds_name: m for m in _EXTRA_META}
 
 
-def _cf_name(param_id: int) -> str:
+def cf_name_of(param_id: int) -> str:
     """cfgrib's cfName for a parameter: ecCodes' own, "unknown" where it has none (as for 2t)."""
     handle = eccodes.codes_grib_new_from_samples("regular_ll_sfc_grib1")
     try:
@@ -72,7 +72,7 @@ def _from_catalogue(v: Variable) -> VarMeta:
     for step_type in ("instant", "accum", "max", "avg"):
         if v.step_type == step_type:
             return VarMeta(v.cds_name, v.short_name, v.grib_name, v.param_id, v.name, v.units,
-                           _cf_name(v.param_id), step_type)
+                           cf_name_of(v.param_id), step_type)
     raise RuntimeError(f"{v.cds_name}: no step type {v.step_type!r} in the emulator")
 
 

@@ -61,18 +61,18 @@ async def require_reader(
 
 
 _url_lock = threading.Lock()
-_url_cache: tuple[float, str] | None = None
+url_cache: tuple[float, str] | None = None
 
 
 def database_url() -> str:
     """The pipeline's database as its tasks see it: connection ``era5_timescale``, else the environment."""
-    global _url_cache
+    global url_cache
     with _url_lock:
-        if _url_cache is None or time.monotonic() - _url_cache[0] > URL_TTL_S:
+        if url_cache is None or time.monotonic() - url_cache[0] > URL_TTL_S:
             from era5etl.airflow.hooks import database_url as task_database_url
 
-            _url_cache = (time.monotonic(), task_database_url())
-        return _url_cache[1]
+            url_cache = (time.monotonic(), task_database_url())
+        return url_cache[1]
 
 
 _reader_cache: tuple[float, str] | None = None

@@ -1,0 +1,203 @@
+"""The layout rules a newcomer relies on, checked by parsing the code (no import, nothing runs).
+
+A name that starts with one underscore is private to the module that defines it: what another
+module uses gets a public name, so the underscore tells whoever changes a module that no other
+module calls it. Ruff's PLC2701 does not see imports within one package, hence this scan.
+Run it alone with `python -m pytest tests/unit/test_layout.py`.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+# Where the product's and the tools' modules live, each with the folder its dotted names start in.
+SOURCES = {
+    "include": ROOT / "include",
+    "tools": ROOT / "tools",
+}
+# The top-level packages whose private names are checked (an outside library's are its own concern).
+PACKAGES = ("era5etl", "localcds", "era5bench")
+
+
+@dataclass(frozen=True)
+class Use:
+    """One use of another module's private name."""
+
+    path: Path
+    line: int
+    module: str
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.path.relative_to(ROOT)}:{self.line}: {self.module}.{self.name}"
+
+
+def is_private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def module_name(path: Path, base: Path) -> str:
+    parts = list(path.relative_to(base).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def modules(base: Path) -> Iterator[tuple[Path, str]]:
+    for package in PACKAGES:
+        folder = base / package
+        if folder.is_dir():
+            for path in sorted(folder.rglob("*.py")):
+                yield path, module_name(path, base)
+
+
+def known_modules() -> set[str]:
+    return {name for base in SOURCES.values() for _, name in modules(base)}
+
+
+def ours(module: str) -> bool:
+    return module.split(".")[0] in PACKAGES
+
+
+def absolute(node: ast.ImportFrom, here: str, is_package: bool) -> str:
+    """The dotted module a `from ... import` reads from, relative imports resolved."""
+    if not node.level:
+        return node.module or ""
+    parts = here.split(".")
+    package = parts if is_package else parts[:-1]
+    base = package[: len(package) - (node.level - 1)]
+    return ".".join([*base, node.module] if node.module else base)
+
+
+def dotted(node: ast.expr) -> list[str] | None:
+    """`a.b.c` as ["a", "b", "c"]; None for anything but names and attributes."""
+    names: list[str] = []
+    while isinstance(node, ast.Attribute):
+        names.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    names.append(node.id)
+    return names[::-1]
+
+
+def private_uses(path: Path, here: str, known: set[str]) -> Iterator[Use]:
+    """Every `from X import _name` and `X._name` in one file where X is another of our modules."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    is_package = path.name == "__init__.py"
+    aliases: dict[str, str] = {}  # a local name -> the module of ours it is bound to
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    aliases[alias.asname] = alias.name
+                else:
+                    top = alias.name.split(".")[0]
+                    aliases[top] = top
+        elif isinstance(node, ast.ImportFrom):
+            source = absolute(node, here, is_package)
+            for alias in node.names:
+                if f"{source}.{alias.name}" in known:
+                    aliases[alias.asname or alias.name] = f"{source}.{alias.name}"
+                if ours(source) and source != here and is_private(alias.name):
+                    yield Use(path, node.lineno, source, alias.name)
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Attribute) and is_private(node.attr)):
+            continue
+        chain = dotted(node.value)
+        if not chain or chain[0] not in aliases:
+            continue
+        target = ".".join([aliases[chain[0]], *chain[1:]])
+        if target in known and target != here and ours(target):
+            yield Use(path, node.lineno, target, node.attr)
+
+
+def scan(base: Path, known: set[str]) -> list[Use]:
+    return [use for path, here in modules(base) for use in private_uses(path, here, known)]
+
+
+def scan_tests(known: set[str]) -> list[Use]:
+    tests = ROOT / "tests"
+    return [
+        use
+        for path in sorted(tests.rglob("*.py"))
+        for use in private_uses(path, module_name(path, ROOT), known)
+    ]
+
+
+def report(uses: list[Use]) -> str:
+    lines = "\n".join(f"  {use}" for use in uses)
+    return f"{len(uses)} use(s) of another module's private name; give the name a public one:\n{lines}"
+
+
+@pytest.mark.parametrize("source", sorted(SOURCES))
+def test_no_private_name_crosses_modules(source: str) -> None:
+    uses = scan(SOURCES[source], known_modules())
+    assert not uses, report(uses)
+
+
+def test_tests_use_public_names() -> None:
+    uses = scan_tests(known_modules())
+    assert not uses, report(uses)
+
+
+def test_the_scan_finds_each_kind_of_use(tmp_path: Path) -> None:
+    """The check can fail: a module that reaches into another's private names is reported."""
+    package = tmp_path / "era5etl"
+    (package / "sub").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "sub" / "__init__.py").write_text("")
+    (package / "sub" / "a.py").write_text("_hidden = 1\nshown = 2\n__all__ = ['shown']\n")
+    (package / "sub" / "b.py").write_text(
+        "from era5etl.sub.a import _hidden, shown, __all__\n"
+        "from . import a\n"
+        "from .a import _hidden as again\n"
+        "import era5etl.sub.a\n"
+        "import era5etl.sub.a as alias\n"
+        "x = a._hidden + era5etl.sub.a._hidden + alias._hidden + a.shown\n"
+        "def _own():\n    return _own\n"
+    )
+    known = {name for _, name in modules(tmp_path)}
+    found = sorted((use.line, use.module, use.name) for use in scan(tmp_path, known))
+    assert found == [
+        (1, "era5etl.sub.a", "_hidden"),
+        (3, "era5etl.sub.a", "_hidden"),
+        (6, "era5etl.sub.a", "_hidden"),
+        (6, "era5etl.sub.a", "_hidden"),
+        (6, "era5etl.sub.a", "_hidden"),
+    ]
+
+
+# A function a reader can hold at once: the longest in include/ is split into named steps past this.
+MAX_FUNCTION_LINES = 80
+
+
+def long_functions(base: Path, most: int = MAX_FUNCTION_LINES) -> list[str]:
+    """Every function (methods and nested ones too) longer than ``most`` lines, docstring included."""
+    found = []
+    for path, _ in modules(base):
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                lines = (node.end_lineno or node.lineno) - node.lineno + 1
+                if lines > most:
+                    found.append(f"{path.relative_to(base)}:{node.lineno}: {node.name} ({lines} lines)")
+    return found
+
+
+def test_no_function_in_the_product_is_over_80_lines() -> None:
+    found = long_functions(SOURCES["include"])
+    assert not found, f"split into named steps (at most {MAX_FUNCTION_LINES} lines each):\n  " + "\n  ".join(found)
+
+
+def test_the_length_check_counts_a_functions_lines(tmp_path: Path) -> None:
+    (tmp_path / "era5etl").mkdir()
+    body = "".join(f"    x{i} = {i}\n" for i in range(80))
+    (tmp_path / "era5etl" / "long.py").write_text(f"def long():\n{body}\n\ndef short():\n    return 1\n")
+    assert long_functions(tmp_path) == ["era5etl/long.py:1: long (81 lines)"]
+    assert long_functions(tmp_path, most=81) == []
