@@ -197,32 +197,10 @@ def open_download(paths: Sequence[Path], *, variables: Sequence[Variable] | None
     if variables is None:
         variables = (VARIABLES if dataset is SINGLE_LEVELS else dataset.base_variables if dataset.has_levels
                      else dataset.catalogue)
-    if dataset.monthly:
-        from era5etl.stage.monthly import MonthlyDownload
-
-        # Read as the hourly collection on the same grid (single levels number ERA5's lattice and take
-        # a grid off it), then each time step made the row it means.
-        hourly = SINGLE_LEVELS if dataset.grid == SINGLE_LEVELS.grid and not dataset.land_only else \
-            replace(dataset, period="hour")
-        inner = open_download(paths, variables=variables, tmp_dir=tmp_dir, chunk_cache_bytes=chunk_cache_bytes,
-                              dataset=hourly)
-        try:
-            return MonthlyDownload(inner, dataset)
-        except BaseException:
-            inner.close()
-            raise
+    wrapped = _wrapped(paths, variables, tmp_dir, chunk_cache_bytes, dataset)
+    if wrapped is not None:
+        return wrapped
     lattice = None if dataset is SINGLE_LEVELS else dataset.grid
-    if dataset.land_only or dataset.accumulation == "since_00utc":
-        from era5etl.stage.land import LandDownload, raw_variables
-
-        inner = open_download(paths, variables=raw_variables(variables), tmp_dir=tmp_dir,
-                              chunk_cache_bytes=chunk_cache_bytes, dataset=_numbered_by(dataset))
-        try:
-            inner.dtype = np.float64  # type: ignore[attr-defined]
-            return LandDownload(inner, variables, dataset)
-        except BaseException:
-            inner.close()
-            raise
     if not paths:
         raise StageError("no files given")
     tmpdir: Path | None = None
@@ -259,6 +237,38 @@ def open_download(paths: Sequence[Path], *, variables: Sequence[Variable] | None
     except BaseException:
         _release([p.ds for p in parts], tmpdir)
         raise
+
+
+def _wrapped(paths: Sequence[Path], variables: Sequence[Variable], tmp_dir: Path | None, chunk_cache_bytes: int,
+             dataset: Dataset) -> StagedDownload | None:
+    """A monthly-means or land-style download: the hourly stager's download on the same grid, read
+    through the class that makes each of its steps the row it means; None for any other dataset."""
+    if dataset.monthly:
+        from era5etl.stage.monthly import MonthlyDownload
+
+        # Read as the hourly collection on the same grid (single levels number ERA5's lattice and take
+        # a grid off it), then each time step made the row it means.
+        hourly = SINGLE_LEVELS if dataset.grid == SINGLE_LEVELS.grid and not dataset.land_only else \
+            replace(dataset, period="hour")
+        inner = open_download(paths, variables=variables, tmp_dir=tmp_dir, chunk_cache_bytes=chunk_cache_bytes,
+                              dataset=hourly)
+        try:
+            return MonthlyDownload(inner, dataset)
+        except BaseException:
+            inner.close()
+            raise
+    if dataset.land_only or dataset.accumulation == "since_00utc":
+        from era5etl.stage.land import LandDownload, raw_variables
+
+        inner = open_download(paths, variables=raw_variables(variables), tmp_dir=tmp_dir,
+                              chunk_cache_bytes=chunk_cache_bytes, dataset=_numbered_by(dataset))
+        try:
+            inner.dtype = np.float64  # type: ignore[attr-defined]
+            return LandDownload(inner, variables, dataset)
+        except BaseException:
+            inner.close()
+            raise
+    return None
 
 
 def _numbered_by(dataset: Dataset) -> Dataset:
