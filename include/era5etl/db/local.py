@@ -76,9 +76,6 @@ SERVER_SETTINGS: dict[str, str] = {
     "wal_compression": "lz4",
     # TimescaleDB takes a lock per chunk touched; a month of daily chunks across tables needs more.
     "max_locks_per_transaction": "512",
-    # A read over many chunks passes jit_above_cost and compiles a function per chunk's expressions:
-    # seconds for nothing (docs/benchmarks.md, "JIT over many chunks"). Given at every start too.
-    "jit": "off",
     "fsync": "on",
     "full_page_writes": "on",
     "synchronous_commit": "on",
@@ -297,7 +294,9 @@ class LocalTimescale:
         os.chown(self.socket_path, uid, gid)
         self.socket_path.chmod(0o700)
         # On the command line as well as in postgresql.auto.conf: a cluster made with the socket in
-        # /tmp keeps that in its file, and the command line wins.
+        # /tmp keeps that in its file, and the command line wins. No JIT, for clusters old and new: a
+        # read over many chunks passes jit_above_cost and compiles a function per chunk's expressions,
+        # seconds for nothing (docs/benchmarks.md, "JIT over many chunks").
         options = " ".join([f"-c timescaledb.license={self.licence}", "-c jit=off",
                             *(f"-c {k}={v}" for k, v in SOCKET_SETTINGS.items())])
         result = self._pg(
