@@ -41,7 +41,7 @@ from era5etl.read.gaps import gap_text, gaps
 from era5etl.read.packed import packed, unpack
 from era5etl.read.points import MARGIN, Bounds, loaded_bounds, require_table, rollup_of
 from era5etl.read.series import source_of
-from era5etl.read.text import csv_text, iso_time, iso_times
+from era5etl.read.text import csv_columns, iso_time, iso_time_array, iso_times
 
 # The weight of a grid point's cell: cos(latitude), computed in float8.
 _WEIGHT = sql.SQL("cos(radians(latitude::float8))")
@@ -237,9 +237,8 @@ def _numbers(values: np.ndarray) -> list[float | None]:
 
 def area_csv(s: AreaSeries) -> str:
     """``time,points,hours,<column>,...``: ISO times (UTC), the means as float8, no value empty."""
-    cells: list[list[Any]] = [iso_times(s.time), s.points.tolist(), s.hours.tolist()]
-    cells += [_numbers(s.values[c]) for c in s.columns]
-    return csv_text(["time", "points", "hours", *s.columns], cells)
+    cells = [np.asarray(s.values[c], dtype=np.float64) for c in s.columns]
+    return csv_columns(["time", "points", "hours", *s.columns], [iso_time_array(s.time), s.points, s.hours, *cells])
 
 
 def area_json(s: AreaSeries) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from era5etl.read.errors import ReadError
 from era5etl.read.hour import hour_columns
 from era5etl.read.levels import check_level
 from era5etl.read.points import require_table
-from era5etl.read.text import csv_text, decimals, iso_time
+from era5etl.read.text import csv_columns, decimals, iso_time, shortest
 
 _WIND = ["zonal_wind_10m", "meridional_wind_10m"]
 
@@ -93,8 +93,8 @@ def _not_loaded(conn: Any, table: str, at: datetime) -> ReadError:
 
 def map_csv(m: HourMap) -> str:
     """``latitude,longitude,<variable>``: one line per grid point, a NULL value empty."""
-    return csv_text(["latitude", "longitude", m.variable],
-                    [decimals(m.latitude), decimals(m.longitude), decimals(m.values)])
+    return csv_columns(["latitude", "longitude", m.variable],
+                       [shortest(m.latitude), shortest(m.longitude), shortest(m.values)])
 
 
 def map_json(m: HourMap) -> dict[str, Any]:

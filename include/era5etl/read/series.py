@@ -26,7 +26,7 @@ from era5etl.read.errors import ReadError
 from era5etl.read.levels import check_level
 from era5etl.read.packed import Kind, packed, unpack
 from era5etl.read.points import Point, nearest_point, require_table, rollup_of
-from era5etl.read.text import csv_text, decimals, iso_time, iso_times, offset_times
+from era5etl.read.text import csv_columns, decimals, iso_time, iso_time_array, iso_times, offset_times, shortest
 
 # The variables whose values are totals over their time step (an hour's, a day's, a month's): drawn
 # as bars, not lines, by the PNGs (``read.plots``) and the Data view alike.
@@ -148,9 +148,9 @@ def _empty(conn: Any, table: str, relation: str, time_column: str, point: Point,
 
 def series_csv(s: Series) -> str:
     """``time,<column>,...``: ISO times (UTC), values as the shortest decimals, a NULL empty."""
-    cells: list[list[Any]] = [series_times(s)]
-    cells += [s.values[c].tolist() if c == "hours" else decimals(s.values[c]) for c in s.columns]
-    return csv_text(["time", *s.columns], cells)
+    times = iso_time_array(s.time) if not s.utc_offset_minutes else series_times(s)
+    cells = [s.values[c] if c == "hours" else shortest(s.values[c]) for c in s.columns]
+    return csv_columns(["time", *s.columns], [times, *cells])
 
 
 def series_json(s: Series) -> dict[str, Any]:

@@ -59,7 +59,7 @@ def _series() -> AreaSeries:
 def test_csv_and_json_carry_points_hours_units_and_gaps() -> None:
     s = _series()
     assert area_csv(s).splitlines() == ["time,points,hours,temperature_2m_mean,total_precipitation_sum",
-                                        "2024-03-01T00:00:00Z,25,600,1.25,0.0", "2024-03-02T00:00:00Z,25,600,,2.5",
+                                        "2024-03-01T00:00:00Z,25,600,1.25,0", "2024-03-02T00:00:00Z,25,600,,2.5",
                                         "2024-03-05T00:00:00Z,24,570,-3.5,"]
     data = json.loads(json.dumps(area_json(s)))
     assert data["area"] == "46/7/45/8" and data["weighting"] == "cos(latitude)"

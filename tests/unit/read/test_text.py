@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import numpy as np
 
-from era5etl.read.text import csv_text, decimals, iso_time, iso_times
+from era5etl.read.text import csv_columns, decimals, iso_time, iso_time_array, iso_times, shortest
 
 
 def test_decimals_read_back_as_the_same_float4_and_are_short() -> None:
@@ -39,6 +39,21 @@ def test_times_are_iso_utc() -> None:
 
 
 def test_csv_has_a_header_and_empty_fields_for_missing_values() -> None:
-    text = csv_text(["time", "a", "b"], [["t0", "t1"], [1.5, None], [2, 3]])
-    assert text == "time,a,b\nt0,1.5,2\nt1,,3\n"
-    assert list(csv.DictReader(io.StringIO(text)))[1] == {"time": "t1", "a": "", "b": "3"}
+    times = iso_time_array(np.array(["2024-03-01T00", "2024-03-01T01"], dtype="datetime64[h]"))
+    text = csv_columns(["time", "a", "b"], [times, shortest(np.array([1.5, np.nan], dtype=np.float32)),
+                                             np.array([2, 3])])
+    assert text == "time,a,b\n2024-03-01T00:00:00Z,1.5,2\n2024-03-01T01:00:00Z,,3\n"
+    assert list(csv.DictReader(io.StringIO(text)))[1] == {"time": "2024-03-01T01:00:00Z", "a": "", "b": "3"}
+
+
+def test_csv_values_read_back_as_the_float4_the_table_holds() -> None:
+    rng = np.random.default_rng(2)
+    values = np.concatenate([rng.uniform(-95, 65, 20_000), rng.exponential(1e-3, 5_000),
+                             [0.0, -0.0, 7.37, 1e-9, 123456789.0, 3.4e38, 1.17e-38, np.nan]]).astype(np.float32)
+    text = csv_columns(["v"], [shortest(values)])
+    lines = text.splitlines()[1:]
+    assert len(lines) == values.size
+    back = np.array([float(v) if v else np.nan for v in lines], dtype=np.float32)
+    assert np.array_equal(back, values, equal_nan=True)
+    # As short as the float8 of the shortest decimal Python writes (Arrow writes 1e-9 for 1e-09).
+    assert [line for line, v in zip(lines, shortest(values), strict=True) if v == v and len(line) > len(repr(v))] == []
