@@ -25,7 +25,7 @@ def iso_time_array(times: np.ndarray) -> pa.Array:
 
 def iso_times(times: np.ndarray) -> list[str]:
     """``2024-03-01T00:00:00Z`` for each time (numpy datetime64, UTC)."""
-    return iso_time_array(times).to_pylist()
+    return [str(t) for t in iso_time_array(times).to_pylist()]
 
 
 def offset_times(times: np.ndarray, minutes: int) -> list[str]:
