@@ -6,11 +6,12 @@ from __future__ import annotations
 import io
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.csv as pa_csv
+
+if TYPE_CHECKING:  # Arrow is imported by the CSV writer only: the other reads start without it
+    import pyarrow as pa
 
 # Decimal places tried for each value: enough for what the table holds (-95..65 degC, 0..1 of cloud,
 # mm of precipitation down to 1e-9); a value none of them round-trips keeps its exact binary value.
@@ -19,13 +20,16 @@ _PLACES = range(13)
 
 def iso_time_array(times: np.ndarray) -> pa.Array:
     """``2024-03-01T00:00:00Z`` for each time (numpy datetime64, UTC), as an Arrow string array."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     naive = pa.array(np.datetime_as_string(times.astype("datetime64[s]"), unit="s"), type=pa.string())
     return pc.binary_join_element_wise(naive, "Z", "")
 
 
 def iso_times(times: np.ndarray) -> list[str]:
     """``2024-03-01T00:00:00Z`` for each time (numpy datetime64, UTC)."""
-    return [str(t) for t in iso_time_array(times).to_pylist()]
+    return [f"{t}Z" for t in np.datetime_as_string(times.astype("datetime64[s]"), unit="s")]
 
 
 def offset_times(times: np.ndarray, minutes: int) -> list[str]:
@@ -71,6 +75,9 @@ def csv_columns(header: Sequence[str], columns: Sequence[np.ndarray | pa.Array |
     Written by Arrow's CSV writer, which formats a column at a time in C++: a place's 85 years of
     hourly rows (745,009 lines) in about a second, where Python's csv module takes several
     (docs/benchmarks.md)."""
+    import pyarrow as pa
+    import pyarrow.csv as pa_csv
+
     arrays = [c if isinstance(c, pa.Array) else pa.array(c, from_pandas=True) for c in columns]
     table = pa.Table.from_arrays(arrays, names=[f"c{i}" for i in range(len(arrays))])
     out = io.BytesIO()
