@@ -195,6 +195,52 @@ def copies(url: str, runs: int) -> int:
     return 0
 
 
+def nearest(url: str, tables: list[str], runs: int) -> int:
+    """How long the product takes to find a place's grid point on each table (``read.points.
+    nearest_point``, which every place's read starts with: the loaded box, then probes of the
+    monthly rollup around the place), at a place near the middle of the table's box. Medians of
+    ``runs`` after a warm-up."""
+    from psycopg import sql
+
+    from era5etl.db import connect
+    from era5etl.read.points import loaded_bounds, nearest_point
+
+    for table in tables:
+        with connect(url) as conn:
+            rollup = conn.execute(sql.SQL("SELECT count(*) FROM {}").format(sql.Identifier(f"{table}_monthly"))
+                                  ).fetchone()
+            box = loaded_bounds(conn, table)  # a place a little off the middle of the loaded box
+            lat, lon = round((box.north + box.south) / 2 + 0.3, 2), round((box.west + box.east) / 2 + 0.2, 2)
+            nearest_point(conn, table, lat, lon)
+            times = []
+            for _ in range(runs):
+                began = time.perf_counter()
+                point = nearest_point(conn, table, lat, lon)
+                times.append((time.perf_counter() - began) * 1000)
+        print(f"{table} ({rollup[0] if rollup else 0:,} monthly rollup rows): the point of {lat}, {lon} is "
+              f"{point.location_id}, found in {statistics.median(times):.1f} ms (median of {runs}; min "
+              f"{min(times):.1f}, max {max(times):.1f})")
+    return 0
+
+
+def csv_cost(url: str, table: str, runs: int) -> int:
+    """The CPU and wall time of writing one place's whole hourly history on ``table`` as the CSV
+    ``series --csv`` prints (``read.series.series_csv``), the rows read once beforehand."""
+    from era5etl.db import connect
+    from era5etl.read.points import loaded_bounds, nearest_point
+    from era5etl.read.series import series, series_csv
+
+    with connect(url) as conn:
+        box = loaded_bounds(conn, table)
+        s = series(conn, table, nearest_point(conn, table, box.north, box.west), None, None, None, "hour")
+    for _ in range(runs):
+        cpu, wall = time.process_time(), time.perf_counter()
+        text = series_csv(s)
+        print(f"series_csv of {s.time.size:,} rows of {table}: {time.process_time() - cpu:.2f} s of CPU, "
+              f"{time.perf_counter() - wall:.2f} s, {len(text):,} characters")
+    return 0
+
+
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="python -m era5bench place",
                                 description="a place's month at global breadth in each layout, and the projection of "
@@ -204,10 +250,18 @@ def main(argv: list[str]) -> int:
     p.add_argument("--json", action="store_true", help="end with one JSON object")
     p.add_argument("--copies", action="store_true",
                    help="only a place's 1940-2024 from monthly chunks against a copy in yearly chunks")
+    p.add_argument("--nearest", metavar="TABLE,...", type=lambda text: text.split(","),
+                   help="only the time to find a place's grid point on each of these loaded tables")
+    p.add_argument("--csv", metavar="TABLE", help="only the time to write a place's whole hourly history on TABLE "
+                                                  "as series --csv does")
     args = p.parse_args(argv)
     from era5etl.db import connect, database_url
 
     url = database_url()
+    if args.csv:
+        return csv_cost(url, args.csv, args.runs)
+    if args.nearest:
+        return nearest(url, args.nearest, args.runs)
     if args.copies:
         return copies(url, args.runs)
     band = cached_download(day_request(MONTH_DAYS, BAND))

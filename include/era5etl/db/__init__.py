@@ -134,6 +134,7 @@ def rollup_tables(table: str) -> dict[str, str]:
 def drop_table(conn: psycopg.Connection[Any], table: str) -> None:
     """Drop a weather table and its rollups (the rollups first: an older version's monthly rollup was
     a continuous aggregate on the daily one, which ``DROP TABLE ... CASCADE`` alone refuses)."""
+    from era5etl.db import extents
     from era5etl.db.rollups import drop_rollups
 
     drop_rollups(conn, table)
@@ -141,6 +142,7 @@ def drop_table(conn: psycopg.Connection[Any], table: str) -> None:
     # A table gone is no longer the pipeline's (era5_tables, db.registry): a new one of that name is new.
     if conn.execute("SELECT to_regclass('era5_tables') IS NOT NULL").fetchone() == (True,):
         conn.execute("DELETE FROM era5_tables WHERE table_name = %s", (table,))
+    extents.forget(conn, table)
 
 
 # A table on pressure levels: its key has the level (hPa) between the point and its coordinates.
@@ -261,7 +263,7 @@ MONTHLY_MEANS_CHUNK = "3653 days"
 
 # The pipeline's own bookkeeping, made (if missing) before any weather table.
 BOOKKEEPING_SQL = ("001_extension.sql", "002_pipeline_tables.sql", "003_cds_jobs.sql", "004_validation.sql",
-                   "005_land_points.sql", "006_tables.sql", "007_tiles.sql")
+                   "005_land_points.sql", "006_tables.sql", "007_tiles.sql", "008_extents.sql")
 
 
 def _make_table(conn: psycopg.Connection[Any], table: str, chunk_interval: str, dataset: Dataset, new: bool,

@@ -23,7 +23,7 @@ from era5etl import settings as settings_model
 from era5etl.core.datasets import SINGLE_LEVELS, Dataset
 from era5etl.core.errors import first_line
 from era5etl.core.tiles import tile_groups, tile_of
-from era5etl.db import connect
+from era5etl.db import connect, extents
 from era5etl.load import encode as pgcopy
 from era5etl.load.chunks import chunk_plan
 from era5etl.load.monthly import write_monthly
@@ -84,6 +84,9 @@ def load(
     if not windows:
         return result
     began = time.perf_counter()
+    if staged.location_id is not None:  # before any row: the table's box holds every point it has rows of
+        with connect(url, autocommit=True) as conn:
+            extents.widen(conn, table, extents.extent_of(staged.location_id, dataset.grid), dataset.grid)
     plan = _plan(url, table, staged, box, windows, rollups=rollups)
     run = _Run(url, table, plan, times, on_chunk)
     run.write(staged, workers)

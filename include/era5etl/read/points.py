@@ -26,7 +26,9 @@ from psycopg import sql
 from era5etl.core.datasets import SINGLE_LEVELS, Dataset, LatLonGrid
 from era5etl.core.errors import InputError
 from era5etl.core.grid import GLOBAL_STEP, normalize_longitude
+from era5etl.core.tiles import tile_of
 from era5etl.db import rollup_tables, table_ident
+from era5etl.db.extents import recorded, scanned
 from era5etl.db.layout import in_tiles
 from era5etl.read.errors import ReadError
 from era5etl.read.hour import hour_columns
@@ -151,7 +153,7 @@ def nearest_point(conn: Any, table: str, lat: float, lon: float, dataset: Datase
     lat, lon = _place(lat, lon)
     require_table(conn, table)
     monthly = rollup_of(conn, table, "month")
-    found = _rollup_bounds(conn, monthly, grid) if monthly else None
+    found = _held_bounds(conn, table, monthly, grid) if monthly else None
     if found is None:
         ids = _latest_hour_ids(conn, table)
         bounds = _bounds_of(ids, grid)
@@ -166,29 +168,31 @@ def nearest_point(conn: Any, table: str, lat: float, lon: float, dataset: Datase
 
 
 def loaded_bounds(conn: Any, table: str, dataset: Dataset = SINGLE_LEVELS) -> Bounds:
-    """The loaded grid points' box: from the monthly rollup's lowest and highest ids and its longitude
-    range (four index lookups), or from the latest hour's points when the rollups hold nothing yet
+    """The loaded grid points' box: the extent the loader records, else from the monthly rollup's
+    lowest and highest ids and its longitude range, or from the latest hour's points when the rollups hold nothing yet
     (``dataset``: whose lattice numbers them)."""
     require_table(conn, table)
     monthly = rollup_of(conn, table, "month")
-    found = _rollup_bounds(conn, monthly, dataset.grid) if monthly else None
+    found = _held_bounds(conn, table, monthly, dataset.grid) if monthly else None
     if found is None:
         return _bounds_of(_latest_hour_ids(conn, table), dataset.grid)
     return found
 
 
-def _rollup_bounds(conn: Any, monthly: str, grid: LatLonGrid) -> Bounds | None:
-    """The box of the points a monthly rollup holds (None when it holds none): north and south from
-    its highest and lowest ids, west and east from the ids' longitude columns (a rollup keeps no
-    longitude; its id fixes it)."""
-    row = conn.execute(sql.SQL("SELECT min(location_id), max(location_id), min((location_id - 1) % {n}),"
-                               " max((location_id - 1) % {n}) FROM {r}").format(
-        n=sql.Literal(grid.lon_count), r=table_ident(monthly))).fetchone()
-    if row is None or row[0] is None:
+def _held_bounds(conn: Any, table: str, monthly: str, grid: LatLonGrid) -> Bounds | None:
+    """The box of the points ``table`` holds (None when its monthly rollup holds none): north and
+    south from their highest and lowest ids, west and east from the ids' longitude columns. Read from
+    the extent the loader records (``db.extents``), else scanned from the monthly rollup (a rollup
+    keeps no longitude; its id fixes it)."""
+    empty = conn.execute(sql.SQL("SELECT NOT EXISTS (SELECT FROM {})").format(table_ident(monthly))).fetchone()
+    if empty == (True,):
         return None
-    lats, _ = grid.coordinates(np.array(row[:2]))
-    return Bounds(float(lats[1]), grid.longitude_of_column(int(row[2])), float(lats[0]),
-                  grid.longitude_of_column(int(row[3])), grid.step / 2)
+    extent = recorded(conn, table) or scanned(conn, table, grid)
+    if extent is None:
+        return None
+    lats, _ = grid.coordinates(np.array([extent.first_id, extent.last_id]))
+    return Bounds(float(lats[1]), grid.longitude_of_column(extent.first_column), float(lats[0]),
+                  grid.longitude_of_column(extent.last_column), grid.step / 2)
 
 
 def _latest_hour_ids(conn: Any, table: str) -> np.ndarray:
@@ -225,11 +229,14 @@ class _Search:
     def __init__(self, conn: Any, relation: str, bounds: Bounds, grid: LatLonGrid = SINGLE_LEVELS.grid) -> None:
         self.conn = conn
         self.grid = grid
-        # In tiles (db.layout) a point's rows are found through its tile's index, as a place's read does.
-        tile = sql.SQL(" AND r.tile = era5_tile(c.id)") if in_tiles(conn, relation) else sql.SQL("")
-        self.probe_sql = sql.SQL("SELECT c.id FROM unnest(%s::int[]) AS c(id)"
-                                 " WHERE EXISTS (SELECT FROM {} r WHERE r.location_id = c.id{})").format(
-            table_ident(relation), tile)
+        # One scan for a probe's ids: their range lets the columnstore skip every batch of other
+        # points by its min/max metadata (a global month's rollup: 4 ms, where a lookup an id took
+        # 3 s, each decompressing the chunk: docs/benchmarks.md), and in tiles (db.layout) their
+        # tiles pick the segments.
+        self.tiled = in_tiles(conn, relation)
+        tile = sql.SQL(" AND tile = ANY(%(tiles)s)") if self.tiled else sql.SQL("")
+        self.probe_sql = sql.SQL("SELECT DISTINCT location_id FROM {} WHERE location_id BETWEEN %(first)s AND"
+                                 " %(last)s AND location_id = ANY(%(ids)s){}").format(table_ident(relation), tile)
         step, west = grid.step, grid.lon_first
         self.rows = (round(_index(bounds.south, -90, step)), round(_index(bounds.north, -90, step)))
         self.columns = (round(_index(bounds.west, west, step)), round(_index(bounds.east, west, step)))
@@ -245,7 +252,10 @@ class _Search:
     def existing(self, ids: np.ndarray) -> np.ndarray:
         if ids.size == 0:
             return ids
-        found = self.conn.execute(self.probe_sql, (ids.tolist(),)).fetchall()
+        params: dict[str, Any] = {"first": int(ids.min()), "last": int(ids.max()), "ids": ids.tolist()}
+        if self.tiled:
+            params["tiles"] = np.unique(tile_of(ids)).tolist()
+        found = self.conn.execute(self.probe_sql, params).fetchall()
         return np.array(sorted(int(r[0]) for r in found), dtype=np.int64)
 
     def nearest(self, lat: float, lon: float) -> Point:

@@ -25,8 +25,8 @@ from era5etl.db.layout import table_layout
 
 log = logging.getLogger(__name__)
 
-# The pipeline's own records of a table, each keyed by ``table_name`` (sql/002, sql/004).
-RECORDS = ("era5_months", "era5_metrics", "era5_validation_days", "era5_tables")
+# The pipeline's own records of a table, each keyed by ``table_name`` (sql/002, sql/004, sql/006, sql/008).
+RECORDS = ("era5_months", "era5_metrics", "era5_validation_days", "era5_tables", "era5_extents")
 
 
 @dataclass(frozen=True)
