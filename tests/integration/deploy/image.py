@@ -115,11 +115,13 @@ def would_install(venv: Path, cwd: Path, *requirements: str) -> list[dict[str, A
     """What ``pip install <requirements>`` would install into ``venv`` (its --dry-run report's
     ``install`` list: name, version, and the requested flag), resolved with everything pip reads
     (a requirements file's -c line, a package's extras), the environment left as it is."""
-    report = Path(tempfile.mkdtemp(prefix="pip-report-")) / "report.json"
-    proc = subprocess.run([str(venv / "bin" / "pip"), "install", "--dry-run", "--report", str(report), *requirements],
-                          cwd=cwd, env=pip_env(venv), capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S)
-    assert proc.returncode == 0, f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-    items: list[dict[str, Any]] = json.loads(report.read_text())["install"]
+    with tempfile.TemporaryDirectory(prefix="pip-report-") as folder:
+        report = Path(folder) / "report.json"
+        proc = subprocess.run([str(venv / "bin" / "pip"), "install", "--dry-run", "--report", str(report),
+                               *requirements], cwd=cwd, env=pip_env(venv), capture_output=True, text=True,
+                              timeout=INSTALL_TIMEOUT_S)
+        assert proc.returncode == 0, f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+        items: list[dict[str, Any]] = json.loads(report.read_text())["install"]
     return [{"name": i["metadata"]["name"].lower(), "version": i["metadata"]["version"],
              "requested": i.get("requested", False)} for i in items]
 
@@ -140,8 +142,6 @@ def installed_versions(venv: Path) -> dict[str, str]:
                           timeout=300, check=True)
     return {name.lower(): version for name, _, version in
             (line.partition("==") for line in proc.stdout.splitlines() if "==" in line)}
-
-
 
 
 def install_image(work: Path) -> ImageInstall:
