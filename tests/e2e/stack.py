@@ -12,6 +12,8 @@ The stack is what a user runs, on this machine, with LocalExecutor:
 * one hypertable of its own (``ERA5_TABLE``), a small area (``ERA5_AREA``), retries two seconds
   apart (``ERA5_RETRIES``/``ERA5_RETRY_DELAY_S``), and its own local CDS server
   (``CDSAPI_URL``/``CDSAPI_KEY``), whose faults the tests switch on and off;
+* LocalExecutor's workers forked from a forkserver that preloaded ``era5etl.airflow.preload``, as
+  ``airflow up`` and the compose file start them;
 * ``ERA5_START_MONTH`` set to next month: the schedule creates no run while the tests run (the
   first month has not begun), yet backfills of past months work, since a backfill's runs
   are not held to the DAG's start date (catch-up is off unless ``ERA5_CATCHUP=true``, so an
@@ -49,6 +51,7 @@ from urllib.parse import quote
 import pytest
 
 from era5etl.cli.database import airflow_environment
+from era5etl.cli.stack import PRELOAD
 from era5etl.core.grid import Area, Grid, expected_rows
 from era5etl.core.months import Month
 from era5etl.db import connect, database_url, with_database
@@ -113,6 +116,11 @@ class AirflowStack:
             "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": meta,
             "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
             "AIRFLOW__CORE__PARALLELISM": "8",
+            # As `airflow up` and the compose file run LocalExecutor: its workers forked from a
+            # forkserver that imported Great Expectations and the pipeline once, instead of each task
+            # process importing them (seconds a task; Great Expectations alone in every validate).
+            "AIRFLOW__SCHEDULER__MP_START_METHOD": "forkserver",
+            "AIRFLOW__CORE__MP_FORKSERVER_PRELOAD": PRELOAD,
             "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"{self.url}/execution/",
             "AIRFLOW__CORE__AUTH_MANAGER": SIMPLE_AUTH,
             "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": "admin:admin",

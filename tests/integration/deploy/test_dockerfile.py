@@ -1,58 +1,25 @@
 """The Dockerfile's Python installs, run: no Docker engine here, so its ``pip install`` RUN lines are run
 as written, in Dockerfile order, in a clean virtual environment, with only the files its COPY lines
-have copied by then (under a temporary folder standing for the image's root). Then the installed set
-must parse the DAGs and import what the compose stack runs (FAB's auth manager, the Celery executor,
-the StatsD client, the modules the forkserver preloads).
+have copied by then (under a temporary folder standing for the image's root; see image.py for what
+differs from a build). Then the installed set must pass ``pip check``, parse the DAGs and import what
+the compose stack runs (FAB's auth manager, the Celery executor, the StatsD client, the modules the
+forkserver preloads).
 
-What differs from a build, and why it does not change what gets installed: the base image's own
-Airflow is absent (the RUN lines install the pinned one over it anyway), and ``--no-cache-dir`` is
-dropped so the machine's pip cache serves the wheels (it only keeps the image small).
+The environment is the session's ``image_install`` (conftest.py), shared with test_requirements.py
+and test_wheel.py; what is checked here was read from it right after its build.
 """
 
 from __future__ import annotations
 
-import os
 import re
-import shlex
-import shutil
-import subprocess
-import sys
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from era5etl.core.paths import PROJECT_ROOT
-from tests.integration.deploy.venvs import STACK_MODULES, parse_dags, pip_check
+from tests.integration.deploy.image import DOCKERFILE, ImageInstall, steps
 
 pytestmark = pytest.mark.integration
-
-DOCKERFILE = PROJECT_ROOT / "Dockerfile"
-INSTALL_TIMEOUT_S = 1500
-
-
-@dataclass(frozen=True)
-class Step:
-    kind: str  # FROM, ARG, COPY, RUN, ...
-    args: str
-
-
-def steps(text: str) -> list[Step]:
-    """The Dockerfile's instructions, continuation lines joined, comments dropped."""
-    out: list[Step] = []
-    current = ""
-    for line in text.splitlines():
-        if not current and (not line.strip() or line.lstrip().startswith("#")):
-            continue
-        if line.rstrip().endswith("\\"):
-            current += line.rstrip()[:-1] + " "
-            continue
-        current += line
-        kind, _, args = current.strip().partition(" ")
-        out.append(Step(kind.upper(), args.strip()))
-        current = ""
-    return out
 
 
 def requirement_pins() -> dict[str, str]:
@@ -104,64 +71,15 @@ def test_dependencies_are_installed_before_the_code_is_copied() -> None:
         assert code and all(deps < i < project for i in code), folder
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]]:
-    """(venv, root): the Dockerfile's pip RUN lines run in a fresh venv over a stand-in image root."""
-    work = tmp_path_factory.mktemp("dockerfile")
-    root = work / "root"
-    venv = work / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
-    env = {"PATH": f"{venv / 'bin'}:/usr/local/bin:/usr/bin:/bin", "HOME": os.environ.get("HOME", "/root"),
-           "LANG": "C.UTF-8", "PIP_DISABLE_PIP_VERSION_CHECK": "1", "VIRTUAL_ENV": str(venv)}
-    args: dict[str, str] = {}
-    ran = []
-    all_steps = steps(DOCKERFILE.read_text())
-    # The Airflow image's stage, from its FROM on; a COPY --from another stage (uPlot's files from the
-    # npm stage) brings no Python package and is left out.
-    first = next(i for i, s in enumerate(all_steps) if s.kind == "FROM" and s.args.startswith("apache/airflow"))
-    for step in all_steps[first:]:
-        if step.kind == "COPY" and "--from=" in step.args:
-            continue
-        if step.kind == "ARG":
-            name, _, default = step.args.partition("=")
-            args[name] = default.strip('"')
-        elif step.kind == "COPY":
-            parts = [p for p in shlex.split(step.args) if not p.startswith("--")]
-            *sources, dest = parts
-            target = root / dest.lstrip("/")
-            for src in sources:
-                path = PROJECT_ROOT / src
-                if path.is_dir():
-                    shutil.copytree(path, target, dirs_exist_ok=True,
-                                    ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", "build"))
-                else:  # a file into a folder (dest ends with /) or to a file name
-                    file = target / path.name if dest.endswith("/") else target
-                    file.parent.mkdir(parents=True, exist_ok=True)
-                    shutil.copy(path, file)
-        elif step.kind == "RUN" and "pip install" in step.args:
-            command = re.sub(r"\$\{(\w+)\}", lambda m: args.get(m.group(1), ""), step.args)
-            command = command.replace("--no-cache-dir", "")
-            command = re.sub(r"(?<![\w/])/opt/", f"{root}/opt/", command)
-            proc = subprocess.run(["bash", "-c", command], cwd=work, env=env, capture_output=True, text=True,
-                                  timeout=INSTALL_TIMEOUT_S)
-            assert proc.returncode == 0, (f"{command}\nfailed ({proc.returncode}):\n"
-                                          f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
-            ran.append(command)
-    assert len(ran) >= 2, ran  # the dependencies and the project (and the tools of the localcds target)
-    yield venv, root
-
-
-def test_the_installed_set_is_consistent(built: tuple[Path, Path]) -> None:
-    venv, _ = built
-    proc = pip_check(venv)
+def test_the_installed_set_is_consistent(image_install: ImageInstall) -> None:
+    # The dependencies and the project (and the tools of the localcds target).
+    assert len(image_install.commands) >= 2, image_install.commands
+    proc = image_install.checked
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def test_the_installed_set_parses_the_dags_and_imports_the_stack(built: tuple[Path, Path],
-                                                                 tmp_path: Path) -> None:
-    venv, root = built
-    result = parse_dags(venv, root / "opt/airflow/dags", root / "opt/airflow/plugins", tmp_path,
-                        (*STACK_MODULES, "localcds.server"))
+def test_the_installed_set_parses_the_dags_and_imports_the_stack(image_install: ImageInstall) -> None:
+    venv, result = image_install.venv, image_install.parsed
     assert result["errors"] == {}
     assert {"era5_monthly", "era5_finalize"} <= set(result["dags"])
     # The installed copy, not the checkout nor the copied source: a non-editable install, with the schema.

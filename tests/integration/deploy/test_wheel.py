@@ -1,10 +1,16 @@
-"""The wheel an Airflow deployment installs: built from this checkout, installed into a fresh virtual
-environment with constraints.txt (no editable install, nothing of the checkout on sys.path), and run from
-a directory outside the checkout: the console script, the database, the DAG and plugin files a
-deployment copies, and one month through the local CDS into the real TimescaleDB.
+"""The wheel an Airflow deployment installs: built from this checkout, installed from its file (no
+editable install, nothing of the checkout on sys.path), and run from a directory outside the checkout:
+the console script, the database, the DAG and plugin files a deployment copies, and one month through
+the local CDS into the real TimescaleDB.
 
-The install is the slow part (Airflow and its ~200 dependencies, from pip's cache when it has them):
-the module builds and installs once, and every test here uses that one environment.
+The environment is the session's ``image_install`` (conftest.py: the Dockerfile's pip lines in a fresh
+virtual environment, Airflow and its ~200 dependencies, minutes), which the Dockerfile's and
+requirements.txt's checks have read first. Here the wheel file is installed over it
+(``--no-deps --force-reinstall``), replacing the package the image built from the same source; then
+``pip install "era5etl[celery,statsd] @ <wheel>"`` with constraints.txt, as a deployment runs it, would
+install nothing (its ``--dry-run --report``): every dependency the wheel declares, and its extras', is
+there at constraints.txt's version. ``pip check`` passes over the result, and the package's record
+(direct_url.json) names the wheel file.
 """
 
 from __future__ import annotations
@@ -33,6 +39,8 @@ from era5etl.core.months import Month
 from era5etl.core.paths import PROJECT_ROOT
 from era5etl.db import connect, drop_table, redact
 from era5etl.fetch import MANIFEST
+from tests.integration.deploy.image import ImageInstall, would_install
+from tests.integration.deploy.venvs import pip_check
 
 pytestmark = [pytest.mark.integration, pytest.mark.deploy]
 
@@ -65,29 +73,33 @@ def _run(args: list[str], cwd: Path, timeout: float = INSTALL_TIMEOUT_S) -> subp
 
 
 @pytest.fixture(scope="module")
-def installed(db_url: str) -> Iterator[Installed]:
+def installed(db_url: str, image_install: ImageInstall) -> Iterator[Installed]:
     root = Path(tempfile.mkdtemp(prefix="era5-wheel-"))
     assert not root.is_relative_to(PROJECT_ROOT)
+    venv = image_install.venv
     try:
         started = time.monotonic()
-        # The wheel alone (--no-deps here only: its dependencies come with the install below).
+        # The wheel alone (--no-deps here only: its dependencies are checked below).
         _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--disable-pip-version-check", "-q",
               "-w", str(root / "dist"), str(PROJECT_ROOT)], cwd=root)
         wheels = list((root / "dist").glob("era5etl-*.whl"))
         assert len(wheels) == 1, wheels
         built = time.monotonic()
-        # A fresh environment from the base interpreter (no --system-site-packages), the wheel installed
-        # as the Dockerfile installs the package: with its extras and the repository's constraints,
-        # dependencies resolved by pip.
-        base = getattr(sys, "_base_executable", sys.executable)
-        _run([base, "-m", "venv", str(root / "venv")], cwd=root)
-        _run([str(root / "venv" / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-              "-c", str(PROJECT_ROOT / "constraints.txt"), f"era5etl[celery,statsd] @ {wheels[0].as_uri()}"],
-             cwd=root)
+        # The wheel file itself over the image's package (built by pip from the same source)...
+        _run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
+              "--no-deps", "--force-reinstall", str(wheels[0])], cwd=root)
+        # ... then installed as the Dockerfile installs the package, with its extras and the repository's
+        # constraints: pip's resolver finds every requirement the wheel declares, and its extras', met
+        # at constraints.txt's versions, and would install nothing.
+        requirement = f"era5etl[celery,statsd] @ {wheels[0].as_uri()}"
+        would = would_install(venv, root, "-c", str(PROJECT_ROOT / "constraints.txt"), requirement)
+        assert would == [], would
+        checked = pip_check(venv)
+        assert checked.returncode == 0, checked.stdout + checked.stderr
         done = time.monotonic()
         # Reported, not asserted: what this costs on the machine at hand.
-        print(f"\nwheel built in {built - started:.1f} s, fresh venv + install with constraints.txt in "
-              f"{done - built:.1f} s")
+        print(f"\nwheel built in {built - started:.1f} s, checked against the image's environment and "
+              f"installed over it in {done - built:.1f} s")
         outside = root / "work"
         outside.mkdir()
         # Only what a deployment sets: nothing points back at the checkout (no PYTHONPATH, no AIRFLOW_*
@@ -95,14 +107,14 @@ def installed(db_url: str) -> Iterator[Installed]:
         env = {k: v for k, v in os.environ.items()
                if not k.startswith(("ERA5_", "AIRFLOW", "PYTHON", "VIRTUAL_ENV", "CDSAPI_"))}
         env.update({
-            "PATH": f"{root / 'venv' / 'bin'}{os.pathsep}{env.get('PATH', '')}",
+            "PATH": f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}",
             "ERA5_DATABASE_URL": db_url,
             "ERA5_STAGING_DIR": str(root / "staging"),
             "ERA5_VALIDATION_DIR": str(root / "validation"),
             "AIRFLOW_HOME": str(root / "airflow"),
             "GX_ANALYTICS_ENABLED": "False",
         })
-        yield Installed(root / "venv", wheels[0], outside, env)
+        yield Installed(venv, wheels[0], outside, env)
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
@@ -114,6 +126,11 @@ def test_the_installed_package_is_the_wheel_with_its_sql_and_extras(installed: I
     assert proc.returncode == 0, proc.stderr
     found = json.loads(proc.stdout)
     assert Path(found["file"]).is_relative_to(installed.venv / "lib")  # site-packages, not include/
+    # Installed from the wheel file, not from a source folder.
+    code = "import importlib.metadata as m; print(m.distribution('era5etl').read_text('direct_url.json'))"
+    proc = installed.run(installed.bin("python"), "-c", code)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["url"] == installed.wheel.as_uri()
     assert {"001_extension.sql", "010_weather_hypertable.sql", "030_rollups.sql"} <= set(found["sql"])
 
 
