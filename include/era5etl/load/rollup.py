@@ -8,7 +8,7 @@ both as they were, and nothing is ever refreshed. PostgreSQL aggregating the sam
 the table could not get under ~10 s for one global day here (hash aggregation of 24.9M rows into 1M
 groups), twice the load itself. No library aggregates streaming numpy blocks per (day, point) and
 emits COPY tuples, so this is hand-written; it is checked against SQL aggregates of the hourly rows
-(tests/integration/load/test_rollups.py) and by every month's validation.
+(tests/integration/read/test_rollups.py) and by every month's validation.
 
 * :class:`WindowRollup` follows one chunk's blocks: every UTC day whose 24 hours are all in the load
   (a *whole* day) is aggregated here; a day the load holds only some hours of is left to SQL over the
