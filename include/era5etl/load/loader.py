@@ -24,7 +24,7 @@ from era5etl.core.datasets import SINGLE_LEVELS, Dataset
 from era5etl.core.errors import first_line
 from era5etl.core.tiles import tile_groups, tile_of
 from era5etl.db import connect
-from era5etl.load import encode as pgcopy
+from era5etl.load import encode
 from era5etl.load.chunks import chunk_plan
 from era5etl.load.monthly import write_monthly
 from era5etl.load.results import ChunkResult, LoadError, LoadResult
@@ -250,8 +250,8 @@ class _Run:
                 a0 = time.perf_counter()
                 w.rollup.add(block.valid_time, block.values)
                 self.aggregating += time.perf_counter() - a0
-            if not all(_put(w.data, (pgcopy.encode_block(piece, plan.box.columns, piece_tiles), piece.rows), stop)
-                       for piece, piece_tiles in block_pieces(block, pgcopy.PIECE_ROWS, plan.tiles)):
+            if not all(_put(w.data, (encode.encode_block(piece, plan.box.columns, piece_tiles), piece.rows), stop)
+                       for piece, piece_tiles in block_pieces(block, encode.PIECE_ROWS, plan.tiles)):
                 break
         # The hourly rows are all queued: the writer goes on to the daily rows while the last day
         # is encoded, piece by piece (load.rollup.WindowRollup.pieces).
@@ -296,7 +296,7 @@ def block_pieces(block: Block, rows: int, tiles: Tiling | None = None) -> Iterat
         for p in tile_groups(tiles.tiles, len(block.valid_time), rows):
             yield _piece(block, slice(None), tiles.picks[p]), tiles.tiles[p]
         return
-    for t, p in pgcopy.piece_slices(len(block.valid_time), len(block.latitude), rows):
+    for t, p in encode.piece_slices(len(block.valid_time), len(block.latitude), rows):
         yield _piece(block, t, p), None
 
 

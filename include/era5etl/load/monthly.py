@@ -28,7 +28,7 @@ from psycopg import sql
 from era5etl.core.rollups import rolled_up
 from era5etl.db import connect, rollup_tables, table_ident
 from era5etl.db.rollups import box_filter, months_from_daily
-from era5etl.load import encode as pgcopy
+from era5etl.load import encode
 from era5etl.load.rollup import MonthlyRollup, Partial, Points, encoded_pieces, rollup_copy_columns
 from era5etl.load.writer import DECOMPRESSION_LIMIT, Box
 
@@ -114,7 +114,7 @@ def write_monthly(url: str, table: str, box: Box, touched: Sequence[np.datetime6
         if copy_settings is not None:
             for setting, value in copy_settings.items():
                 cur.execute("SELECT set_config(%s, %s, true)", (setting, value))
-        with pgcopy.binary_copy(cur, sql.SQL("COPY {} ({}) FROM STDIN (FORMAT BINARY)").format(
+        with encode.binary_copy(cur, sql.SQL("COPY {} ({}) FROM STDIN (FORMAT BINARY)").format(
                 ident, sql.SQL(", ").join(map(sql.Identifier, rollup_copy_columns(columns, box.rollups_tiled))))) as cp:
             # Runs of months the loader holds alone are encoded at once (a download over decades:
             # ~1,000 months of a few points); the rest a month at a time. Rows stay in (bucket,

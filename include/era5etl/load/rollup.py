@@ -37,7 +37,7 @@ import numpy.typing as npt
 
 from era5etl.core.rollups import KEY_COLUMNS, rolled_up, sources
 from era5etl.core.tiles import TILE_COLUMN, tile_of
-from era5etl.load import encode as pgcopy
+from era5etl.load import encode
 
 F64 = npt.NDArray[np.float64]
 
@@ -362,9 +362,9 @@ def encoded_pieces(buckets: npt.NDArray[np.datetime64], points: Points, partial:
     hours = partial.hours.astype(np.int32)
     stamps = buckets.astype("datetime64[s]")
     tiles = tile_of(points.location_id) if tiled else None
-    for t, p in pgcopy.piece_slices(*hours.shape):
+    for t, p in encode.piece_slices(*hours.shape):
         ints = {"hours": hours[t, p]} | ({} if tiles is None else {TILE_COLUMN: tiles[None, p]})
-        yield pgcopy.encode_grid(stamps[t], points.location_id[p], points.latitude[p], ints,
+        yield encode.encode_grid(stamps[t], points.location_id[p], points.latitude[p], ints,
                                  {k: v[t, p] for k, v in values.items()}, columns)
 
 

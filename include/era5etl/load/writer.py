@@ -36,7 +36,7 @@ from era5etl.db.layout import (
     has_tile_column,
 )
 from era5etl.db.rollups import box_filter, box_params, daily_from_hourly
-from era5etl.load import encode as pgcopy
+from era5etl.load import encode
 from era5etl.load.chunks import chunk_of, chunks_between, empty_chunk
 from era5etl.load.locks import lock_chunk, lock_month
 from era5etl.load.results import ChunkResult, LoadError
@@ -271,10 +271,10 @@ def _copy_rows(cur: psycopg.Cursor[tuple[Any, ...]], chunk: sql.Identifier, box:
         # order the loader sends them (time, location_id), with no sort and no row-store detour.
         for setting, value in (settings or {}).items():
             cur.execute("SELECT set_config(%s, %s, true)", (setting, value))
-    columns = sql.SQL(", ").join(map(sql.Identifier, pgcopy.copy_columns(
+    columns = sql.SQL(", ").join(map(sql.Identifier, encode.copy_columns(
         box.columns, (TILE_COLUMN,) if box.tiled else (), level=bool(box.levels))))
     t_copy = time.perf_counter()
-    with pgcopy.binary_copy(cur, sql.SQL("COPY {} ({}) FROM STDIN (FORMAT BINARY{})").format(
+    with encode.binary_copy(cur, sql.SQL("COPY {} ({}) FROM STDIN (FORMAT BINARY{})").format(
             chunk, columns, freeze)) as cp:
         while (item := w.data.get()) is not None:
             if stop.is_set():
@@ -326,7 +326,7 @@ def write_daily(cur: psycopg.Cursor[tuple[Any, ...]], table: str, box: Box, star
         # The pieces as the loader encodes them: the last day's are still being made when the hourly
         # rows are in (load.rollup.encoded_pieces).
         columns = sql.SQL(", ").join(map(sql.Identifier, rollup.copy_columns()))
-        with pgcopy.binary_copy(cur, sql.SQL("COPY {} ({}) FROM STDIN (FORMAT BINARY)").format(target, columns)) as cp:
+        with encode.binary_copy(cur, sql.SQL("COPY {} ({}) FROM STDIN (FORMAT BINARY)").format(target, columns)) as cp:
             for data in rollup.pieces(stop):
                 cp.write(data)
             if stop.is_set():
