@@ -249,12 +249,12 @@ def _clear(cur: psycopg.Cursor[tuple[Any, ...]], chunk: sql.Identifier, footprin
         deleted = int(count[0]) if count else 0
         # On the row store even an empty chunk is truncated: a table truncated in the COPY's own
         # transaction can take FREEZE (its rows need no hint-bit writes or freezing vacuum later).
-        # TimescaleDB 2.19 passed a chunk's COPY to PostgreSQL, which honours it; 2.29 routes it
-        # through its own COPY, which does not (measured: no page frozen, against all of them on a
-        # plain table), so it now helps only older servers. In the columnstore an empty chunk is
-        # left as it is: a TRUNCATE makes new files for it and its compressed relation for nothing
-        # (85 new year chunks of a download over decades, each written once). A whole reload
-        # would add its rows beside what a compressed chunk's row part kept (empty_chunk).
+        # FREEZE takes effect where TimescaleDB hands a chunk's COPY to PostgreSQL (2.19); 2.29 runs
+        # the COPY itself and freezes no page (docs/benchmarks.md), where the flag costs nothing.
+        # In the columnstore an empty chunk is left as it is: a TRUNCATE makes new files for it and
+        # its compressed relation for nothing (85 new year chunks of a download over decades, each
+        # written once). A whole reload would add its rows beside what a compressed chunk's row part
+        # kept (empty_chunk).
         if deleted or not columnstore:
             empty_chunk(cur, chunk, compressed=columnstore)
         replaced = "truncate" if deleted else "new"
