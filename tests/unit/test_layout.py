@@ -218,7 +218,7 @@ NOT_YET = {
     "era5etl/fetch/api.py", "era5etl/fetch/download.py", "era5etl/fetch/jobs.py",  # test_fetcher.py
     "era5etl/fetch/session.py",
     "era5etl/read/area_grid.py", "era5etl/read/climate_plot.py",  # tests/integration/climate/test_api.py
-    "era5etl/read/hour.py", "era5etl/read/levels.py", "era5etl/read/rollup_check.py",
+    "era5etl/read/rollup_check.py",
     "era5etl/read/timing.py", "era5etl/read/area_localday.py",
 }
 
