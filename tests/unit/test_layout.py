@@ -217,7 +217,7 @@ NOT_YET = {
     "era5etl/fetch/download.py",  # tests/integration/fetch/test_fetcher.py
     "era5etl/fetch/session.py",
     "era5etl/read/rollup_check.py",
-    "era5etl/read/timing.py", "era5etl/read/area_localday.py",
+    "era5etl/read/timing.py",
 }
 
 
