@@ -216,7 +216,6 @@ ALSO_IN = {"read": ("climate",)}
 NOT_YET = {
     "era5etl/fetch/download.py",  # tests/integration/fetch/test_fetcher.py
     "era5etl/fetch/session.py",
-    "era5etl/read/timing.py",
 }
 
 
