@@ -211,11 +211,6 @@ UNTESTED = {"__init__"}
 # Test folders beside tests/{unit,integration}/<package> that also hold a package's tests: the climate
 # reads share one table loaded once for the folder (tests/integration/climate/conftest.py).
 ALSO_IN = {"read": ("climate",)}
-# Modules that have no test file of their own yet: their behaviour is covered through other modules'
-# tests. The list only shrinks; a new module gets its test file with it.
-NOT_YET = {
-    "era5etl/fetch/download.py",  # tests/integration/fetch/test_fetcher.py
-}
 
 
 def untested_modules(include: Path, tests: Path, packages: tuple[str, ...] = MIRRORED) -> list[str]:
@@ -235,7 +230,7 @@ def untested_modules(include: Path, tests: Path, packages: tuple[str, ...] = MIR
 
 @pytest.mark.parametrize("package", MIRRORED)
 def test_each_module_has_a_test_file_named_after_it(package: str) -> None:
-    missing = [m for m in untested_modules(SOURCES["include"], ROOT / "tests", (package,)) if m not in NOT_YET]
+    missing = untested_modules(SOURCES["include"], ROOT / "tests", (package,))
     assert not missing, "add tests/{unit,integration}/<package>/test_<module>.py for:\n  " + "\n  ".join(missing)
 
 
@@ -249,7 +244,3 @@ def test_the_mirror_check_finds_a_module_without_tests(tmp_path: Path) -> None:
         (tmp_path / "tests" / kind / "load" / name).write_text("")
     assert untested_modules(tmp_path / "include", tmp_path / "tests", ("load",)) == ["era5etl/load/locks.py"]
 
-
-def test_the_not_yet_list_names_only_modules_still_without_a_test_file() -> None:
-    untested = set(untested_modules(SOURCES["include"], ROOT / "tests"))
-    assert untested >= NOT_YET, f"these have a test file now, take them off NOT_YET: {sorted(NOT_YET - untested)}"
