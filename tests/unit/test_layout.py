@@ -201,3 +201,46 @@ def test_the_length_check_counts_a_functions_lines(tmp_path: Path) -> None:
     (tmp_path / "era5etl" / "long.py").write_text(f"def long():\n{body}\n\ndef short():\n    return 1\n")
     assert long_functions(tmp_path) == ["era5etl/long.py:1: long (81 lines)"]
     assert long_functions(tmp_path, most=81) == []
+
+
+# Packages whose every module has a test file named after it, so whoever changes `load/writer.py`
+# finds its tests in `tests/unit/load/test_writer.py` or `tests/integration/load/test_writer.py`.
+MIRRORED = ("load", "stage", "fetch", "read")
+# A package's `__init__.py` only re-exports; its names are tested where they are defined.
+UNTESTED = {"__init__"}
+# Test folders beside tests/{unit,integration}/<package> that also hold a package's tests: the climate
+# reads share one table loaded once for the folder (tests/integration/climate/conftest.py).
+ALSO_IN = {"read": ("climate",)}
+
+
+def untested_modules(include: Path, tests: Path, packages: tuple[str, ...] = MIRRORED) -> list[str]:
+    """Each module of ``packages`` with no ``test_<module>.py`` in unit/<package> or integration/<package>."""
+    missing = []
+    for package in packages:
+        for path in sorted((include / "era5etl" / package).glob("*.py")):
+            if path.stem in UNTESTED:
+                continue
+            name = f"test_{path.stem}.py"
+            folders = [tests / kind / package for kind in ("unit", "integration")]
+            folders += [tests / "integration" / other for other in ALSO_IN.get(package, ())]
+            if not any((folder / name).is_file() for folder in folders):
+                missing.append(f"era5etl/{package}/{path.name}")
+    return missing
+
+
+@pytest.mark.parametrize("package", MIRRORED)
+def test_each_module_has_a_test_file_named_after_it(package: str) -> None:
+    missing = untested_modules(SOURCES["include"], ROOT / "tests", (package,))
+    assert not missing, "add tests/{unit,integration}/<package>/test_<module>.py for:\n  " + "\n  ".join(missing)
+
+
+def test_the_mirror_check_finds_a_module_without_tests(tmp_path: Path) -> None:
+    source = tmp_path / "include" / "era5etl" / "load"
+    source.mkdir(parents=True)
+    for name in ("__init__.py", "writer.py", "loader.py", "locks.py"):
+        (source / name).write_text("")
+    for kind, name in (("unit", "test_writer.py"), ("integration", "test_loader.py"), ("unit", "test_lock.py")):
+        (tmp_path / "tests" / kind / "load").mkdir(parents=True, exist_ok=True)
+        (tmp_path / "tests" / kind / "load" / name).write_text("")
+    assert untested_modules(tmp_path / "include", tmp_path / "tests", ("load",)) == ["era5etl/load/locks.py"]
+

@@ -33,7 +33,7 @@ from psycopg import sql
 
 from era5etl import settings
 from era5etl.db import connect, drop_table, ensure_schema, table_ident
-from era5etl.load import encode as pgcopy
+from era5etl.load import encode
 from era5etl.read.hour import HOUR_COLUMNS, hour_columns
 
 GLOBAL_HOURS_1940_ON = 727_080  # 1940-01-01 .. 2022-12-31: the 754 billion rows over 1,038,240 points
@@ -207,9 +207,9 @@ def _plain_copy(url: str, table: str, staged: Any) -> float:
             " total_precipitation float4, snowfall float4)").format(ident))
     t0 = time.perf_counter()
     with connect(url) as conn:
-        with pgcopy.binary_copy(conn.cursor(), sql.SQL("COPY {} FROM STDIN (FORMAT BINARY)").format(ident)) as cp:
+        with encode.binary_copy(conn.cursor(), sql.SQL("COPY {} FROM STDIN (FORMAT BINARY)").format(ident)) as cp:
             for block in staged.blocks(hours=max(1, 1_000_000 // staged.points)):
-                cp.write(pgcopy.encode_block(block))
+                cp.write(encode.encode_block(block))
         for suffix, definition in CHUNK_INDEXES:
             conn.execute(sql.SQL("CREATE INDEX {} ON {} " + definition).format(  # definition: load's constant
                 sql.Identifier(f"{table}_{suffix}"), ident))
@@ -238,10 +238,10 @@ def _server_alone(url: str, table: str, staged: Any, made: list[str]) -> dict[st
         for i, (start, end, _) in enumerate(plan):
             f = folder / f"{table}-{i}.bin"
             with open(f, "wb") as out:
-                out.write(pgcopy.HEADER)
+                out.write(encode.HEADER)
                 for block in staged.blocks(start=start, end=end, hours=max(1, 1_000_000 // staged.points)):
-                    out.write(pgcopy.encode_block(block if order is None else reordered(block, order)))
-                out.write(pgcopy.TRAILER)
+                    out.write(encode.encode_block(block if order is None else reordered(block, order)))
+                out.write(encode.TRAILER)
             uid, gid = server._ids()
             os.chown(f, uid, gid)
             files.append((start, f))

@@ -28,7 +28,7 @@ from era5bench.blog import blog_path
 from era5bench.rows import Rows
 from era5bench.tables import column_list
 from era5etl.db import connect, table_ident
-from era5etl.load import encode as pgcopy
+from era5etl.load import encode
 
 Conn = psycopg.Connection[tuple[Any, ...]]
 
@@ -138,12 +138,12 @@ def csv_copy(ctx: Context, table: str, batch: int | None) -> int:
 
 def _binary_copy(conn: Conn, table: str, rows: Rows, batch: int | None) -> None:
     stmt = sql.SQL("COPY {} ({}) FROM STDIN (FORMAT BINARY)").format(
-        table_ident(table), column_list(pgcopy.COPY_COLUMNS))
+        table_ident(table), column_list(encode.COPY_COLUMNS))
     with conn.cursor() as cur:
         for a, b in _batches(len(rows), batch):
             part = rows.part(a, b)
-            with pgcopy.binary_copy(cur, stmt) as cp:
-                cp.write(pgcopy.encode_rows(part.time, part.location_id, part.latitude, part.longitude,
+            with encode.binary_copy(cur, stmt) as cp:
+                cp.write(encode.encode_rows(part.time, part.location_id, part.latitude, part.longitude,
                                             part.values))
             conn.commit()
 

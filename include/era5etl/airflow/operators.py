@@ -8,12 +8,11 @@ target (:func:`era5etl.pipeline.schedule.publication_target`: the month's end pl
 ("published since ..."); one not yet published defers on Airflow's standard
 :class:`~airflow.providers.standard.triggers.temporal.DateTimeTrigger`, without a timeout, and the
 triggerer resumes it into the fetch at the target (a target within ``ERA5_CDS_DEFER_AFTER``
-seconds is waited out in the worker instead, for the reason below). This was a task of its own
-(``wait_for_era5``, a ``DateTimeSensorAsync``) until the backfill benchmark showed what a task
-process costs: Airflow's start-up CPU for every month, for a wait that a backfill of past months
-never makes. As that task had ``retries=0``, a failed wait (the triggerer gave up on the trigger
-before the month was published) fails the task without using its retries; a retried fetch checks
-the target again, and a published month passes at once.
+seconds is waited out in the worker instead, for the reason below). The wait is not a sensor task
+of its own because a task process costs Airflow's start-up CPU every month, for a wait that a
+backfill of past months never makes (docs/benchmarks.md, "Four task processes a month"). A failed
+wait (the triggerer gave up on the trigger before the month was published) fails the task without
+using its retries; a retried fetch checks the target again, and a published month passes at once.
 
 Each time it fetches (first execution, or resumed by its trigger) the operator makes passes of the
 core fetch (:func:`era5etl.pipeline.fetch_step` with ``wait=False``): reuse what is staged,

@@ -14,7 +14,7 @@ the rest was imported, docs/benchmarks.md, "Airflow's overhead per task"):
   module: 0.16 s and 0.18 s;
 * the ``era5_timescale`` connection's hook (the postgres provider): 0.02 s.
 
-A month is four task processes, so this is about 2.5 s of CPU a month that a backfill no longer pays.
+A month is four task processes, so this is about 2.5 s of CPU a month that a backfill does not pay.
 
 Nothing here may stop the forkserver: multiprocessing's forkserver survives only an ``ImportError`` of
 a preloaded module, and the DAGs' module reads the ``ERA5_*`` settings when it is imported. A module

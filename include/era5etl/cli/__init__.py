@@ -31,7 +31,19 @@ ERA5_LOG_LEVEL; every ERA5_* setting with its value: `python -m era5etl settings
 def build_parser() -> argparse.ArgumentParser:
     from importlib.metadata import version
 
-    from era5etl.cli import climate, config, database, files, months, read, reads, rollups, stack, tables, variables
+    from era5etl.cli import (
+        climate,
+        config,
+        database,
+        load_file,
+        months,
+        reads,
+        rollups,
+        series_map,
+        stack,
+        table,
+        variables,
+    )
     from era5etl.db.image import TIMESCALEDB_VERSION
 
     p = argparse.ArgumentParser(prog="era5etl", description=__doc__.split("\n\n")[0], epilog=EPILOG,
@@ -41,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-v", "--verbose", action="count", default=0,
                    help="log what each step does (-v: info, -vv: debug; default from ERA5_LOG_LEVEL, else warnings)")
     sub = p.add_subparsers(dest="command", required=True)
-    for module in (database, months, files, rollups, read, climate, reads, config, stack, tables, variables):
+    for module in (database, months, load_file, rollups, series_map, climate, reads, config, stack, table, variables):
         module.add_parsers(sub)
     return p
 

@@ -74,7 +74,7 @@ def _text(data: dict[str, Any]) -> str:
 
 
 def cmd_climate(args: argparse.Namespace) -> int:
-    from era5etl.cli.read import output_path
+    from era5etl.cli.series_map import output_path
     from era5etl.read.climate_read import climate_request
     from era5etl.read.where import where
 

@@ -12,7 +12,7 @@ Settings fit for this machine: LocalExecutor with ``2 x cores`` worker slots (``
 keeps Airflow's default of 32), one api-server worker, the DAG file re-parsed every two minutes, and
 the executor's workers started from a forkserver that imported Great Expectations and the pipeline's
 steps once (``--preload``, default :data:`PRELOAD`; ``--no-preload`` turns it off): each task process
-is forked from a worker, so the validate task no longer pays GX's import (~4 s here) every month; and
+is forked from a worker, so the validate task does not pay GX's import (~4 s here) every month; and
 a finished task handed over to the next within a second (``era5etl.cli.database.LATENCY``).
 Any ``AIRFLOW__*``/``ERA5_*`` variable already in the environment wins over these, except what the
 options decide (home, ports, ``--metadata-db``); with the local CDS, ``CDSAPI_URL``/``CDSAPI_KEY`` are its.

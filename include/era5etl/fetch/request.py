@@ -46,7 +46,8 @@ def parse_data_format(text: str) -> DataFormat:
 
 
 def _hash(request: Mapping[str, Any], collection: str = DATASET) -> str:
-    # The collection is part of the key, as it always was for single levels (whose hashes are unchanged).
+    # The collection is part of the key: the same month of two datasets is two downloads, each in its
+    # own staging folder (single levels' hashes are the ones their staging folders are named by).
     canonical = json.dumps({"dataset": collection, **request}, sort_keys=True)
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
@@ -58,9 +59,9 @@ class MonthRequest:
     grid: Grid
     variables: tuple[Variable, ...]
     # Not sent to the CDS: a new revision asks for a fresh download of the same request (ERA5T
-    # replaced by final ERA5), so it must name another staging folder. Empty keeps the old hashes.
+    # replaced by final ERA5), so it must name another staging folder. Empty leaves the hash alone.
     revision: str = ""
-    # Sent as the request's data_format, so it is part of every hash; NetCDF keeps the old hashes.
+    # Sent as the request's data_format, so it is part of every hash; NetCDF is the default format.
     data_format: DataFormat = DEFAULT_DATA_FORMAT
     # The CDS collection and its fixed request keys (Dataset.request_keys); single levels by default.
     dataset: Dataset = SINGLE_LEVELS

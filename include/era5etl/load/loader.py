@@ -24,12 +24,12 @@ from era5etl.core.datasets import SINGLE_LEVELS, Dataset
 from era5etl.core.errors import first_line
 from era5etl.core.tiles import tile_groups, tile_of
 from era5etl.db import connect, extents
-from era5etl.load import encode as pgcopy
+from era5etl.load import encode
 from era5etl.load.chunks import chunk_plan
 from era5etl.load.monthly import write_monthly
 from era5etl.load.results import ChunkResult, LoadError, LoadResult
 from era5etl.load.rollup import MonthlyRollup, Points, WindowRollup
-from era5etl.load.writer import Box, Window, copy_settings, rollups_in_tiles, write_chunk
+from era5etl.load.writer import Footprint, Window, copy_settings, rollups_in_tiles, write_chunk
 from era5etl.stage import Block, StagedDownload
 
 log = logging.getLogger(__name__)
@@ -60,7 +60,7 @@ def load(
     rollups: bool | None = None,
     dataset: Dataset = SINGLE_LEVELS,
 ) -> LoadResult:
-    """Replace, chunk by chunk, the table's rows at the download's time steps inside its box, and
+    """Replace, chunk by chunk, the table's rows at the download's time steps inside its footprint, and
     with them their daily and monthly rollups (``rollups``: default ERA5_ROLLUPS).
 
     ``dataset``: what the download is (single levels by default). On pressure levels each row also
@@ -73,7 +73,7 @@ def load(
                         f"{dataset.name} {'has no levels' if on_levels else 'has'}")
     if on_levels or dataset.monthly:
         rollups = False  # a table on levels has no rollups yet (docs/datasets.md); monthly means are months
-    box = Box.of(staged, tuple(v.column for v in dataset.base_variables), dataset.grid)
+    footprint = Footprint.of(staged, tuple(v.column for v in dataset.base_variables), dataset.grid)
     times = staged.valid_time
     if start is not None:
         times = times[times >= _np(start)]
@@ -87,7 +87,7 @@ def load(
     if staged.location_id is not None:  # before any row: the table's box holds every point it has rows of
         with connect(url, autocommit=True) as conn:
             extents.widen(conn, table, extents.extent_of(staged.location_id, dataset.grid), dataset.grid)
-    plan = _plan(url, table, staged, box, windows, rollups=rollups)
+    plan = _plan(url, table, staged, footprint, windows, rollups=rollups)
     run = _Run(url, table, plan, times, on_chunk)
     run.write(staged, workers)
     for w in windows:
@@ -109,10 +109,10 @@ def load(
 
 @dataclass
 class _Plan:
-    """How a load's rows are written: the box, the chunk windows, the COPY session settings, the order
+    """How a load's rows are written: the footprint, the chunk windows, the COPY session settings, the order
     the grid points go in (``order``, or by ``tiles``), a block's hours, and the rollups made on the way."""
 
-    box: Box
+    footprint: Footprint
     windows: list[Window]
     settings: dict[str, str] | None
     order: np.ndarray | None
@@ -122,7 +122,8 @@ class _Plan:
     monthly: MonthlyRollup
 
 
-def _plan(url: str, table: str, staged: StagedDownload, box: Box, windows: list[Window], *, rollups: bool) -> _Plan:
+def _plan(url: str, table: str, staged: StagedDownload, footprint: Footprint, windows: list[Window], *,
+          rollups: bool) -> _Plan:
     settings, tiled = copy_settings(url, table, levels=staged.level is not None)
     # Rows reach a columnstore chunk in its order (time, location_id; time, level, location_id on
     # levels; in tiles, tile, location_id, time): the grid points sorted once.
@@ -133,7 +134,7 @@ def _plan(url: str, table: str, staged: StagedDownload, box: Box, windows: list[
             order = np.argsort(staged.location_id, kind="stable")
         else:  # levels within a point in tiles; points within a level hour by hour
             order = np.lexsort((staged.level, staged.location_id) if tiled else (staged.location_id, staged.level))
-    box = replace(box, tiled=tiled, rollups_tiled=rollups and rollups_in_tiles(url, table))
+    footprint = replace(footprint, tiled=tiled, rollups_tiled=rollups and rollups_in_tiles(url, table))
     # In tiles the blocks keep the download's order: each piece takes its tiles' points from it by
     # ``order`` (a copy the size of the piece; a global day's block is 25M rows, not copied whole).
     tiles: Tiling | None = None
@@ -144,7 +145,7 @@ def _plan(url: str, table: str, staged: StagedDownload, box: Box, windows: list[
         tiles = Tiling(picks, np.full(staged.points, -1, np.int32) if ids is None else tile_of(ids))
         order = None
     # The rollups, aggregated from the blocks as they pass (load.rollup) when the grid has location
-    # ids (ERA5_ROLLUPS); a grid off the lattice has none, and SQL recomputes its box's days.
+    # ids (ERA5_ROLLUPS); a grid off the lattice has none, and SQL recomputes its footprint's days.
     monthly = MonthlyRollup()
     points: Points | None = None
     if rollups and staged.location_id is not None:
@@ -154,8 +155,8 @@ def _plan(url: str, table: str, staged: StagedDownload, box: Box, windows: list[
         points = Points(ids, lat)
     if rollups:
         for w in windows:
-            w.rollup = WindowRollup(w.times, points, box.columns, monthly, box.rollups_tiled)
-    return _Plan(box, windows, settings, order, tiles, block_hours(staged.points, tiled), points, monthly)
+            w.rollup = WindowRollup(w.times, points, footprint.columns, monthly, footprint.rollups_tiled)
+    return _Plan(footprint, windows, settings, order, tiles, block_hours(staged.points, tiled), points, monthly)
 
 
 class _Run:
@@ -188,8 +189,8 @@ class _Run:
     def months(self) -> tuple[int, float]:
         plan = self.plan
         try:
-            return write_monthly(self.url, self.table, plan.box, self.touched, plan.monthly, plan.points,
-                                 plan.box.columns, plan.settings)
+            return write_monthly(self.url, self.table, plan.footprint, self.touched, plan.monthly, plan.points,
+                                 plan.footprint.columns, plan.settings)
         except psycopg.Error as exc:
             raise LoadError(f"writing the monthly rollup of {self.table} failed: {first_line(exc)}") from exc
 
@@ -207,7 +208,7 @@ class _Run:
         try:
             with connect(self.url) as conn:
                 while (w := self.todo.get()) is not None:
-                    w.result = write_chunk(conn, self.table, self.plan.box, w, self.stop, self.plan.settings)
+                    w.result = write_chunk(conn, self.table, self.plan.footprint, w, self.stop, self.plan.settings)
                     if self.on_chunk is not None:
                         self.on_chunk(w.result)
         except BaseException as exc:  # surfaced to the caller by write, after the other threads stop
@@ -253,8 +254,8 @@ class _Run:
                 a0 = time.perf_counter()
                 w.rollup.add(block.valid_time, block.values)
                 self.aggregating += time.perf_counter() - a0
-            if not all(_put(w.data, (pgcopy.encode_block(piece, plan.box.columns, piece_tiles), piece.rows), stop)
-                       for piece, piece_tiles in block_pieces(block, pgcopy.PIECE_ROWS, plan.tiles)):
+            if not all(_put(w.data, (encode.encode_block(piece, plan.footprint.columns, piece_tiles), piece.rows), stop)
+                       for piece, piece_tiles in block_pieces(block, encode.PIECE_ROWS, plan.tiles)):
                 break
         # The hourly rows are all queued: the writer goes on to the daily rows while the last day
         # is encoded, piece by piece (load.rollup.WindowRollup.pieces).
@@ -299,7 +300,7 @@ def block_pieces(block: Block, rows: int, tiles: Tiling | None = None) -> Iterat
         for p in tile_groups(tiles.tiles, len(block.valid_time), rows):
             yield _piece(block, slice(None), tiles.picks[p]), tiles.tiles[p]
         return
-    for t, p in pgcopy.piece_slices(len(block.valid_time), len(block.latitude), rows):
+    for t, p in encode.piece_slices(len(block.valid_time), len(block.latitude), rows):
         yield _piece(block, t, p), None
 
 

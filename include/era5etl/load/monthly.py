@@ -7,7 +7,7 @@ other loads, days it held only some hours of, whose rows SQL computed in the chu
 are read back from the daily rollup, already committed, aggregated per point by the server
 (``db.rollups.months_from_daily``). A month the loader aggregated whole asks the server nothing.
 
-The months are written in one transaction (DELETE of the months inside the load's box, one COPY),
+The months are written in one transaction (DELETE of the months inside the load's footprint, one COPY),
 one load of a table at a time (a transaction lock on the monthly rollup): loads of different
 months of a table write side by side into the same ten-year chunk otherwise. A loader killed after
 its chunks and before this (or a chunk that fails after this) leaves the months' monthly rows stale;
@@ -28,9 +28,9 @@ from psycopg import sql
 from era5etl.core.rollups import rolled_up
 from era5etl.db import connect, rollup_tables, table_ident
 from era5etl.db.rollups import box_filter, months_from_daily
-from era5etl.load import encode as pgcopy
+from era5etl.load import encode
 from era5etl.load.rollup import MonthlyRollup, Partial, Points, encoded_pieces, rollup_copy_columns
-from era5etl.load.writer import DECOMPRESSION_LIMIT, Box
+from era5etl.load.writer import DECOMPRESSION_LIMIT, Footprint
 
 
 def _days_in(month: np.datetime64) -> int:
@@ -74,10 +74,10 @@ def _placed(partial: Partial, at: npt.NDArray[np.intp], n: int) -> Partial:
                    {k: spread(v, 0) for k, v in partial.count.items()})
 
 
-def write_monthly(url: str, table: str, box: Box, touched: Sequence[np.datetime64], monthly: MonthlyRollup,
+def write_monthly(url: str, table: str, footprint: Footprint, touched: Sequence[np.datetime64], monthly: MonthlyRollup,
                   points: Points | None, data_columns: tuple[str, ...],
                   copy_settings: dict[str, str] | None) -> tuple[int, float]:
-    """Replace the monthly rollup rows of the ``touched`` months (datetime64[M]) inside ``box``;
+    """Replace the monthly rollup rows of the ``touched`` months (datetime64[M]) inside ``footprint``;
     returns (rows written, seconds)."""
     t0 = time.perf_counter()
     months = sorted(set(touched))
@@ -89,7 +89,7 @@ def write_monthly(url: str, table: str, box: Box, touched: Sequence[np.datetime6
     ident = table_ident(name)
     whole = {m for m in months if m in monthly.days and len(set(monthly.days[m])) == _days_in(m)}
     ask = [m for m in months if m not in whole]
-    bounds = box.rollup_params()
+    bounds = footprint.rollup_params()
     first = months[0].astype("datetime64[s]").item()
     last = (months[-1] + 1).astype("datetime64[s]").item()
     stamps = [m.astype("datetime64[s]").item() for m in months]
@@ -101,7 +101,7 @@ def write_monthly(url: str, table: str, box: Box, touched: Sequence[np.datetime6
         cur.execute(f"SET LOCAL {DECOMPRESSION_LIMIT} = 0")
         server: dict[np.datetime64, tuple[npt.NDArray[np.int64], Points, Partial]] = {}
         if ask:
-            statement, names = months_from_daily(table, data_columns, box.grid)
+            statement, names = months_from_daily(table, data_columns, footprint.grid)
             skip = sorted({d for m in ask for d in monthly.days.get(m, [])})
             rows = cur.execute(statement, {
                 **bounds, "first": first, "last": last,
@@ -109,13 +109,14 @@ def write_monthly(url: str, table: str, box: Box, touched: Sequence[np.datetime6
                 "skip": [d.astype("datetime64[s]").item() for d in skip]}).fetchall()
             server = _server_partials(rows, names, rolled)
         cur.execute(sql.SQL("DELETE FROM {} WHERE bucket >= %(first)s AND bucket < %(last)s"
-                            " AND bucket = ANY(%(months)s) AND {}").format(ident, box_filter(box.grid)),
+                            " AND bucket = ANY(%(months)s) AND {}").format(ident, box_filter(footprint.grid)),
                     {**bounds, "first": first, "last": last, "months": stamps})
         if copy_settings is not None:
             for setting, value in copy_settings.items():
                 cur.execute("SELECT set_config(%s, %s, true)", (setting, value))
-        with pgcopy.binary_copy(cur, sql.SQL("COPY {} ({}) FROM STDIN (FORMAT BINARY)").format(
-                ident, sql.SQL(", ").join(map(sql.Identifier, rollup_copy_columns(columns, box.rollups_tiled))))) as cp:
+        with encode.binary_copy(cur, sql.SQL("COPY {} ({}) FROM STDIN (FORMAT BINARY)").format(
+                ident, sql.SQL(", ").join(map(sql.Identifier,
+                                               rollup_copy_columns(columns, footprint.rollups_tiled))))) as cp:
             # Runs of months the loader holds alone are encoded at once (a download over decades:
             # ~1,000 months of a few points); the rest a month at a time. Rows stay in (bucket,
             # location_id) order, as the columnstore is told they come.
@@ -126,7 +127,8 @@ def write_monthly(url: str, table: str, box: Box, touched: Sequence[np.datetime6
                     continue
                 if run and points is not None:
                     stacked = Partial.stacked([monthly.months[m] for m in run])
-                    for piece in encoded_pieces(np.array(run), points, stacked, rolled, columns, box.rollups_tiled):
+                    tiled = footprint.rollups_tiled
+                    for piece in encoded_pieces(np.array(run), points, stacked, rolled, columns, tiled):
                         cp.write(piece)
                     written += len(run) * points.location_id.size
                     run = []
@@ -135,7 +137,7 @@ def write_monthly(url: str, table: str, box: Box, touched: Sequence[np.datetime6
                 found = _merged(month, monthly, points, server)
                 if found is None:
                     continue
-                for piece in encoded_pieces(np.array([month]), *found, rolled, columns, box.rollups_tiled):
+                for piece in encoded_pieces(np.array([month]), *found, rolled, columns, footprint.rollups_tiled):
                     cp.write(piece)
                 written += found[0].location_id.size
     return written, time.perf_counter() - t0

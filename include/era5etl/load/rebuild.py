@@ -21,13 +21,13 @@ from era5etl.db import columnstore_enabled, connect, table_ident
 from era5etl.db.rollups import daily_from_hourly, data_columns, drop_rollups, ensure_rollups
 from era5etl.load.monthly import write_monthly
 from era5etl.load.rollup import MonthlyRollup
-from era5etl.load.writer import Box, copy_settings, rollups_in_tiles
+from era5etl.load.writer import Footprint, copy_settings, rollups_in_tiles
 
 log = logging.getLogger(__name__)
 
-# The whole globe as a load's box: every row of the table (its longitude columns are every column of
+# The whole globe as a load's footprint: every row of the table (its longitude columns are every column of
 # any lattice's ids).
-_WORLD = Box(-90.0, 90.0, -180.0, 180.0)
+_WORLD = Footprint(90.0, -180.0, -90.0, 180.0)
 
 
 def rebuild(url: str, table: str, on_month: Callable[[str, int], None] | None = None) -> dict[str, int]:

@@ -8,7 +8,7 @@ both as they were, and nothing is ever refreshed. PostgreSQL aggregating the sam
 the table could not get under ~10 s for one global day here (hash aggregation of 24.9M rows into 1M
 groups), twice the load itself. No library aggregates streaming numpy blocks per (day, point) and
 emits COPY tuples, so this is hand-written; it is checked against SQL aggregates of the hourly rows
-(tests/integration/load/test_rollups.py) and by every month's validation.
+(tests/integration/read/test_rollups.py) and by every month's validation.
 
 * :class:`WindowRollup` follows one chunk's blocks: every UTC day whose 24 hours are all in the load
   (a *whole* day) is aggregated here; a day the load holds only some hours of is left to SQL over the
@@ -37,7 +37,7 @@ import numpy.typing as npt
 
 from era5etl.core.rollups import KEY_COLUMNS, rolled_up, sources
 from era5etl.core.tiles import TILE_COLUMN, tile_of
-from era5etl.load import encode as pgcopy
+from era5etl.load import encode
 
 F64 = npt.NDArray[np.float64]
 
@@ -362,9 +362,9 @@ def encoded_pieces(buckets: npt.NDArray[np.datetime64], points: Points, partial:
     hours = partial.hours.astype(np.int32)
     stamps = buckets.astype("datetime64[s]")
     tiles = tile_of(points.location_id) if tiled else None
-    for t, p in pgcopy.piece_slices(*hours.shape):
+    for t, p in encode.piece_slices(*hours.shape):
         ints = {"hours": hours[t, p]} | ({} if tiles is None else {TILE_COLUMN: tiles[None, p]})
-        yield pgcopy.encode_grid(stamps[t], points.location_id[p], points.latitude[p], ints,
+        yield encode.encode_grid(stamps[t], points.location_id[p], points.latitude[p], ints,
                                  {k: v[t, p] for k, v in values.items()}, columns)
 
 

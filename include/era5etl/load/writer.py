@@ -36,7 +36,7 @@ from era5etl.db.layout import (
     has_tile_column,
 )
 from era5etl.db.rollups import box_filter, box_params, daily_from_hourly
-from era5etl.load import encode as pgcopy
+from era5etl.load import encode
 from era5etl.load.chunks import chunk_of, chunks_between, empty_chunk
 from era5etl.load.locks import lock_chunk, lock_month
 from era5etl.load.results import ChunkResult, LoadError
@@ -109,12 +109,13 @@ def rollups_in_tiles(url: str, table: str) -> bool:
 
 
 @dataclass(frozen=True)
-class Box:
-    """The grid points' bounding box, what a reload replaces, and the data columns it writes."""
+class Footprint:
+    """What a load writes and a reload replaces: the bounding box of its grid points (N/W/S/E, as
+    ``core.grid.Area``), the data columns and the pressure levels."""
 
-    south: float
     north: float
     west: float
+    south: float
     east: float
     # The six, then the columns of any other catalogued variable the download holds (a reload
     # replaces whole rows: a column not written is NULL in them).
@@ -128,21 +129,22 @@ class Box:
     rollups_tiled: bool = False
 
     @classmethod
-    def of(cls, staged: StagedDownload, base: tuple[str, ...] = DATA_COLUMNS, grid: LatLonGrid = ERA5_GRID) -> Box:
+    def of(cls, staged: StagedDownload, base: tuple[str, ...] = DATA_COLUMNS, grid: LatLonGrid = ERA5_GRID
+           ) -> Footprint:
         """``base``: the columns the table is made with (the six of single levels), written NULL when
         the download lacks them."""
         lat, lon = staged.latitude, staged.longitude
         extra = tuple(v.column for v in staged.variables if v.column not in base)
-        return cls(float(lat.min()), float(lat.max()), float(lon.min()), float(lon.max()), (*base, *extra),
+        return cls(float(lat.max()), float(lon.min()), float(lat.min()), float(lon.max()), (*base, *extra),
                    tuple(getattr(staged, "levels", ())), grid)
 
     def params(self) -> dict[str, Any]:
-        """The box's bounds (and levels) as a statement's parameters."""
+        """The bounds (and levels) as a statement's parameters."""
         return {"south": self.south, "north": self.north, "west": self.west, "east": self.east} | (
             {"levels": list(self.levels)} if self.levels else {})
 
     def rollup_params(self) -> dict[str, Any]:
-        """The box's bounds as the parameters of ``db.rollups.box_filter`` (with the degrees too, for
+        """The bounds as the parameters of ``db.rollups.box_filter`` (with the degrees too, for
         the statements that read the hourly rows)."""
         return self.params() | box_params(self.grid, self.south, self.north, self.west, self.east)
 
@@ -162,19 +164,19 @@ class Window:
     rollup: WindowRollup | None = None
 
 
-def write_chunk(conn: psycopg.Connection[tuple[Any, ...]], table: str, box: Box, w: Window,
+def write_chunk(conn: psycopg.Connection[tuple[Any, ...]], table: str, footprint: Footprint, w: Window,
                 stop: threading.Event, settings: dict[str, str] | None = None) -> ChunkResult:
     """One chunk's transaction; ``settings``: the columnstore's COPY settings, None for the row store."""
     columnstore = settings is not None
     t0 = time.perf_counter()
     with conn.transaction(), conn.cursor() as cur:
         chunk, name = _take_chunk(conn, cur, table, w, columnstore=columnstore)
-        deleted, replaced, freeze = _clear(cur, chunk, box, w, columnstore=columnstore)
-        rows, nbytes, t_copy = _copy_rows(cur, chunk, box, w, stop, settings, freeze)
+        deleted, replaced, freeze = _clear(cur, chunk, footprint, w, columnstore=columnstore)
+        rows, nbytes, t_copy = _copy_rows(cur, chunk, footprint, w, stop, settings, freeze)
         t_index = time.perf_counter()
         rollup_rows = 0
         if w.rollup is not None:
-            rollup_rows = write_daily(cur, table, box, w.start, w.end, w.rollup, whole=replaced != "delete",
+            rollup_rows = write_daily(cur, table, footprint, w.start, w.end, w.rollup, whole=replaced != "delete",
                                       empty=replaced == "new", columnstore=columnstore, stop=stop)
         t_rollup = time.perf_counter()
         if not columnstore:
@@ -212,7 +214,7 @@ def _take_chunk(conn: psycopg.Connection[tuple[Any, ...]], cur: psycopg.Cursor[t
     return chunk, name
 
 
-def _clear(cur: psycopg.Cursor[tuple[Any, ...]], chunk: sql.Identifier, box: Box, w: Window, *,
+def _clear(cur: psycopg.Cursor[tuple[Any, ...]], chunk: sql.Identifier, footprint: Footprint, w: Window, *,
            columnstore: bool) -> tuple[int, str, sql.SQL]:
     """The rows the window replaces gone: how many, how ("delete", "truncate" or "new"), and the
     COPY option that goes with it (FREEZE into a chunk truncated in this transaction)."""
@@ -222,13 +224,13 @@ def _clear(cur: psycopg.Cursor[tuple[Any, ...]], chunk: sql.Identifier, box: Box
     every_hour = bool(np.all(np.diff(w.times) == 3600))
     steps = sql.SQL("TRUE") if every_hour else sql.SQL("time = ANY(%(times)s)")
     times = [] if every_hour else [datetime.fromtimestamp(int(t), UTC) for t in w.times]
-    params = {"times": times, "t0": first, "t1": last, **box.params()}
-    # The whole chunk is replaced when everything it holds is at these time steps inside this box:
+    params = {"times": times, "t0": first, "t1": last, **footprint.params()}
+    # The whole chunk is replaced when everything it holds is at these time steps inside this footprint:
     # TRUNCATE then, which leaves no dead rows behind. Otherwise only those rows go.
     others = cur.execute(
         sql.SQL("SELECT EXISTS (SELECT 1 FROM {} WHERE NOT (time >= %(t0)s AND time <= %(t1)s AND {}"
                 " AND latitude BETWEEN %(south)s AND %(north)s AND longitude BETWEEN %(west)s AND %(east)s{})"
-                " OR latitude IS NULL OR longitude IS NULL)").format(chunk, steps, box.level_filter()),
+                " OR latitude IS NULL OR longitude IS NULL)").format(chunk, steps, footprint.level_filter()),
         params,
     ).fetchone()
     if others is not None and others[0]:
@@ -237,7 +239,7 @@ def _clear(cur: psycopg.Cursor[tuple[Any, ...]], chunk: sql.Identifier, box: Box
         cur.execute(
             sql.SQL("DELETE FROM {} WHERE time >= %(t0)s AND time <= %(t1)s AND {}"
                     " AND latitude BETWEEN %(south)s AND %(north)s AND longitude BETWEEN %(west)s"
-                    " AND %(east)s{}").format(chunk, steps, box.level_filter()),
+                    " AND %(east)s{}").format(chunk, steps, footprint.level_filter()),
             params,
         )
         deleted, replaced = max(cur.rowcount, 0), "delete"
@@ -247,12 +249,12 @@ def _clear(cur: psycopg.Cursor[tuple[Any, ...]], chunk: sql.Identifier, box: Box
         deleted = int(count[0]) if count else 0
         # On the row store even an empty chunk is truncated: a table truncated in the COPY's own
         # transaction can take FREEZE (its rows need no hint-bit writes or freezing vacuum later).
-        # TimescaleDB 2.19 passed a chunk's COPY to PostgreSQL, which honours it; 2.29 routes it
-        # through its own COPY, which does not (measured: no page frozen, against all of them on a
-        # plain table), so it now helps only older servers. In the columnstore an empty chunk is
-        # left as it is: a TRUNCATE makes new files for it and its compressed relation for nothing
-        # (85 new year chunks of a download over decades, each written once). A whole reload
-        # would add its rows beside what a compressed chunk's row part kept (empty_chunk).
+        # FREEZE takes effect where TimescaleDB hands a chunk's COPY to PostgreSQL (2.19); 2.29 runs
+        # the COPY itself and freezes no page (docs/benchmarks.md), where the flag costs nothing.
+        # In the columnstore an empty chunk is left as it is: a TRUNCATE makes new files for it and
+        # its compressed relation for nothing (85 new year chunks of a download over decades, each
+        # written once). A whole reload would add its rows beside what a compressed chunk's row part
+        # kept (empty_chunk).
         if deleted or not columnstore:
             empty_chunk(cur, chunk, compressed=columnstore)
         replaced = "truncate" if deleted else "new"
@@ -260,7 +262,7 @@ def _clear(cur: psycopg.Cursor[tuple[Any, ...]], chunk: sql.Identifier, box: Box
     return deleted, replaced, freeze
 
 
-def _copy_rows(cur: psycopg.Cursor[tuple[Any, ...]], chunk: sql.Identifier, box: Box, w: Window,
+def _copy_rows(cur: psycopg.Cursor[tuple[Any, ...]], chunk: sql.Identifier, footprint: Footprint, w: Window,
                stop: threading.Event, settings: dict[str, str] | None, freeze: sql.SQL) -> tuple[int, int, float]:
     """The window's encoded rows, as the loader queues them, in one binary COPY: rows and bytes sent,
     and when the COPY began (``time.perf_counter``)."""
@@ -271,10 +273,10 @@ def _copy_rows(cur: psycopg.Cursor[tuple[Any, ...]], chunk: sql.Identifier, box:
         # order the loader sends them (time, location_id), with no sort and no row-store detour.
         for setting, value in (settings or {}).items():
             cur.execute("SELECT set_config(%s, %s, true)", (setting, value))
-    columns = sql.SQL(", ").join(map(sql.Identifier, pgcopy.copy_columns(
-        box.columns, (TILE_COLUMN,) if box.tiled else (), level=bool(box.levels))))
+    columns = sql.SQL(", ").join(map(sql.Identifier, encode.copy_columns(
+        footprint.columns, (TILE_COLUMN,) if footprint.tiled else (), level=bool(footprint.levels))))
     t_copy = time.perf_counter()
-    with pgcopy.binary_copy(cur, sql.SQL("COPY {} ({}) FROM STDIN (FORMAT BINARY{})").format(
+    with encode.binary_copy(cur, sql.SQL("COPY {} ({}) FROM STDIN (FORMAT BINARY{})").format(
             chunk, columns, freeze)) as cp:
         while (item := w.data.get()) is not None:
             if stop.is_set():
@@ -298,9 +300,9 @@ def _index(cur: psycopg.Cursor[tuple[Any, ...]], chunk: sql.Identifier, name: st
     cur.execute(sql.SQL("ANALYZE {} (time, location_id)").format(chunk))
 
 
-def write_daily(cur: psycopg.Cursor[tuple[Any, ...]], table: str, box: Box, start: datetime, end: datetime,
+def write_daily(cur: psycopg.Cursor[tuple[Any, ...]], table: str, footprint: Footprint, start: datetime, end: datetime,
                 rollup: WindowRollup, *, whole: bool, empty: bool, columnstore: bool, stop: threading.Event) -> int:
-    """The chunk's daily rollup rows, in its transaction: the rows of its days inside the box replaced
+    """The chunk's daily rollup rows, in its transaction: the rows of its days inside the footprint replaced
     by the whole days the loader aggregated (one binary COPY) and the partial days SQL aggregates from
     the hourly rows just written. ``whole``: the hourly chunk held nothing but what this load
     replaced, so the daily chunk made with it (same range) is emptied instead; ``empty``: it held
@@ -311,7 +313,7 @@ def write_daily(cur: psycopg.Cursor[tuple[Any, ...]], table: str, box: Box, star
     aligned = len(found) == 1 and found[0][2] == start and found[0][3] == end
     target = sql.Identifier(found[0][0], found[0][1]) if aligned else table_ident(daily)
     days = [d.astype("datetime64[s]").item().replace(tzinfo=UTC) for d in rollup.days]
-    bounds = box.rollup_params()
+    bounds = footprint.rollup_params()
     # As for the hourly rows: the chunk's transaction may decompress whatever it replaces.
     cur.execute(f"SET LOCAL {DECOMPRESSION_LIMIT} = 0")
     if aligned and empty:
@@ -320,13 +322,13 @@ def write_daily(cur: psycopg.Cursor[tuple[Any, ...]], table: str, box: Box, star
         empty_chunk(cur, target, compressed=columnstore)
     elif days:
         cur.execute(sql.SQL("DELETE FROM {} WHERE bucket >= %(first)s AND bucket <= %(last)s AND bucket = ANY(%(days)s)"
-                            " AND {}").format(target, box_filter(box.grid)),
+                            " AND {}").format(target, box_filter(footprint.grid)),
                     {**bounds, "first": days[0], "last": days[-1], "days": days})
     if rollup.whole:
         # The pieces as the loader encodes them: the last day's are still being made when the hourly
         # rows are in (load.rollup.encoded_pieces).
         columns = sql.SQL(", ").join(map(sql.Identifier, rollup.copy_columns()))
-        with pgcopy.binary_copy(cur, sql.SQL("COPY {} ({}) FROM STDIN (FORMAT BINARY)").format(target, columns)) as cp:
+        with encode.binary_copy(cur, sql.SQL("COPY {} ({}) FROM STDIN (FORMAT BINARY)").format(target, columns)) as cp:
             for data in rollup.pieces(stop):
                 cp.write(data)
             if stop.is_set():

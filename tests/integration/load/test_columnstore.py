@@ -2,7 +2,7 @@
 the Apache-licensed server, which has no columnstore, keeps the row store and says so.
 
 The reload, kill and ERA5T paths run on the columnstore too, since it is the local server's default:
-test_load_atomic.py here (SIGKILL mid-load, two loads at once), ../pipeline/test_finalize.py (ERA5T
+test_writer.py here (SIGKILL mid-load, two loads at once), ../pipeline/test_finalize.py (ERA5T
 to final), test_load_file.py here (every real sample read back bit for bit from compressed chunks).
 """
 

@@ -11,7 +11,7 @@ import pytest
 
 from era5etl.core.variables import DATA_COLUMNS
 from era5etl.db import connect
-from era5etl.load import encode as pgcopy
+from era5etl.load import encode
 
 F4_MAX = float(np.finfo(np.float32).max)
 F4_TINY = float(np.finfo(np.float32).smallest_subnormal)
@@ -44,12 +44,12 @@ def plain_table(db_url: str) -> str:
 
 
 def _copy(url: str, table: str, payload: bytes) -> list[tuple[object, ...]]:
-    cols = ", ".join(pgcopy.COPY_COLUMNS)
+    cols = ", ".join(encode.COPY_COLUMNS)
     with connect(url) as conn:
         with conn.transaction(), conn.cursor() as cur:
             cur.execute(f"TRUNCATE {table}")
             with cur.copy(f"COPY {table} ({cols}) FROM STDIN (FORMAT BINARY)") as cp:
-                cp.write(pgcopy.HEADER + payload + pgcopy.TRAILER)
+                cp.write(encode.HEADER + payload + encode.TRAILER)
         # float4send: the stored bits, so -0.0 and subnormals are compared exactly.
         sel = ", ".join(["time", "location_id", *[f"float4send({c})" for c in ("latitude", "longitude",
                                                                                *DATA_COLUMNS)]])
@@ -64,7 +64,7 @@ def test_roundtrip_specials_and_epochs(db_url: str, plain_table: str) -> None:
     cols = {c: np.roll(values, k) for k, c in enumerate(DATA_COLUMNS[:-1])}  # snowfall absent -> NULL
     lat = np.linspace(-90, 90, n).astype(np.float32)
     lon = np.linspace(-179.75, 180, n).astype(np.float32)
-    got = _copy(db_url, plain_table, pgcopy.encode_rows(time_us, ids, lat, lon, cols))
+    got = _copy(db_url, plain_table, encode.encode_rows(time_us, ids, lat, lon, cols))
     assert len(got) == n
     for i, row in enumerate(got):
         assert row[0] == TIMES[i // len(SPECIALS)]
@@ -81,7 +81,7 @@ def test_roundtrip_specials_and_epochs(db_url: str, plain_table: str) -> None:
 
 def test_roundtrip_empty_batch(db_url: str, plain_table: str) -> None:
     empty = np.array([], dtype=np.float32)
-    payload = pgcopy.encode_rows(np.array([], dtype=np.int64), np.array([], dtype=np.int32), empty, empty,
+    payload = encode.encode_rows(np.array([], dtype=np.int64), np.array([], dtype=np.int32), empty, empty,
                                  {c: empty for c in DATA_COLUMNS})
     assert payload == b""
     assert _copy(db_url, plain_table, payload) == []

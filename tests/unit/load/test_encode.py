@@ -14,7 +14,7 @@ import numpy.typing as npt
 import pytest
 
 from era5etl.core.variables import DATA_COLUMNS
-from era5etl.load import encode as pgcopy
+from era5etl.load import encode
 from era5etl.stage import Block, open_download
 
 F4_MAX = float(np.finfo(np.float32).max)
@@ -85,9 +85,9 @@ def unix_us(t: datetime) -> int:
 
 
 def test_constants() -> None:
-    assert pgcopy.HEADER == b"PGCOPY\n\xff\r\n\x00" + b"\x00" * 8
-    assert pgcopy.TRAILER == b"\xff\xff"
-    assert pgcopy.COPY_COLUMNS == ("time", "location_id", "latitude", "longitude", "temperature_2m",
+    assert encode.HEADER == b"PGCOPY\n\xff\r\n\x00" + b"\x00" * 8
+    assert encode.TRAILER == b"\xff\xff"
+    assert encode.COPY_COLUMNS == ("time", "location_id", "latitude", "longitude", "temperature_2m",
                                    "zonal_wind_10m", "meridional_wind_10m", "total_cloud_cover",
                                    "total_precipitation", "snowfall")
 
@@ -101,7 +101,7 @@ def test_rows_specials_epochs_and_absent_column() -> None:
     lat = np.roll(values, 7)  # NaN latitude is NULL too
     lon = np.linspace(-179.75, 180, n).astype(np.float32)
 
-    rows = decode(pgcopy.HEADER + pgcopy.encode_rows(time_us, ids, lat, lon, cols) + pgcopy.TRAILER)
+    rows = decode(encode.HEADER + encode.encode_rows(time_us, ids, lat, lon, cols) + encode.TRAILER)
 
     assert len(rows) == n
     for i, row in enumerate(rows):
@@ -116,9 +116,9 @@ def test_rows_specials_epochs_and_absent_column() -> None:
 def test_special_values_are_exact_on_the_wire() -> None:
     vals = np.array([-0.0, 0.0, F4_TINY, F4_MAX, math.inf, -math.inf, math.nan], dtype=np.float32)
     n = len(vals)
-    (stream,) = [pgcopy.encode_rows(np.zeros(n, np.int64), np.zeros(n, np.int32), vals, vals,
+    (stream,) = [encode.encode_rows(np.zeros(n, np.int64), np.zeros(n, np.int32), vals, vals,
                                     {"temperature_2m": vals})]
-    rows = decode(pgcopy.HEADER + stream + pgcopy.TRAILER)
+    rows = decode(encode.HEADER + stream + encode.TRAILER)
     assert [r[4] for r in rows] == [b"\x80\x00\x00\x00", b"\x00\x00\x00\x00", b"\x00\x00\x00\x01",
                                     b"\x7f\x7f\xff\xff", b"\x7f\x80\x00\x00", b"\xff\x80\x00\x00", None]
     assert [r[0] for r in rows] == [UNIX] * n  # Unix zero is -946684800 s on PostgreSQL's clock
@@ -137,7 +137,7 @@ def test_block_rows_are_time_major_and_absent_columns_null() -> None:
     tp[1, 2] = np.nan
     t2m = -tp
     block = _block(t, p, {"total_precipitation": tp, "temperature_2m": t2m})
-    rows = decode(pgcopy.HEADER + pgcopy.encode_block(block) + pgcopy.TRAILER)
+    rows = decode(encode.HEADER + encode.encode_block(block) + encode.TRAILER)
     assert len(rows) == block.rows == 12
     for i, row in enumerate(rows):
         ti, pi = divmod(i, p)
@@ -158,12 +158,12 @@ def test_block_form_is_the_row_form_repeated_per_step() -> None:
     cols["total_cloud_cover"][:] = np.nan  # entirely NULL: takes the no-mask route
     cols["zonal_wind_10m"][2, 5] = -0.0
     block = _block(t, p, cols)
-    by_rows = pgcopy.encode_rows(
+    by_rows = encode.encode_rows(
         np.repeat(block.valid_time, p), np.tile(block.location_id, t), np.tile(block.latitude, t),
         np.tile(block.longitude, t), {c: v.ravel() for c, v in cols.items()})
-    assert pgcopy.encode_block(block) == by_rows
+    assert encode.encode_block(block) == by_rows
 
-    rows = decode(pgcopy.HEADER + by_rows + pgcopy.TRAILER)
+    rows = decode(encode.HEADER + by_rows + encode.TRAILER)
     flat = {c: v.ravel() for c, v in cols.items()}
     for i, row in enumerate(rows):
         for k, c in enumerate(DATA_COLUMNS):
@@ -181,12 +181,12 @@ def test_random_blocks_decode_field_by_field(nan_fraction: float) -> None:
         v[rng.random((t, p)) < nan_fraction] = np.nan
         cols[c] = v
     block = _block(t, p, cols)
-    stream = pgcopy.encode_block(block)
+    stream = encode.encode_block(block)
     nulls = sum(int(np.isnan(v).sum()) for v in cols.values())
     # count, time, id, lat, lon (length + data each), then 8 bytes per value, 4 per NULL
     row_bytes = 2 + 12 + 8 + 8 + 8 + 8 * len(present) + 4 * (6 - len(present))
     assert len(stream) == block.rows * row_bytes - 4 * nulls
-    rows = decode(pgcopy.HEADER + stream + pgcopy.TRAILER)
+    rows = decode(encode.HEADER + stream + encode.TRAILER)
     for i, row in enumerate(rows):
         ti, pi = divmod(i, p)
         assert row[1] == int(block.location_id[pi])
@@ -196,20 +196,20 @@ def test_random_blocks_decode_field_by_field(nan_fraction: float) -> None:
 
 def test_empty_blocks_and_rows_encode_to_nothing() -> None:
     none = np.array([], dtype=np.float32)
-    assert pgcopy.encode_block(_block(0, 5, {"snowfall": np.zeros((0, 5), np.float32)})) == b""
-    assert pgcopy.encode_block(_block(4, 0, {"snowfall": np.zeros((4, 0), np.float32)})) == b""
-    assert pgcopy.encode_rows(np.array([], np.int64), np.array([], np.int32), none, none,
+    assert encode.encode_block(_block(0, 5, {"snowfall": np.zeros((0, 5), np.float32)})) == b""
+    assert encode.encode_block(_block(4, 0, {"snowfall": np.zeros((4, 0), np.float32)})) == b""
+    assert encode.encode_rows(np.array([], np.int64), np.array([], np.int32), none, none,
                               {c: none for c in DATA_COLUMNS}) == b""
-    assert decode(pgcopy.HEADER + b"" + pgcopy.TRAILER) == []
+    assert decode(encode.HEADER + b"" + encode.TRAILER) == []
 
 
 def test_times_may_be_datetime64_and_ids_wider_ints() -> None:
     stamps = np.array(["1940-01-01T00", "2000-01-01T00", "2038-01-19T03:14:08"], dtype="datetime64[s]")
     as_int = stamps.astype("datetime64[us]").astype(np.int64)
     lat = np.zeros(3, np.float32)
-    one = pgcopy.encode_rows(stamps, np.arange(3, dtype=np.int64), lat, lat, {})
-    assert one == pgcopy.encode_rows(as_int, np.arange(3, dtype=np.int32), lat, lat, {})
-    rows = decode(pgcopy.HEADER + one + pgcopy.TRAILER)
+    one = encode.encode_rows(stamps, np.arange(3, dtype=np.int64), lat, lat, {})
+    assert one == encode.encode_rows(as_int, np.arange(3, dtype=np.int32), lat, lat, {})
+    rows = decode(encode.HEADER + one + encode.TRAILER)
     assert [r[0] for r in rows] == [datetime(1940, 1, 1, tzinfo=UTC), PG_ZERO,
                                     datetime(2038, 1, 19, 3, 14, 8, tzinfo=UTC)]
     assert all(r[4:] == (None,) * 6 for r in rows)
@@ -218,12 +218,12 @@ def test_times_may_be_datetime64_and_ids_wider_ints() -> None:
 def test_float64_input_is_rounded_to_float4_and_overflow_refused() -> None:
     v64 = np.array([0.1, 1e-46, 3.4028235e38, -273.15, math.inf, math.nan])
     z = np.zeros(len(v64), np.int64)
-    rows = decode(pgcopy.HEADER + pgcopy.encode_rows(z, z.astype(np.int32), v64, v64, {"snowfall": v64})
-                  + pgcopy.TRAILER)
+    rows = decode(encode.HEADER + encode.encode_rows(z, z.astype(np.int32), v64, v64, {"snowfall": v64})
+                  + encode.TRAILER)
     assert [r[9] for r in rows] == [struct.pack(">f", x) for x in v64[:-1]] + [None]  # 1e-46 -> 0.0
     # PostgreSQL refuses 1e39 for a real ("out of range"); it must not quietly become Infinity.
     with pytest.raises(ValueError, match="float4"):
-        pgcopy.encode_rows(z[:1], z[:1].astype(np.int32), v64[:1], v64[:1], {"snowfall": np.array([-1e39])})
+        encode.encode_rows(z[:1], z[:1].astype(np.int32), v64[:1], v64[:1], {"snowfall": np.array([-1e39])})
 
 
 def test_bad_input_is_refused() -> None:
@@ -231,17 +231,17 @@ def test_bad_input_is_refused() -> None:
     t = np.zeros(3, np.int64)
     i = np.zeros(3, np.int32)
     with pytest.raises(ValueError, match="not a data column"):
-        pgcopy.encode_rows(t, i, z, z, {"t2m": z})
+        encode.encode_rows(t, i, z, z, {"t2m": z})
     with pytest.raises(ValueError, match="shape"):
-        pgcopy.encode_rows(t, i, z, z, {"snowfall": np.zeros(4, np.float32)})
+        encode.encode_rows(t, i, z, z, {"snowfall": np.zeros(4, np.float32)})
     with pytest.raises(ValueError, match="shape"):
-        pgcopy.encode_rows(t, i[:2], z, z, {})
+        encode.encode_rows(t, i[:2], z, z, {})
     with pytest.raises(ValueError, match="int4"):
-        pgcopy.encode_rows(t, np.array([0, 1, 2**31], np.int64), z, z, {})
+        encode.encode_rows(t, np.array([0, 1, 2**31], np.int64), z, z, {})
     with pytest.raises(TypeError, match="float"):
-        pgcopy.encode_rows(t, i, z, z, {"snowfall": i})  # type: ignore[dict-item]  # on purpose
+        encode.encode_rows(t, i, z, z, {"snowfall": i})  # type: ignore[dict-item]  # on purpose
     with pytest.raises(ValueError, match="shape"):
-        pgcopy.encode_block(replace(_block(2, 3, {}), values={"snowfall": np.zeros((3, 2), np.float32)}))
+        encode.encode_block(replace(_block(2, 3, {}), values={"snowfall": np.zeros((3, 2), np.float32)}))
 
 
 def test_a_real_download_survives_the_round_trip(samples: Path) -> None:
@@ -249,7 +249,7 @@ def test_a_real_download_survives_the_round_trip(samples: Path) -> None:
              samples / "newcds_accum_tp_2025-05_hourly_expver0005.nc"]
     with open_download(paths) as staged:
         blocks = list(staged.blocks(hours=24))
-    stream = pgcopy.HEADER + b"".join(pgcopy.encode_block(b) for b in blocks) + pgcopy.TRAILER
+    stream = encode.HEADER + b"".join(encode.encode_block(b) for b in blocks) + encode.TRAILER
     rows = decode(stream)
     assert len(rows) == staged.rows == 7200
     p = staged.points
@@ -272,7 +272,7 @@ def test_block_off_the_lattice_has_null_location_ids() -> None:
     cols = {"temperature_2m": rng.normal(0, 10, (t, p)).astype(np.float32)}
     block = _block(t, p, cols)
     block.location_id = None
-    rows = decode(pgcopy.HEADER + pgcopy.encode_block(block) + pgcopy.TRAILER)
+    rows = decode(encode.HEADER + encode.encode_block(block) + encode.TRAILER)
     assert len(rows) == t * p
     assert all(row[1] is None for row in rows)
     assert [row[4] for row in rows] == [f4(float(v)) for v in cols["temperature_2m"].ravel()]
@@ -283,7 +283,7 @@ def test_pieces_cover_every_row_once_in_time_then_point_order(days: int, points:
     """The pieces a COPY is sent in (hourly rows, daily and monthly rollup rows): every (step, point)
     once, in the order the columnstore is told the rows come (time, location_id), none over ``rows``."""
     grid = np.arange(days * points).reshape(days, points)
-    sent = [grid[t, p].ravel() for t, p in pgcopy.piece_slices(days, points, rows)]
+    sent = [grid[t, p].ravel() for t, p in encode.piece_slices(days, points, rows)]
     assert np.array_equal(np.concatenate(sent) if sent else np.zeros(0), grid.ravel())
     assert all(piece.size <= rows for piece in sent)
 
@@ -296,8 +296,8 @@ def test_in_tiles_rows_go_point_by_point_with_their_tile() -> None:
     tp[2, 1] = np.nan
     block = _block(t, p, {"total_precipitation": tp})
     tiles = np.array([0, 0, 5, 5], dtype=np.int32)
-    stream = pgcopy.encode_block(block, tiles=tiles)
-    assert pgcopy.copy_columns(int_columns=("tile",))[4] == "tile"
+    stream = encode.encode_block(block, tiles=tiles)
+    assert encode.copy_columns(int_columns=("tile",))[4] == "tile"
     pos, rows = 0, []
     while pos < len(stream):
         (n,) = struct.unpack_from(">h", stream, pos)

@@ -45,11 +45,11 @@ def sink() -> Iterator[RecordingSink]:
 
 
 def _lines(caplog: pytest.LogCaptureFixture) -> list[str]:
-    return [r.getMessage() for r in caplog.records if r.name == "era5etl.track.metrics"]
+    return [r.getMessage() for r in caplog.records if r.name == "era5etl.track.progress"]
 
 
 def test_progress_lines_carry_rate_and_eta_and_are_throttled(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.INFO, logger="era5etl.track.metrics")
+    caplog.set_level(logging.INFO, logger="era5etl.track.progress")
     clock = FakeClock()
     progress = Progress(1000, "load 2024-01", every_s=5.0, clock=clock)
     clock.now += 2
@@ -70,7 +70,7 @@ def test_progress_lines_carry_rate_and_eta_and_are_throttled(caplog: pytest.LogC
 
 
 def test_heartbeat_logs_while_a_chunk_is_slow(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.INFO, logger="era5etl.track.metrics")
+    caplog.set_level(logging.INFO, logger="era5etl.track.progress")
     clock = FakeClock()
     progress = Progress(1000, "load", every_s=5.0, clock=clock)
     progress(Chunk(rows=100, bytes=0, seconds=1.0))
@@ -84,7 +84,7 @@ def test_heartbeat_logs_while_a_chunk_is_slow(caplog: pytest.LogCaptureFixture) 
 
 
 def test_progress_as_context_logs_between_chunks_and_a_summary(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.INFO, logger="era5etl.track.metrics")
+    caplog.set_level(logging.INFO, logger="era5etl.track.progress")
     with metrics.progress_reporter(10, "validate", every_s=0.05) as progress:
         time.sleep(0.3)  # no chunk at all: the heartbeat thread still speaks
         progress(Chunk(rows=10, bytes=0, seconds=0.3))

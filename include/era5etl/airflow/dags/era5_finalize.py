@@ -11,7 +11,7 @@ from datetime import datetime
 from airflow.providers.standard.operators.trigger_dagrun import TriggerDagRunOperator
 from airflow.sdk import DAG, task
 
-from era5etl.airflow import tasks as steps
+from era5etl.airflow import tasks
 
 with DAG(
     dag_id="era5_finalize",
@@ -23,7 +23,7 @@ with DAG(
     tags=["era5", "timescaledb"],
     doc_md=__doc__,
 ) as dag:
-    find = task(task_id="find", doc_md=steps.finalize_runs.__doc__)(steps.finalize_runs)()
+    find = task(task_id="find", doc_md=tasks.finalize_runs.__doc__)(tasks.finalize_runs)()
 
     # One run per month; a rerun of this week's selection skips the runs it already made.
     TriggerDagRunOperator.partial(

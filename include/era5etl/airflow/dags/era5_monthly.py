@@ -29,7 +29,7 @@ from datetime import timedelta
 from airflow.sdk import DAG, task
 
 from era5etl import settings
-from era5etl.airflow import tasks as steps
+from era5etl.airflow import tasks
 from era5etl.airflow.assets import VALIDATED
 from era5etl.airflow.operators import CDS_POOL, DB_POOL, CdsFetchOperator
 from era5etl.airflow.timetable import MonthTimetable
@@ -41,7 +41,7 @@ configured = settings.load()  # once per parse: a bad ERA5_* value fails the par
 def monthly_dag(dataset: Dataset) -> DAG:
     """The monthly DAG of one dataset: the same tasks, its own params (variables, table, levels)."""
     with DAG(
-        dag_id=steps.monthly_dag_id(dataset.name),  # era5_monthly for single levels, as it always was
+        dag_id=tasks.monthly_dag_id(dataset.name),  # era5_monthly for single levels: its past runs keep their DAG
         description=f"{dataset.title} from the CDS into a TimescaleDB hypertable, one month per run",
         # Each run's data interval is the whole month it loads (plain "@monthly" in Airflow 3 gives a
         # zero-length interval) and the run is named by the month's start, not its end.
@@ -49,7 +49,7 @@ def monthly_dag(dataset: Dataset) -> DAG:
         start_date=configured.start_month.start,  # ERA5_START_MONTH: the first month the schedule loads
         catchup=configured.catchup,  # ERA5_CATCHUP: off, unpausing (e.g. for a backfill) loads no other month
         max_active_runs=configured.max_active_runs,
-        params=steps.default_params(configured, dataset),
+        params=tasks.default_params(configured, dataset),
         default_args={"retries": configured.retries, "retry_delay": timedelta(seconds=configured.retry_delay_s)},
         tags=["era5", "timescaledb", dataset.name],
         doc_md=__doc__,
@@ -57,10 +57,10 @@ def monthly_dag(dataset: Dataset) -> DAG:
         # A run is created when its month begins; its fetch waits, deferred, until the month is published
         # (ERA5T lags by ~5 days: ERA5_PUBLICATION_DELAY, default 6), and a month long out goes straight on.
         fetch = CdsFetchOperator(task_id="fetch", pool=CDS_POOL, doc_md=CdsFetchOperator.__doc__)
-        stage = task(task_id="stage", doc_md=steps.stage.__doc__)(steps.stage)()
-        load = task(task_id="load", pool=DB_POOL, doc_md=steps.load.__doc__)(steps.load)()
+        stage = task(task_id="stage", doc_md=tasks.stage.__doc__)(tasks.stage)()
+        load = task(task_id="load", pool=DB_POOL, doc_md=tasks.load.__doc__)(tasks.load)()
         validate = task(task_id="validate", pool=DB_POOL, outlets=[VALIDATED],  # era5://<table>, per run
-                        doc_md=steps.validate.__doc__)(steps.validate)()
+                        doc_md=tasks.validate.__doc__)(tasks.validate)()
         fetch >> stage >> load >> validate
     return made
 

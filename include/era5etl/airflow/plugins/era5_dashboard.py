@@ -133,7 +133,8 @@ app = FastAPI(
 
 @app.exception_handler(RequestValidationError)
 async def _refused(request: Request, exc: RequestValidationError) -> JSONResponse:
-    """A query model's refusal as a 400 whose detail is the parser's sentence, as it always was."""
+    """A query model's refusal as a 400 (not FastAPI's 422) whose detail is the parser's sentence, as the
+    HTTP reads answer a bad query."""
     return JSONResponse({"detail": serve.refusal(exc.errors())}, status_code=status.HTTP_400_BAD_REQUEST)
 
 

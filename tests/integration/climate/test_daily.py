@@ -1,4 +1,5 @@
-"""climate --area: an area's yearly means and anomalies are the cos(latitude)-weighted means of its
+"""An area's days (read.daily's area_daily_values, read.area_localday with --tz) through climate --area:
+its yearly means and anomalies are the cos(latitude)-weighted means of its
 grid points' yearly means, computed here with numpy from the hourly rows (UTC days, all complete);
 with --tz, an area's days and years on that offset's clock, from the hourly rows."""
 

@@ -1,4 +1,4 @@
-"""Every fault the CDS can throw at a fetch, through the real cdsapi client against the local CDS.
+"""The fetcher (fetch.fetcher) against every fault the CDS can throw, through the real cdsapi client and the local CDS.
 
 For each: the right outcome (healed after retry, or a failure naming the cause and what to do),
 nothing partial staged, and no request submitted twice. Jobs are recorded in the real database.

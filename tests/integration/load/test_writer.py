@@ -1,4 +1,5 @@
-"""Every chunk is written whole or not at all: a loader killed with SIGKILL mid-COPY, then a rerun."""
+"""The writer's transaction (load.writer): every chunk written whole or not at all (a loader killed with
+SIGKILL mid-COPY, then a rerun), its read indexes, and two loads of the same days never interleaved."""
 
 from __future__ import annotations
 
