@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,12 +22,6 @@ pytestmark = pytest.mark.integration
 
 FAST = FetchOptions(retries=2, backoff_base=0.05, backoff_cap=0.2, poll_base=0.05, poll_cap=0.2,
                     wait_timeout=60, http_timeout=10)
-
-
-@pytest.fixture(scope="module")
-def cds(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCDS]:
-    with LocalCDS(workdir=tmp_path_factory.mktemp("localcds")) as server:
-        yield server
 
 
 def submitted(cds: LocalCDS, month: Month) -> int:

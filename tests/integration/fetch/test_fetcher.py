@@ -52,14 +52,6 @@ FAST = FetchOptions(retries=4, backoff_base=0.05, backoff_cap=0.2, poll_base=0.0
                     wait_timeout=60, http_timeout=10)
 
 
-@pytest.fixture(scope="module")
-def cds(tmp_path_factory: pytest.TempPathFactory, db_url: str) -> Iterator[LocalCDS]:
-    with LocalCDS(workdir=tmp_path_factory.mktemp("localcds")) as server:
-        yield server
-        with connect(db_url, autocommit=True) as conn:
-            conn.execute("DELETE FROM era5_cds_jobs WHERE api_url = %s", (server.url,))
-
-
 @pytest.fixture(autouse=True)
 def _reset(cds: LocalCDS) -> Iterator[None]:
     yield

@@ -3,7 +3,6 @@ real cdsapi client, a finished job's status, a job the CDS does not know as "los
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,12 +20,6 @@ pytestmark = pytest.mark.integration
 
 FAST = FetchOptions(retries=2, backoff_base=0.05, backoff_cap=0.2, poll_base=0.05, poll_cap=0.2,
                     wait_timeout=60, http_timeout=10)
-
-
-@pytest.fixture(scope="module")
-def cds(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCDS]:
-    with LocalCDS(workdir=tmp_path_factory.mktemp("localcds")) as server:
-        yield server
 
 
 def test_a_finished_job_and_an_unknown_one(cds: LocalCDS, db_url: str, tmp_path: Path) -> None:
