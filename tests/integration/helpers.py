@@ -3,10 +3,12 @@ xarray says a file holds."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -66,3 +68,26 @@ def expected_frame(path: Path) -> pd.DataFrame:
                 values = ds[name].values.astype(np.float64) * var.scale + var.offset
                 frame[var.column] = values.reshape(times.size, -1).astype(np.float32).ravel()
     return frame
+
+
+@contextlib.contextmanager
+def http_reads(url: str, table: str, area: str, run_id: str) -> Iterator[Any]:
+    """The dashboard plugin's FastAPI app called in-process (a TestClient) with its login dependency
+    lifted and its connection lookup answering ``url``; ``table`` is put in the ledger (a loaded
+    2024-01 of ``area``), as the HTTP reads answer for the pipeline's tables only."""
+    from fastapi.testclient import TestClient
+
+    from era5etl.airflow.plugins import era5_dashboard as plugin
+    from era5etl.core.months import Month
+    from era5etl.track import ledger
+
+    ledger.set_state(url, table=table, month=Month.parse("2024-01"), area=area, grid="0.25/0.25", state="loaded",
+                     run_id=run_id)
+    plugin.app.dependency_overrides[plugin.require_reader] = lambda: None
+    saved = plugin.url_cache
+    plugin.url_cache = (float("inf"), url)  # the connection lookup answers this database
+    try:
+        yield TestClient(plugin.app)
+    finally:
+        plugin.url_cache = saved
+        plugin.app.dependency_overrides.clear()

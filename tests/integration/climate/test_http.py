@@ -11,26 +11,13 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from era5etl.core.months import Month
-from era5etl.track import ledger
-
-from ..helpers import cli
+from ..helpers import cli, http_reads
 
 
 @pytest.fixture(scope="module")
 def client(db_url: str, places_table: str) -> Iterator[TestClient]:
-    from era5etl.airflow.plugins import era5_dashboard as plugin
-
-    ledger.set_state(db_url, table=places_table, month=Month.parse("2024-01"), area="-6.25/106.75/-6.25/106.75",
-                     grid="0.25/0.25", state="loaded", run_id="test_http")
-    plugin.app.dependency_overrides[plugin.require_reader] = lambda: None
-    saved = plugin.url_cache
-    plugin.url_cache = (float("inf"), db_url)  # the connection lookup answers this database
-    try:
-        yield TestClient(plugin.app)
-    finally:
-        plugin.url_cache = saved
-        plugin.app.dependency_overrides.clear()
+    with http_reads(db_url, places_table, "-6.25/106.75/-6.25/106.75", "test_http") as client:
+        yield client
 
 
 def _get(client: TestClient, path: str, **params: Any) -> Any:

@@ -16,7 +16,7 @@ import shapely
 
 from era5etl.db import connect
 
-from ..helpers import cli
+from ..helpers import cli, http_reads
 
 HALF = 0.125
 
@@ -201,22 +201,8 @@ def test_a_regions_climate_of_whole_cells_is_the_boxs(places_table: str, tmp_pat
 
 @pytest.fixture(scope="module")
 def client(db_url: str, region_table: str) -> Iterator[Any]:
-    from fastapi.testclient import TestClient
-
-    from era5etl.airflow.plugins import era5_dashboard as plugin
-    from era5etl.core.months import Month
-    from era5etl.track import ledger
-
-    ledger.set_state(db_url, table=region_table, month=Month.parse("2024-01"), area="50.5/5.5/49.25/6.75",
-                     grid="0.25/0.25", state="loaded", run_id="test_regions")
-    plugin.app.dependency_overrides[plugin.require_reader] = lambda: None
-    saved = plugin.url_cache
-    plugin.url_cache = (float("inf"), db_url)
-    try:
-        yield TestClient(plugin.app)
-    finally:
-        plugin.url_cache = saved
-        plugin.app.dependency_overrides.clear()
+    with http_reads(db_url, region_table, "50.5/5.5/49.25/6.75", "test_regions") as client:
+        yield client
 
 
 def test_region_over_http_and_from_python(client: Any, db_url: str, region_table: str) -> None:
