@@ -169,8 +169,8 @@ def nearest_point(conn: Any, table: str, lat: float, lon: float, dataset: Datase
 
 def loaded_bounds(conn: Any, table: str, dataset: Dataset = SINGLE_LEVELS) -> Bounds:
     """The loaded grid points' box: the extent the loader records, else from the monthly rollup's
-    lowest and highest ids and its longitude range, or from the latest hour's points when the rollups hold nothing yet
-    (``dataset``: whose lattice numbers them)."""
+    lowest and highest ids and its longitude range, or from the latest hour's points when the rollups
+    hold nothing yet (``dataset``: whose lattice numbers them)."""
     require_table(conn, table)
     monthly = rollup_of(conn, table, "month")
     found = _held_bounds(conn, table, monthly, dataset.grid) if monthly else None
