@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 from era5etl import settings
-from era5etl.cli.common import table_arg
+from era5etl.cli.common import output_path, table_arg
 from era5etl.cli.place import add_place_arguments, add_region_arguments, add_tz_argument, region_of
 from era5etl.core.errors import InputError
 from era5etl.db import connect, database_url
@@ -74,7 +74,6 @@ def _text(data: dict[str, Any]) -> str:
 
 
 def cmd_climate(args: argparse.Namespace) -> int:
-    from era5etl.cli.series_map import output_path
     from era5etl.read.climate_read import climate_request
     from era5etl.read.where import where
 

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from era5etl import settings
-from era5etl.cli.common import table_arg
+from era5etl.cli.common import output_path, table_arg
 from era5etl.cli.place import add_place_arguments, add_region_arguments, add_tz_argument, region_of
 from era5etl.core.errors import InputError
 from era5etl.core.grid import Area
@@ -87,19 +87,6 @@ def _day(text: str | None, option: str) -> datetime | None:
 
 def _hour(text: str) -> datetime:
     return parse_hour(text, "time")
-
-
-def output_path(path: str, option: str = "--png") -> Path:
-    """A file to write: its folder must exist, and it must be a regular file if it exists (not a
-    folder, a device or a pipe)."""
-    target = Path(path)
-    if not target.parent.is_dir():
-        raise InputError(f"{option} {path}: the folder {target.parent} does not exist")
-    if target.is_dir():
-        raise InputError(f"{option} {path}: is a folder; name a file in it")
-    if target.exists() and not target.is_file():
-        raise InputError(f"{option} {path}: is not a regular file (a device or a pipe); name a file")
-    return target
 
 
 @contextlib.contextmanager

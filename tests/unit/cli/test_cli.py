@@ -7,7 +7,7 @@ import argparse
 
 import pytest
 
-from era5etl.cli import build_parser
+from era5etl.cli import COMMANDS, build_parser, command_of
 from era5etl.db.image import TIMESCALEDB_VERSION
 
 
@@ -25,6 +25,19 @@ def test_every_command_and_option_has_help() -> None:
             if isinstance(action, argparse._HelpAction):
                 continue
             assert action.help, f"{name} {action.option_strings or action.dest} has no help"
+
+
+def test_a_command_line_builds_its_own_commands_parser_alone() -> None:
+    """``main`` builds the parser of the command it is given from that command's module only; the
+    table saying which module that is matches what each module adds, so every command is found."""
+    whole = _commands(build_parser())
+    assert list(whole) == list(COMMANDS)
+    for name, module in COMMANDS.items():
+        own = _commands(build_parser(name))
+        assert name in own and set(own) == {n for n, m in COMMANDS.items() if m == module}
+        assert own[name].format_help() == whole[name].format_help()
+    assert command_of(["-vv", "climate", "--place", "Jakarta"]) == "climate"
+    assert command_of(["--version"]) is None and set(_commands(build_parser("nonsense"))) == set(COMMANDS)
 
 
 def test_epilog_names_exit_codes_and_settings() -> None:

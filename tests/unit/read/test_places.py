@@ -63,19 +63,40 @@ def test_standard_offsets_leave_daylight_saving_out() -> None:
     assert fold("São Paulo") == fold("sao  paulo") == "sao paulo"
 
 
+def _forget(places: object) -> None:
+    for cached in ("gazetteer", "alternate_names", "shard_index", "_countries"):
+        getattr(places, cached).cache_clear()
+
+
 def test_the_parsed_gazetteer_is_kept_and_read_back_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from era5etl.read import places
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    places.gazetteer.cache_clear()
-    places.alternate_names.cache_clear()
+    _forget(places)
     try:
         parsed = (find_place("Jakarta"), find_place("Djakarta"), find_place("Santiago", "CL"))
         kept = sorted(p.name for p in (tmp_path / "era5etl").iterdir())
-        assert kept == [f"places-3.0.2-15000-{part}.json" for part in ("alternates", "cities", "countries")]
-        places.gazetteer.cache_clear()
-        places.alternate_names.cache_clear()
+        parts = ["alternates", "cities", "countries", *(f"cities-{s}" for s in (*places.SHARDS, "_"))]
+        assert kept == sorted(f"places-3.0.2-15000-{part}.json" for part in parts)
+        _forget(places)
         assert (find_place("Jakarta"), find_place("Djakarta"), find_place("Santiago", "CL")) == parsed
     finally:
-        places.gazetteer.cache_clear()
-        places.alternate_names.cache_clear()
+        _forget(places)
+
+
+def test_the_shards_split_the_index_by_a_names_first_character() -> None:
+    """A lookup reads one shard of the index: together the shards hold every city once, each in the
+    shard of its name, and a name's lookup answers what the whole index does."""
+    from era5etl.read import places
+
+    by_name = places.gazetteer()[0]
+    assert sum(map(len, by_name.values())) == 34_006
+    seen: dict[str, list[places.Place]] = {}
+    for part in (*places.SHARDS, "_"):
+        index = places.shard_index(part)
+        assert all(places.shard(key) == part and key not in seen for key in index)
+        seen.update(index)
+    assert seen == by_name
+    assert all(places.cities_named(key) == cities for key, cities in by_name.items())
+    assert places.shard("jakarta") == "j" and places.shard("3 de febrero") == "3"
+    assert places.shard("ørsta") == "_" and places.cities_named("no such town") == []
