@@ -159,7 +159,7 @@ def region_series(region: str | None = None, *, region_file: str | None = None, 
     if shift is not None:
         index = index.tz_convert(timezone(timedelta(minutes=shift)))
     frame = pd.DataFrame({"points": s.points, "hours": s.hours, **{c: s.values[c] for c in s.columns}}, index=index)
-    frame.attrs.update({"region": outline.describe(), "step": step, "units": area_json(s)["units"],
+    frame.attrs.update({"region": s.area.describe(), "step": step, "units": area_json(s)["units"],
                         "utc_offset_hours": (shift or 0) / 60})
     return frame
 

@@ -23,7 +23,8 @@ DERIVED_SUFFIXES = ("_daily", "_monthly")
 MAX_TABLE = MAX_IDENTIFIER - max(len(s) for s in DERIVED_SUFFIXES)  # 55
 # The pipeline's own bookkeeping (sql/002..006, 008): never a weather table.
 BOOKKEEPING = frozenset({"era5_months", "era5_metrics", "era5_cds_jobs", "era5_validation_days",
-                         "era5_land_points", "era5_tables", "era5_extents"})
+                         "era5_land_points", "era5_tables", "era5_extents", "era5_regions",
+                         "era5_region_weights"})
 # What PostgreSQL and TimescaleDB reserve (pg_*: system catalogs and schemas; the others: their schemas).
 SYSTEM_PREFIXES = ("pg_", "_timescaledb", "timescaledb_")
 SYSTEM_NAMES = frozenset({"information_schema"})

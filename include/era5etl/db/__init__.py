@@ -263,7 +263,8 @@ MONTHLY_MEANS_CHUNK = "3653 days"
 
 # The pipeline's own bookkeeping, made (if missing) before any weather table.
 BOOKKEEPING_SQL = ("001_extension.sql", "002_pipeline_tables.sql", "003_cds_jobs.sql", "004_validation.sql",
-                   "005_land_points.sql", "006_tables.sql", "007_tiles.sql", "008_extents.sql")
+                   "005_land_points.sql", "006_tables.sql", "007_tiles.sql", "008_extents.sql",
+                   "009_regions.sql")
 
 
 def _make_table(conn: psycopg.Connection[Any], table: str, chunk_interval: str, dataset: Dataset, new: bool,

@@ -1,4 +1,4 @@
-"""The server image: PostgreSQL 17 from Debian 13 and TimescaleDB Community built from its release source.
+"""The server image: PostgreSQL 17 and PostGIS from Debian 13, TimescaleDB Community built from its release source.
 
 Debian packages only TimescaleDB's Apache-licensed edition (no columnstore, no continuous
 aggregates), so the Community edition is built from the release source: a ``debootstrap
@@ -7,7 +7,9 @@ checked, configured with the flags its own CI uses, ``make install``. That takes
 cores, so it happens once per machine: the finished root lives under ``ERA5_SYSTEM_DIR`` (default
 ``/var/cache/era5etl``), and every checkout's server (``db.local``) is a hard-linked copy of it
 with its own data directory. A second clone on the same machine (CI clones next to a working copy)
-gets a running server in seconds.
+gets a running server in seconds. PostGIS (Debian's ``postgresql-17-postgis-3``) is installed with
+PostgreSQL; an image built before it was added gets it by :func:`add_packages` (its stamp lists the
+packages), and a checkout's copy follows when the image's stamp changes (``db.local``).
 
 The source: ``ERA5_TIMESCALEDB_SOURCE`` when set, else ``../shared/vendor/timescaledb-<v>.tar.gz``
 beside the checkout when present, else the release archive downloaded from GitHub. Whatever its
@@ -45,6 +47,9 @@ SOURCE_TREE = "93c1aed98d4f9fbbf5ec9cb4ffbf2370f346a5919cb1c63fcc310d4bad8fabb4"
 SOURCE_URL = f"https://github.com/timescale/timescaledb/archive/refs/tags/{TIMESCALEDB_VERSION}.tar.gz"
 SOURCE_NAME = f"timescaledb-{TIMESCALEDB_VERSION}.tar.gz"
 PACKAGES = (f"postgresql-{POSTGRES_MAJOR}",)
+# Debian's own packages installed beside the server; an image built before one was added gets it
+# installed into a copy of its root (add_packages), not a rebuild of TimescaleDB.
+EXTRA_PACKAGES = (f"postgresql-{POSTGRES_MAJOR}-postgis-3",)
 BUILD_PACKAGES = (f"postgresql-server-dev-{POSTGRES_MAJOR}", "cmake", "gcc", "make", "libssl-dev",
                   "libkrb5-dev", "libicu-dev")
 CMAKE_FLAGS = ("-DREGRESS_CHECKS=OFF", "-DTAP_CHECKS=OFF", "-DWARNINGS_AS_ERRORS=OFF", "-DLINTER=OFF",
@@ -71,6 +76,12 @@ def image_ready(path: Path | None = None) -> bool:
     return ((path or image_path()) / STAMP).is_file()
 
 
+def missing_packages(path: Path | None = None) -> tuple[str, ...]:
+    """The EXTRA_PACKAGES a built image's stamp does not list."""
+    have = set(image_stamp(path).get("packages", "").split())
+    return tuple(p for p in EXTRA_PACKAGES if p not in have)
+
+
 def image_stamp(path: Path | None = None) -> dict[str, str]:
     stamp = (path or image_path()) / STAMP
     return dict(json.loads(stamp.read_text())) if stamp.is_file() else {}
@@ -79,14 +90,55 @@ def image_stamp(path: Path | None = None) -> dict[str, str]:
 def ensure_image(progress: Progress | None = None) -> Path:
     """The machine's server image, built first if missing (under a machine-wide lock)."""
     path = image_path()
-    if image_ready(path):
+    if image_ready(path) and not missing_packages(path):
         return path
     say = progress or log.info
     path.parent.mkdir(parents=True, exist_ok=True)
     with _lock(path.parent / f".{IMAGE_NAME}.lock"):
         if not image_ready(path):  # another checkout may have built it while we waited
             _build(path, say)
+        elif missing_packages(path):
+            add_packages(path, say)
     return path
+
+
+def add_packages(path: Path, say: Progress) -> None:
+    """Install the EXTRA_PACKAGES the image lacks, and list them in its stamp (the caller holds the
+    image's lock). Into a full copy of the root, then swapped in: the checkouts' servers are hard-linked
+    copies of the image, and dpkg and apt write some files (their logs, caches) in place, which would
+    change every checkout's copy at once."""
+    if os.geteuid() != 0:
+        raise ImageError("adding packages to the local server image needs root (chroot); run as root")
+    missing = missing_packages(path)
+    staging = path.with_name(path.name + ".partial")
+    if staging.exists():
+        shutil.rmtree(staging)
+    say(f"adding {' '.join(missing)} from Debian 13 to the server image {path}")
+    _run(["cp", "-a", str(path), str(staging)])
+    try:
+        _apt_install(staging, missing)
+        stamp = image_stamp(staging)
+        stamp["packages"] = " ".join(sorted({*stamp.get("packages", "").split(), *missing}))
+        (staging / STAMP).write_text(json.dumps(stamp))
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    old = path.with_name(path.name + ".old")
+    if old.exists():
+        shutil.rmtree(old)
+    path.rename(old)
+    staging.rename(path)
+    shutil.rmtree(old, ignore_errors=True)
+    say(f"server image ready: {path} (with {' '.join(missing)})")
+
+
+def _apt_install(root: Path, packages: tuple[str, ...]) -> None:
+    """Debian's ``packages`` into the image root, from the mirror in the settings; apt upgrades what is
+    there (the server TimescaleDB was built against) only where a package needs a newer one."""
+    mirror = settings.load().debian_mirror
+    (root / "etc/apt/sources.list").write_text(f"deb {mirror} trixie main\n")
+    _chroot(root, "apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "
+                  "--no-install-recommends " + " ".join(packages) + " && apt-get clean")
 
 
 @contextlib.contextmanager
@@ -119,7 +171,8 @@ def _build(path: Path, say: Progress) -> None:
     conf.write_text("create_main_cluster = false\n")
     say(f"[2/4] PostgreSQL {POSTGRES_MAJOR} and the build dependencies from Debian 13")
     _chroot(staging, "apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "
-                     "--no-install-recommends " + " ".join(PACKAGES + BUILD_PACKAGES) + " && apt-get clean")
+                     "--no-install-recommends " + " ".join(PACKAGES + EXTRA_PACKAGES + BUILD_PACKAGES)
+            + " && apt-get clean")
     say(f"[3/4] unpacking TimescaleDB {TIMESCALEDB_VERSION} (checked: tree {SOURCE_TREE[:12]}...)")
     src_parent = staging / "usr/src"
     src_parent.mkdir(parents=True, exist_ok=True)
@@ -138,7 +191,8 @@ def _build(path: Path, say: Progress) -> None:
         raise ImageError(f"the TimescaleDB build in {staging} installed no {control.name} or {tsl.name}")
     (staging / STAMP).write_text(json.dumps({
         "image": IMAGE_NAME, "timescaledb": TIMESCALEDB_VERSION, "postgresql": str(POSTGRES_MAJOR),
-        "source_tree": SOURCE_TREE, "cmake_flags": " ".join(CMAKE_FLAGS)}))
+        "source_tree": SOURCE_TREE, "cmake_flags": " ".join(CMAKE_FLAGS),
+        "packages": " ".join(sorted(EXTRA_PACKAGES))}))
     staging.rename(path)
     say(f"server image ready: {path}")
 

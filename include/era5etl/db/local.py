@@ -138,6 +138,8 @@ class LocalTimescale:
         with self._lock():
             if not self.installed:
                 self._install(progress)
+            else:
+                self._refresh(progress)
             state = self._init_cluster()
             if self.running(state) and self.server_licence(state) != self.licence:
                 log.info("restarting the local server with timescaledb.license=%s", self.licence)
@@ -223,14 +225,32 @@ class LocalTimescale:
         staging = self.root.with_name(self.root.name + ".partial")
         if staging.exists():
             shutil.rmtree(staging)
-        # Hard links: seconds and no space for a 2 GB root. A home on another file system gets a copy.
-        result = subprocess.run(["cp", "-a", "--link", str(image), str(staging)], capture_output=True, text=True,
-                                check=False)
-        if result.returncode != 0:
-            shutil.rmtree(staging, ignore_errors=True)
-            log.info("hard links from %s failed (%s); copying the image instead", image, result.stderr.strip())
-            _run(["cp", "-a", str(image), str(staging)])
+        _copy_image(image, staging)
         staging.rename(self.root)
+
+    def _refresh(self, progress: Progress | None) -> None:
+        """A copy made from an older image (its stamp differs: PostGIS added since) is copied again
+        from the image, the server stopped first; the cluster (``/var/lib/era5``: data, socket, log)
+        moves over to the new copy as it is."""
+        image = ensure_image(progress)
+        if image_stamp(self.root) == image_stamp(image):
+            return
+        (progress or log.info)(f"refreshing the local server's root {self.root} from the image {image}")
+        self.down()
+        staging = self.root.with_name(self.root.name + ".partial")
+        if staging.exists():
+            shutil.rmtree(staging)
+        _copy_image(image, staging)
+        cluster = Path(DATA_DIR_IN_ROOT).parent.relative_to("/")
+        if (self.root / cluster).exists():
+            shutil.rmtree(staging / cluster, ignore_errors=True)
+            (self.root / cluster).rename(staging / cluster)
+        old = self.root.with_name(self.root.name + ".old")
+        if old.exists():
+            shutil.rmtree(old)
+        self.root.rename(old)
+        staging.rename(self.root)
+        shutil.rmtree(old, ignore_errors=True)
 
     def _ids(self) -> tuple[int, int]:
         for line in self._host("/etc/passwd").read_text().splitlines():
@@ -362,6 +382,16 @@ def _run(
     return result
 
 
+
+
+def _copy_image(image: Path, target: Path) -> None:
+    # Hard links: seconds and no space for a 2 GB root. A home on another file system gets a copy.
+    result = subprocess.run(["cp", "-a", "--link", str(image), str(target)], capture_output=True, text=True,
+                            check=False)
+    if result.returncode != 0:
+        shutil.rmtree(target, ignore_errors=True)
+        log.info("hard links from %s failed (%s); copying the image instead", image, result.stderr.strip())
+        _run(["cp", "-a", str(image), str(target)])
 
 
 def choose_port(home: Path) -> int:

@@ -4,8 +4,9 @@ weighted mean total; hourly from the hypertable, daily and monthly from the roll
 fixed UTC offset from the hourly rows. The columns, ``points`` and ``hours`` are those of an area's
 series (``read.area``): a region is an area whose points weigh what their cells hold of it.
 
-The points and their weights are sent as two arrays and joined to the rows by ``location_id``, so the
-read costs the region's own points, not its bounding box's."""
+The points' weights are PostGIS's, kept in ``era5_region_weights`` (``read.region_weights``): the
+rows are joined to them by ``location_id``, so the read costs the region's own points, not its
+bounding box's."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from era5etl.read.errors import ReadError
 from era5etl.read.localday import day_aggregate
 from era5etl.read.packed import packed, unpack
 from era5etl.read.points import loaded_bounds, require_table, table_dataset
+from era5etl.read.region_weights import weighed
 from era5etl.read.regions import Region
 from era5etl.read.series import source_of
 
@@ -35,7 +37,8 @@ WEIGHTING = "cell overlap area x cos(latitude)"
 # metadata and the rollups can filter on); the join keeps the region's own points. An ``= ANY`` of
 # the ids would be expanded into one metadata test per id on every batch (thousands for a country).
 _BOX = sql.SQL("r.location_id BETWEEN %(first_id)s AND %(last_id)s AND {}").format(box_filter(ERA5_GRID))
-_JOIN = sql.SQL("JOIN unnest(%(ids)s::int8[], %(weights)s::float8[]) AS w(id, weight) ON r.location_id = w.id")
+_JOIN = sql.SQL("JOIN (SELECT location_id AS id, weight FROM era5_region_weights WHERE region_id = %(region_id)s)"
+                " w ON r.location_id = w.id")
 
 
 def _weighted(value: sql.Composable, agg: str, weight: sql.Composable) -> sql.Composable:
@@ -96,15 +99,17 @@ def region_local_statement(table: str, columns: list[str], data: list[str]) -> s
 
 
 def check_region(conn: Any, table: str, region: Region) -> Region:
-    """The region's points inside ``table``'s loaded box (a country's far islands outside the box loaded
-    for its mainland are left out, and counted in ``left_out``); ReadError unless ``table`` is on ERA5's
-    0.25 degree grid without levels and its loaded box holds a point of the region."""
+    """The region, weighed by the database (``read.region_weights``), with its points inside ``table``'s
+    loaded box (a country's far islands outside the box loaded for its mainland are left out, and
+    counted in ``left_out``); ReadError unless ``table`` is on ERA5's 0.25 degree grid without levels
+    and its loaded box holds a point of the region."""
     dataset = table_dataset(conn, table)
     if dataset.grid.step != GLOBAL_STEP:
         raise ReadError(f"{table} holds {dataset.title} on its {dataset.grid.step:g} degree grid; a region's series "
                         "is made on ERA5's 0.25 degree one only")
     if has_level_column(conn, table):
         raise ReadError(f"{table} is on pressure levels; a region's series is made of tables without levels only")
+    region = weighed(conn, region)
     b = loaded_bounds(conn, table)
     tiny = 1e-9
     outside = ((region.latitudes > b.north + tiny) | (region.latitudes < b.south - tiny)
@@ -136,7 +141,7 @@ def _hash_join(conn: Any) -> None:
 def _params(region: Region, start: datetime | None, end: datetime | None) -> dict[str, Any]:
     box = box_params(ERA5_GRID, float(region.latitudes.min()), float(region.latitudes.max()),
                      float(region.longitudes.min()), float(region.longitudes.max()))
-    return {**box, "ids": region.ids.tolist(), "weights": region.weights.tolist(), "start": start, "end": end,
+    return {**box, "region_id": region.region_id, "start": start, "end": end,
             "first_id": int(region.ids.min()), "last_id": int(region.ids.max())}
 
 

@@ -10,7 +10,9 @@ country list (already the gazetteer of ``read.places``).
 A grid point stands for the 0.25 degree cell centred on it. The point's weight in the region is the
 area of the cell inside the outline, in square degrees, times the cosine of the point's latitude:
 the same cos(latitude) weighting the box reads use (``read.area``), scaled by the cell's covered
-fraction, as xagg and exactextract weight cells. A region smaller than a cell gets that cell.
+fraction, as xagg and exactextract weight cells. A region smaller than a cell gets that cell. The
+reads take the weights PostGIS computes and keeps in the database (``read.region_weights``);
+:func:`cell_weights` is the same definition with shapely, the reference the tests hold them to.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from __future__ import annotations
 import difflib
 import json
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -39,18 +41,26 @@ COUNTRIES_FILE = next((root / _WORLD_ATLAS for root in (PROJECT_ROOT, Path("/opt
 SOURCE = "Natural Earth 4.1.0 admin-0 countries at 1:50m, public domain, from npm world-atlas 2.0.2"
 
 
+def _none() -> np.ndarray:
+    return np.zeros(0)
+
+
 @dataclass(frozen=True)
 class Region:
-    """A region's name, where its outline comes from, and its grid points (location ids, sorted) with
-    their weights (overlap area in square degrees x cos(latitude)), latitudes and longitudes."""
+    """A region's name, where its outline comes from, its outline (shapely, longitude and latitude in
+    degrees), and, once the database has weighed it (``read.region_weights.weighed``), its id in
+    ``era5_regions`` and its grid points (location ids, sorted) with their weights (overlap area in
+    square degrees x cos(latitude)), latitudes and longitudes."""
 
     name: str
     source: str
-    ids: np.ndarray
-    weights: np.ndarray
-    latitudes: np.ndarray
-    longitudes: np.ndarray
+    outline: Any
     iso: str | None = None
+    region_id: int | None = None
+    ids: np.ndarray = field(default_factory=_none)
+    weights: np.ndarray = field(default_factory=_none)
+    latitudes: np.ndarray = field(default_factory=_none)
+    longitudes: np.ndarray = field(default_factory=_none)
     left_out: int = 0  # the outline's points outside the table's loaded box, not read
 
     def __str__(self) -> str:
@@ -218,10 +228,7 @@ def cell_weights(outline: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.n
 
 
 def _region(name: str, source: str, outline: Any, iso: str | None = None) -> Region:
-    ids, weights, lats, lons = cell_weights(outline)
-    if ids.size == 0:
-        raise ReadError(f"the region {name} covers no cell of the 0.25 degree grid")
-    return Region(name, source, ids, weights, lats, lons, iso)
+    return Region(name, source, outline, iso)
 
 
 @lru_cache(maxsize=32)

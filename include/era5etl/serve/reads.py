@@ -165,6 +165,7 @@ def read_region_series(url: str, req: SeriesRequest) -> Reply:
     """A region's series (``read.region_series``): its size (the region's points x steps) checked against
     the limit before a row is read. JSON or CSV."""
     from era5etl.read.region_series import region_json, region_series
+    from era5etl.read.region_weights import weighed
     from era5etl.read.regions import resolve_region
 
     assert req.region is not None
@@ -173,6 +174,7 @@ def read_region_series(url: str, req: SeriesRequest) -> Reply:
     region = resolve_region(req.region)
     with connect(url) as conn:
         table, span = _series_table(conn, req)
+        region = weighed(conn, region)  # its points, PostGIS's, kept in the database
         check_region_series(region.points, req.start or span[0], req.end or span[1], req.step)
         try:
             s = region_series(conn, table, region, req.start, exclusive_end(req.end), req.variables, req.step)

@@ -68,4 +68,6 @@ def test_resolve_region_takes_one_of_name_and_file() -> None:
     with pytest.raises(ReadError, match="give a region"):
         resolve_region()
     region = resolve_region("Monaco")
-    assert region.points == 1 and region.iso == "MC" and region.describe()["box"] == [43.75, 7.5, 43.75, 7.5]
+    assert region.iso == "MC" and region.region_id is None and region.points == 0  # weighed by the database
+    ids, _, lats, lons = cell_weights(region.outline)
+    assert ids.size == 1 and (lats[0], lons[0]) == (43.75, 7.5)

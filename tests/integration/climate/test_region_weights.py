@@ -1,0 +1,111 @@
+"""The region weights PostGIS computes and keeps (read.region_weights): cell by cell the weights shapely
+computes from the same outline (read.regions.cell_weights, the reference), filled once and reused;
+the SQL join docs/reading.md shows gives the region's series; a database where the extension is not
+created is refused with its name."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import shapely
+
+from era5etl.db import connect
+from era5etl.read.errors import ReadError
+from era5etl.read.region_weights import GRID, digest, weighed
+from era5etl.read.regions import cell_weights, region_from_geojson, resolve_region
+
+from ..helpers import cli
+
+DOCS = Path(__file__).resolve().parents[3] / "docs" / "reading.md"
+
+
+def _fresh(conn: Any, region: Any) -> Any:
+    """``region`` weighed now by the database, its stored rows (left by an earlier run) dropped first."""
+    conn.execute("DELETE FROM era5_regions WHERE grid = %s AND digest = %s", (GRID, digest(region.outline)))
+    conn.commit()
+    return weighed(conn, region)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: resolve_region("Luxembourg"),
+    lambda: resolve_region("CL"),  # 1,662 cells, Easter Island's among them
+    lambda: resolve_region("Fiji"),  # across the antimeridian: a cell gets both sides
+    lambda: region_from_geojson({"type": "Polygon", "coordinates": [  # inside the cell of 49.75 N, 6 E
+        [[5.98, 49.72], [6.02, 49.72], [6.02, 49.78], [5.98, 49.78], [5.98, 49.72]]]}),
+], ids=["luxembourg", "chile", "fiji", "inside-one-cell"])
+def test_the_weights_table_is_shapelys_cell_by_cell(db_url: str, make: Any) -> None:
+    region = make()
+    want_ids, want_weights, want_lats, want_lons = cell_weights(region.outline)
+    with connect(db_url) as conn:
+        stored = _fresh(conn, region)
+        rows = conn.execute("SELECT location_id, weight, latitude, longitude FROM era5_region_weights"
+                            " WHERE region_id = %s ORDER BY location_id", (stored.region_id,)).fetchall()
+        again = weighed(conn, make())  # a later read: the same rows, not computed again
+        kept = conn.execute("SELECT count(*), bool_and(ST_Equals(outline, ST_GeomFromWKB(%s, 4326)))"
+                            " FROM era5_regions WHERE grid = %s AND digest = %s",
+                            (shapely.to_wkb(region.outline), GRID, digest(region.outline))).fetchone()
+    got = np.array(rows, dtype=np.float64)
+    assert got[:, 0].astype(np.int64).tolist() == want_ids.tolist()
+    assert np.allclose(got[:, 1], want_weights, rtol=1e-9, atol=1e-12)
+    assert np.array_equal(got[:, 2], want_lats) and np.array_equal(got[:, 3], want_lons)
+    assert stored.ids.tolist() == want_ids.tolist() and np.allclose(stored.weights, want_weights, rtol=1e-9)
+    assert again.region_id == stored.region_id and kept == (1, True)
+    if region.name == "Fiji":
+        assert want_lons.min() < -179 and want_lons.max() > 179  # the test crosses the antimeridian
+    if region.name == "GeoJSON":
+        assert want_ids.size == 1
+
+
+def _docs_join() -> str:
+    """The SQL block of docs/reading.md that joins the region weights."""
+    blocks = re.findall(r"```sql\n(.*?)```", DOCS.read_text(), flags=re.S)
+    return next(b for b in blocks if "era5_region_weights" in b)
+
+
+def test_the_docs_sql_join_is_the_regions_series(db_url: str, region_table: str) -> None:
+    code, out, err, want = cli("series", "--region", "LU", "--daily", "--variables", "temperature_2m_mean",
+                               "--table", region_table, "--json")
+    assert code == 0 and want is not None, out + err
+    query = _docs_join().replace("weather_daily", f"{region_table}_daily")
+    with connect(db_url) as conn:
+        rows = conn.execute(query).fetchall()  # the docs' own text, a file of ours
+    assert [r[0].strftime("%Y-%m-%dT%H:%M:%SZ") for r in rows] == want["time"]
+    assert np.allclose([r[1] for r in rows], want["values"]["temperature_2m_mean"], atol=1e-4, rtol=0)
+
+
+def test_a_database_without_the_extension_is_refused_naming_it(db_url: str) -> None:
+    """A database where PostGIS is not created, read by a role that may not create it (the HTTP reads'
+    read-only one): the read says which extension is missing."""
+    import psycopg
+    from psycopg import sql
+
+    from era5etl.db import with_database
+    from era5etl.db.local import LocalTimescale
+
+    state = LocalTimescale().state()
+    if state is None or state.reader_password is None or state.url() != db_url:
+        pytest.fail("this test needs the checkout's own local server and its reader role (ERA5_DATABASE_URL unset)")
+    # In the pipeline's database the same role fills a region it is the first to ask for (HTTP region=).
+    square = {"type": "Polygon", "coordinates": [[[10.1, 10.1], [10.4, 10.1], [10.4, 10.3], [10.1, 10.1]]]}
+    with connect(db_url) as conn:
+        conn.execute("DELETE FROM era5_regions WHERE digest = %s", (digest(region_from_geojson(square).outline),))
+        conn.commit()
+    with connect(state.reader_url()) as conn:
+        mine = weighed(conn, region_from_geojson(square))
+    assert mine.region_id is not None and mine.ids.tolist() == cell_weights(mine.outline)[0].tolist()
+    name = f"nogis_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(with_database(db_url, "postgres"), autocommit=True) as admin:
+        admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    try:
+        with connect(state.reader_url(name)) as conn:
+            with pytest.raises(ReadError, match="the 'postgis' extension is not created in this database"):
+                weighed(conn, resolve_region("LU"))
+            assert conn.execute("SELECT count(*) FROM pg_extension WHERE extname = 'postgis'").fetchone() == (0,)
+    finally:
+        with psycopg.connect(with_database(db_url, "postgres"), autocommit=True) as admin:
+            admin.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
