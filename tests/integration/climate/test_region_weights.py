@@ -25,9 +25,11 @@ DOCS = Path(__file__).resolve().parents[3] / "docs" / "reading.md"
 
 
 def _fresh(conn: Any, region: Any) -> Any:
-    """``region`` weighed now by the database, its stored rows (left by an earlier run) dropped first."""
-    conn.execute("DELETE FROM era5_regions WHERE grid = %s AND digest = %s", (GRID, digest(region.outline)))
-    conn.commit()
+    """``region`` weighed now by the database, its stored rows (left by an earlier run) dropped first; in
+    a database whose schema predates the region tables, ``weighed`` makes them."""
+    if conn.execute("SELECT to_regclass('era5_regions')").fetchone() != (None,):
+        conn.execute("DELETE FROM era5_regions WHERE grid = %s AND digest = %s", (GRID, digest(region.outline)))
+        conn.commit()
     return weighed(conn, region)
 
 
