@@ -93,21 +93,21 @@ class ClimateRequest(BaseModel):
         return self
 
 
-def read_climate(url: str, req: ClimateRequest) -> Any:
-    """The climate JSON of the request's place (a Reply of ``serve.reads``)."""
+def read_climate(url: str, req: ClimateRequest, outline: Any = None) -> Any:
+    """The climate JSON of the request's place, area or region (``outline``: a GeoJSON object, the body of
+    a POST, named by ``region``); a Reply of ``serve.reads``."""
     from era5etl.read.climate_read import area_climate, climate_request
     from era5etl.read.where import where
     from era5etl.serve.extent import resolve_table
-    from era5etl.serve.reads import JSON_TYPE, Reply, encode_json, guarded
+    from era5etl.serve.reads import JSON_TYPE, Reply, check_outline, encode_json, guarded, request_region
 
+    check_outline(req.region, outline)
     at = where(req.lat, req.lon, req.place, req.country)
     with connect(url) as conn:
         guarded(conn)
         table, _, _ = resolve_table(conn, req.table)
         if at is None:
-            from era5etl.read.regions import resolve_region
-
-            box = req.area if req.region is None else resolve_region(req.region)
+            box = req.area if req.region is None else request_region(req.region, outline)
             assert box is not None  # the request's own check
             data = area_climate(conn, table, box, req.variable, req.baseline, req.first, req.last, req.index,
                                 req.tz)

@@ -136,7 +136,7 @@ class SeriesRequest(_Query):
             raise InputError("country= goes with place=")
         if self.lat is None and self.lon is None:
             raise InputError("lat and lon are required (a place, degrees), or area=N/W/S/E (an area, for example "
-                             "50/5/45/10)")
+                             "50/5/45/10), or region= (a country; in a POST, the name of the GeoJSON body's outline)")
         if self.lat is None:
             parse_lat(None)  # "lat is required ..."
         if self.lon is None:

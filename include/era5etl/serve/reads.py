@@ -95,18 +95,20 @@ def _series_table(conn: Any, req: SeriesRequest) -> tuple[str, tuple[datetime, d
     return table, span
 
 
-def read_series(url: str, req: SeriesRequest) -> Reply:
+def read_series(url: str, req: SeriesRequest, outline: Any = None) -> Reply:
     """One place's series: the grid point nearest (lat, lon) or the named place, its rows in the range at
     ``req.step`` (``tz``: days of that offset from the hourly rows); or, given ``area``, the area's series
-    (:func:`read_area_series`)."""
+    (:func:`read_area_series`); or a region's, a country's or, given ``outline`` (a GeoJSON object, the
+    body of a POST), that outline's named ``region``."""
     from dataclasses import asdict
 
     from era5etl.read.where import describe_point, offset_minutes, where
 
+    check_outline(req.region, outline)
     if req.box is not None:
         return read_area_series(url, req)
     if req.region is not None:
-        return read_region_series(url, req)
+        return read_region_series(url, req, outline)
     at = where(req.lat, req.lon, req.place, req.country)
     assert at is not None  # the request's own check
     shift = offset_minutes(req.tz, at)
@@ -161,17 +163,31 @@ def read_area_series(url: str, req: SeriesRequest) -> Reply:
     return Reply(encode_json(area_json(s)), JSON_TYPE)
 
 
-def read_region_series(url: str, req: SeriesRequest) -> Reply:
+def check_outline(region: str | None, outline: Any) -> None:
+    """A GeoJSON body is a region: it comes with ``region=``, the name it is given, and nothing else
+    saying where."""
+    if outline is not None and region is None:
+        raise InputError("a GeoJSON body is a region: give region= as its name (and no lat, lon, place or area)")
+
+
+def request_region(name: str, outline: Any) -> Any:
+    """The region a request names: ``outline`` (a GeoJSON object) called ``name``, else the country
+    ``name``."""
+    from era5etl.read.regions import region_from_geojson, resolve_region
+
+    return resolve_region(name) if outline is None else region_from_geojson(outline, name)
+
+
+def read_region_series(url: str, req: SeriesRequest, outline: Any = None) -> Reply:
     """A region's series (``read.region_series``): its size (the region's points x steps) checked against
     the limit before a row is read. JSON or CSV."""
     from era5etl.read.region_series import region_json, region_series
     from era5etl.read.region_weights import weighed
-    from era5etl.read.regions import resolve_region
 
     assert req.region is not None
     if req.format == "parquet":
         raise InputError("format=parquet writes one place's series; a region's comes as json or csv")
-    region = resolve_region(req.region)
+    region = request_region(req.region, outline)
     with connect(url) as conn:
         table, span = _series_table(conn, req)
         region = weighed(conn, region)  # its points, PostGIS's, kept in the database

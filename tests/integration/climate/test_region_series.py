@@ -225,3 +225,59 @@ def test_region_over_http_and_from_python(client: Any, db_url: str, region_table
     frame = api.region_series("LU", variables=["temperature_2m_mean"], table=region_table, url=db_url)
     assert frame["temperature_2m_mean"].tolist() == want["values"]["temperature_2m_mean"]
     assert frame.attrs["region"]["name"] == "Luxembourg" and frame["points"].tolist() == want["points"]
+
+
+def _source(answer: dict[str, Any]) -> str:
+    """The region's source, taken out of the answer with its description that names it."""
+    region = answer["region"]
+    source = region.pop("source")
+    if "described" in region:
+        assert f"({source})" in region.pop("described")
+    return str(source)
+
+
+def test_an_outline_posted_over_http_is_the_files_region(client: Any, db_url: str, region_table: str, places_table: str,
+                                                         tmp_path: Path) -> None:
+    """POST /series and /climate take a user's own outline as the GeoJSON body, region= its name: the
+    answer is the CLI's for the same outline in a file; a body without region= and a line are refused."""
+    schema = client.get("/openapi.json").json()
+    for path in ("/climate", "/series"):
+        assert "requestBody" in schema["paths"][path]["post"], path
+    triangle = [[5.8, 49.6], [6.4, 49.7], [6.0, 50.1], [5.8, 49.6]]
+    path = _geojson(tmp_path, triangle, "Feature")
+    code, out, err, want = cli("series", "--region-file", str(path), "--daily", "--variables", "temperature_2m_mean",
+                               "--table", region_table, "--json")
+    assert code == 0 and want is not None, out + err
+    params = {"region": "region", "step": "day", "variables": "temperature_2m_mean", "table": region_table}
+    reply = client.post("/series", params=params, json=json.loads(path.read_text()))
+    assert reply.status_code == 200, reply.text
+    got = reply.json()
+    assert (_source(got), _source(want)) == ("GeoJSON", "GeoJSON file region.geojson")
+    assert got == want
+
+    # The climate of four whole cells of the three places' years (in the ledger, as the HTTP reads ask).
+    from era5etl.core.months import Month
+    from era5etl.track import ledger
+
+    ledger.set_state(db_url, table=places_table, month=Month.parse("1991-01"), area="60/20/59.75/20.25",
+                     grid="0.25/0.25", state="loaded", run_id="test_regions")
+    cells = _geojson(tmp_path, [[19.875, 59.625], [20.375, 59.625], [20.375, 60.125], [19.875, 60.125],
+                                [19.875, 59.625]], "Polygon")
+    code, out, err, want = cli("climate", "--region-file", str(cells), "--baseline", "1991-1992", "--table",
+                               places_table, "--json")
+    assert code == 0 and want is not None, out + err
+    reply = client.post("/climate", params={"region": "region", "baseline": "1991-1992", "table": places_table},
+                        json=json.loads(cells.read_text()))
+    assert reply.status_code == 200, reply.text
+    got = reply.json()
+    assert (_source(got), _source(want)) == ("GeoJSON", "GeoJSON file region.geojson")
+    assert got == want and got["region"]["points"] == 4 and len(got["years"]) == 3
+
+    reply = client.post("/series", params={"step": "day", "table": region_table}, json=json.loads(path.read_text()))
+    assert reply.status_code == 400 and "the name of the GeoJSON body's outline" in reply.text, reply.text
+    reply = client.post("/series", params={**params, "lat": "49.6", "lon": "6.1", "region": None},
+                        json=json.loads(path.read_text()))
+    assert reply.status_code == 400 and "give region= as its name" in reply.text, reply.text
+    line = {"type": "LineString", "coordinates": [[6, 49.5], [6.2, 49.8]]}
+    reply = client.post("/climate", params={"region": "line", "table": region_table}, json=line)
+    assert reply.status_code == 400 and "'LineString'" in reply.text, reply.text

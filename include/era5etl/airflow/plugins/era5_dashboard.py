@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 from airflow.plugins_manager import AirflowPlugin
-from fastapi import Depends, FastAPI, HTTPException, Query, Request, status
+from fastapi import Body, Depends, FastAPI, HTTPException, Query, Request, status
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
@@ -230,6 +230,23 @@ def series(query: Annotated[serve.SeriesRequest, Query()]) -> Response:
     return _read(lambda: read_series(reader_url(), query))
 
 
+# A user's own outline over HTTP: the GeoJSON is the body of a POST (a URL is no place for a polygon),
+# region= its name, every other parameter the GET's.
+OUTLINE = Body(description="the region's outline, GeoJSON: a FeatureCollection, Feature, Polygon or "
+                           "MultiPolygon in longitude, latitude (its polygons' union); region= names it",
+               examples=[{"type": "Polygon", "coordinates": [[[5.8, 49.6], [6.4, 49.7], [6.0, 50.1], [5.8, 49.6]]]}])
+
+
+@app.post("/series", responses={**REFUSALS, 200: {
+    "description": "the region's series, as GET /series answers for a country's: JSON or CSV",
+    "content": {"text/csv": {}}}})
+def region_series(query: Annotated[serve.SeriesRequest, Query()],
+                  outline: Annotated[dict[str, Any], OUTLINE]) -> Response:
+    """The series of a region given by its outline (the GeoJSON body; region= its name): per step its grid
+    points' mean weighted by the area of their cell inside the outline, their min and max."""
+    return _read(lambda: read_series(reader_url(), query, outline))
+
+
 @app.get("/map", responses={**REFUSALS, 200: {
     "description": "every grid point of the hour in the area: JSON (`latitude`, `longitude`, `values`) or CSV",
     "content": {"text/csv": {}}}})
@@ -247,6 +264,16 @@ def climate(query: Annotated[ClimateRequest, Query()]) -> Response:
     """A place's yearly values, their anomalies against a baseline, the trend per decade and the
     ETCCDI indices; the same object as `python -m era5etl climate --json`."""
     return _read(lambda: read_climate(database_url(), query))
+
+
+@app.post("/climate", responses={**REFUSALS, 200: {
+    "description": "the climate signal of the region the GeoJSON body outlines, as GET /climate answers for a "
+                   "country's"}})
+def region_climate(query: Annotated[ClimateRequest, Query()],
+                   outline: Annotated[dict[str, Any], OUTLINE]) -> Response:
+    """The yearly values, anomalies and trend of a region given by its outline (the GeoJSON body; region=
+    its name); the same object as `python -m era5etl climate --region-file FILE --json`."""
+    return _read(lambda: read_climate(database_url(), query, outline))
 
 
 class Era5DashboardPlugin(AirflowPlugin):
