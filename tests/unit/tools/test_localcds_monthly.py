@@ -72,10 +72,12 @@ def test_by_hour_of_day_netcdf_and_grib_match_the_real_by_hour_file(tmp_path: Pa
     grib = synth.write_download({**request, "data_format": "grib"}, tmp_path / "g", dataset=MONTHLY_DATASET,
                                 now=NOW)
 
-    def messages(path: Path) -> dict[str, set[tuple[str, ...]]]:
+    def messages(path: Path, limit: int) -> dict[str, set[tuple[str, ...]]]:
         out: dict[str, set[tuple[str, ...]]] = {}
         with path.open("rb") as f:
-            while (h := eccodes.codes_grib_new_from_file(f)) is not None:
+            for _ in range(limit):
+                if (h := eccodes.codes_grib_new_from_file(f)) is None:
+                    break
                 keys = ("marsClass", "marsStream", "marsType", "stepType", "timeRangeIndicator", "edition",
                         "dataTime", "stepRange", "validityTime")
                 out.setdefault(eccodes.codes_get_string(h, "shortName"), set()).add(
@@ -83,7 +85,8 @@ def test_by_hour_of_day_netcdf_and_grib_match_the_real_by_hour_file(tmp_path: Pa
                 eccodes.codes_release(h)
         return out
 
-    ours, theirs = messages(grib), messages(SAMPLES / "era5mm_byhour_grib1_mnth_7vars_2004-2006_9x9.grib")
+    # The real file's first month: 24 hours of its 7 parameters.
+    ours, theirs = messages(grib, 48), messages(SAMPLES / "era5mm_byhour_grib1_mnth_7vars_2004-2006_9x9.grib", 24 * 7)
     for short in ("2t", "tp"):
         assert ours[short] == theirs[short], short  # 24 hours: bases, steps, validity hours, step types
     # NetCDF: the accumulation's 24 stamps run from 07 UTC on the 1st to 06 UTC on the 2nd, in time order.
