@@ -203,3 +203,23 @@ def test_era5_land_has_its_dag_from_the_factory(dagbag: Any) -> None:
     assert land.params["dataset"] == "land" and "levels" not in land.params
     assert land.params["variables"] == list(LAND.default_variables)
     assert land.params["table"] == "weather_land" or "ERA5_TABLE" in __import__("os").environ
+
+
+@pytest.mark.parametrize(("name", "dag_id"), [("monthly-means", "era5_monthly_monthly_means"),
+                                              ("monthly-means-by-hour", "era5_monthly_monthly_means_by_hour"),
+                                              ("land-monthly-means", "era5_monthly_land_monthly_means")])
+def test_each_monthly_means_dataset_has_its_dag_from_the_factory(dagbag: Any, name: str, dag_id: str) -> None:
+    from era5etl.airflow.timetable import MonthTimetable
+    from era5etl.core.datasets import DATASETS
+    from era5etl.core.months import Month
+    from era5etl.pipeline.schedule import publication_target
+
+    dag, single = dagbag.dags[dag_id], dagbag.dags["era5_monthly"]
+    assert [t.task_id for t in dag.topological_sort()] == [t.task_id for t in single.topological_sort()]
+    assert isinstance(dag.timetable, MonthTimetable)  # a run a month, named by the month it loads
+    assert dag.params["dataset"] == name and "levels" not in dag.params
+    assert dag.params["variables"] == list(DATASETS[name].default_variables)
+    assert dag.params["table"] == f"weather_{name.replace('-', '_')}" or "ERA5_TABLE" in __import__("os").environ
+    # Its fetch waits for the month's publication: about five days after the month (ERA5_PUBLICATION_DELAY).
+    late = publication_target(Month(2024, 1)) - Month(2024, 1).end
+    assert 5 <= late.days <= 7

@@ -1,6 +1,7 @@
 """One month of each dataset other than single levels, triggered over Airflow's REST API on its own DAG
-from the monthly DAG factory (`era5_monthly_pressure_levels`, `era5_monthly_land`): month-named runs,
-each loading its own table from the local CDS (through the real cdsapi) and validated.
+from the monthly DAG factory (`era5_monthly_pressure_levels`, `era5_monthly_land`, and the monthly means'
+`era5_monthly_monthly_means`, `era5_monthly_monthly_means_by_hour`, `era5_monthly_land_monthly_means`):
+month-named runs, each loading its own table from the local CDS (through the real cdsapi) and validated.
 
 The shared stack (``tests/e2e/stack.py``): its ERA5_TABLE is the single-level test table, so each run
 names its own table in its conf, as a user loading another dataset beside single levels would.
@@ -57,6 +58,10 @@ def test_a_month_of_each_other_dataset_over_rest(airflow_stack: AirflowStack) ->
                                          "table": f"e2e_pl_{uuid.uuid4().hex[:8]}"},
         "era5_monthly_land": {"month": MONTH, "area": LAND_AREA, "variables": ["2m_temperature", "total_precipitation"],
                               "table": f"e2e_land_{uuid.uuid4().hex[:8]}"},
+        **{f"era5_monthly_{name}": {"month": MONTH, "area": AREA if name != "land_monthly_means" else LAND_AREA,
+                                    "variables": ["2m_temperature", "total_precipitation"],
+                                    "table": f"e2e_{name}_{uuid.uuid4().hex[:6]}"}
+           for name in ("monthly_means", "monthly_means_by_hour", "land_monthly_means")},
     }
     try:
         for dag_id, conf in runs.items():
@@ -95,6 +100,18 @@ def test_a_month_of_each_other_dataset_over_rest(airflow_stack: AirflowStack) ->
         assert entry["validated_at"] is not None and entry["validation_failed"] == [], entry
         rows, first = _count(stack.db_url, land["table"])
         assert rows == want and first == Month.parse(MONTH).start, "the previous day's 23 UTC is not a row"
+
+        # The monthly means: a row a month and point (24 by hour of day; ERA5-Land's land points).
+        for name, dataset, times in (("monthly_means", "monthly-means", 1),
+                                     ("monthly_means_by_hour", "monthly-means-by-hour", 24),
+                                     ("land_monthly_means", "land-monthly-means", 1)):
+            entry = _ledger(stack.db_url, runs[f"era5_monthly_{name}"]["table"])
+            points = entry["land_points"] if dataset == "land-monthly-means" else Area.parse(AREA).points(Grid())
+            want = times * points
+            assert entry["dataset"] == dataset and points > 0, entry
+            assert (entry["state"], entry["rows"], entry["expected_rows"]) == ("validated", want, want), entry
+            assert entry["validated_at"] is not None and entry["validation_failed"] == [], entry
+            assert _count(stack.db_url, runs[f"era5_monthly_{name}"]["table"]) == (want, Month.parse(MONTH).start)
     finally:
         for dag_id in runs:
             stack.api("PATCH", f"dags/{dag_id}", {"is_paused": True})

@@ -30,6 +30,21 @@ DATASETS: dict[str, dict[str, str]] = {
             "accumulations as running totals from 00 UTC."
         ),
     },
+    "reanalysis-era5-single-levels-monthly-means": {
+        "title": "ERA5 monthly averaged data on single levels from 1940 to present",
+        "description": (
+            "Monthly means of ERA5 single levels (product types monthly_averaged_reanalysis and "
+            "monthly_averaged_reanalysis_by_hour_of_day). Served here by a local stand-in: the means of its "
+            "synthetic hourly values; accumulations as mean daily totals."
+        ),
+    },
+    "reanalysis-era5-land-monthly-means": {
+        "title": "ERA5-Land monthly averaged data from 1950 to present",
+        "description": (
+            "Monthly means of ERA5-Land (monthly_averaged_reanalysis). Served here by a local stand-in: the "
+            "means of its synthetic hourly values, land points only; accumulations as mean daily totals."
+        ),
+    },
     synth.PL_DATASET: {
         "title": "ERA5 hourly data on pressure levels from 1940 to present",
         "description": (

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import re
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -55,7 +56,8 @@ def add_parsers(sub: Any) -> None:
     se.set_defaults(func=cmd_series)
 
     ma = sub.add_parser("map", help="one hour's field of one variable over the loaded area or a part of it")
-    ma.add_argument("time", help="the hour, UTC: YYYY-MM-DDTHH[:00], for example 2024-03-02T05:00")
+    ma.add_argument("time", help="the hour, UTC: YYYY-MM-DDTHH[:00], for example 2024-03-02T05:00; a table of "
+                                 "monthly means takes its month, YYYY-MM (by hour of day: an hour of the month)")
     ma.add_argument("--variable", default="temperature_2m",
                     help=f"one of {', '.join(known('hour'))} (default temperature_2m)")
     ma.add_argument("--area", metavar="N/W/S/E", help="only the grid points inside this box (default: all loaded)")
@@ -86,6 +88,11 @@ def _day(text: str | None, option: str) -> datetime | None:
 
 
 def _hour(text: str) -> datetime:
+    """An hour; or a month (YYYY-MM), its first hour: a table of monthly means holds a month there."""
+    if re.fullmatch(r"\d{4}-\d{2}", text.strip()):
+        from era5etl.core.months import Month
+
+        return Month.parse(text).start
     return parse_hour(text, "time")
 
 
@@ -152,7 +159,7 @@ def cmd_series(args: argparse.Namespace) -> int:
             s = local_daily(conn, table, point, start - lag if start else None, end - lag if end else None,
                             variables, shift, args.level)
             named += f", days of {offset_text(shift)} from the hourly rows"
-    where_ = (f"{named}, {len(s.time):,} {STEP_NAMES[args.step]} rows of {table}"
+    where_ = (f"{named}, {len(s.time):,} {STEP_NAMES[s.step]} rows of {table}"
               + (f" at {args.level} hPa" if args.level is not None else ""))
     print(f"# {where_}" if args.csv else where_)
     if args.csv:
@@ -173,7 +180,7 @@ def cmd_series(args: argparse.Namespace) -> int:
         print(f"wrote {parquet} ({parquet.stat().st_size:,} bytes)")
     else:
         data = series_json(s)
-        header = ["time"] + [f"{c} ({UNITS[c]})" for c in s.columns]
+        header = ["time"] + [f"{c} ({(s.units or UNITS).get(c, UNITS[c])})" for c in s.columns]
         print(_table(header, [[t, *(data["values"][c][i] for c in s.columns)] for i, t in enumerate(data["time"])]))
     return 0
 
@@ -292,7 +299,7 @@ def cmd_map(args: argparse.Namespace) -> int:
         spread = (f"min {finite.min():g}, mean {finite.mean():g}, max {finite.max():g}" if finite.size
                   else "every value missing")
         at_level = f" at {m.level} hPa" if m.level is not None else ""
-        print(f"{m.variable} ({UNITS[m.variable]}){at_level} at {m.time:%Y-%m-%dT%H:%MZ} in {table}: "
+        print(f"{m.variable} ({m.unit or UNITS[m.variable]}){at_level} at {m.time:%Y-%m-%dT%H:%MZ} in {table}: "
               f"{m.values.size:,} grid "
               f"points in {m.latitude.max():g}/{m.longitude.min():g}/{m.latitude.min():g}/{m.longitude.max():g} "
               f"(N/W/S/E); {spread}")

@@ -18,9 +18,9 @@ asks it rather than knowing the collection:
   monthly means: one row a month and point, at 00 UTC on the 1st) or an hour of the day in a month
   (``month_by_hour``: 24 rows a month and point, at the month's first day and that hour).
 
-The monthly means (``monthly-means``, ``monthly-means-by-hour``, ``land-monthly-means``) are loaded from
-files (``load-file``); the monthly pipeline (fetch, validation, DAGs) knows the hourly collections of
-:data:`DATASETS` only, and :data:`FILE_DATASETS` holds them all.
+The monthly means (``monthly-means``, ``monthly-means-by-hour``, ``land-monthly-means``) are datasets of
+the monthly pipeline like the hourly ones (fetch, validation, DAGs, ``load-file``): a month of them is
+one row time a point (24 by hour of day, :meth:`Dataset.times_in`), asked for without days.
 
 Single levels are the default and unchanged: its grid numbers points as the project always has.
 """
@@ -39,6 +39,7 @@ from era5etl.core.catalogue_land import LAND_CATALOGUE, LAND_DEFAULT_VARIABLES
 from era5etl.core.catalogue_monthly import BY_HOUR_CATALOGUE, LAND_MONTHLY_CATALOGUE, MONTHLY_CATALOGUE
 from era5etl.core.catalogue_pl import PL_CATALOGUE, PRESSURE_LEVELS_HPA
 from era5etl.core.errors import InputError
+from era5etl.core.months import Month
 
 # hourly: the amount of the hour ending at the valid time; since_00utc: a running total from 00 UTC;
 # daily_mean: a monthly mean of the daily totals (mean amount a day), stored as delivered.
@@ -120,6 +121,18 @@ class Dataset:
     @property
     def monthly(self) -> bool:
         return self.period != "hour"
+
+    def times_in(self, month: Month) -> int:
+        """Row times a point has in ``month``: its hours, one (a monthly mean) or 24 (by hour of day)."""
+        return {"hour": month.hours, "month": 1, "month_by_hour": 24}[self.period]
+
+    def request_times(self) -> dict[str, list[str]]:
+        """The request's time keys for one month beyond year and month: every day's 24 hours; a monthly
+        mean's one time (00:00, no day); by hour of day the 24 hours (no day). Days are added by the
+        caller for an hourly collection (its parts split them)."""
+        if self.period == "month":
+            return {"time": ["00:00"]}
+        return {"time": [f"{h:02d}:00" for h in range(24)]}
 
     @property
     def has_levels(self) -> bool:
@@ -206,11 +219,10 @@ LAND_MONTHLY_MEANS = Dataset(
     request_keys={"product_type": ["monthly_averaged_reanalysis"]}, accumulation="daily_mean", land_only=True,
     period="month")
 
-# What the monthly pipeline fetches, validates and has DAGs for.
-DATASETS: dict[str, Dataset] = {d.name: d for d in (SINGLE_LEVELS, LAND, PRESSURE_LEVELS)}
-# What load-file takes: those and the monthly means.
-FILE_DATASETS: dict[str, Dataset] = {**DATASETS, **{d.name: d for d in (MONTHLY_MEANS, MONTHLY_MEANS_BY_HOUR,
-                                                                       LAND_MONTHLY_MEANS)}}
+# What the monthly pipeline fetches, validates and has DAGs for, and load-file takes.
+DATASETS: dict[str, Dataset] = {d.name: d for d in (SINGLE_LEVELS, LAND, PRESSURE_LEVELS, MONTHLY_MEANS,
+                                                    MONTHLY_MEANS_BY_HOUR, LAND_MONTHLY_MEANS)}
+FILE_DATASETS: dict[str, Dataset] = DATASETS
 DEFAULT = SINGLE_LEVELS
 
 

@@ -232,7 +232,7 @@ def ensure_schema(url: str, table: str = "weather", chunk_interval: str = "1 day
     from era5etl.db import registry
 
     dataset = dataset or SINGLE_LEVELS
-    if dataset.monthly and chunk_interval == "1 day":
+    if dataset.monthly and chunk_interval in ("1 day", "86400 seconds"):  # the hourly default: a day a chunk
         chunk_interval = MONTHLY_MEANS_CHUNK
     ident = table_ident(check_table(table))
     with connect(url, autocommit=True) as conn:

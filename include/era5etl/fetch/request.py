@@ -85,8 +85,9 @@ class MonthRequest:
             "variable": [v.cds_name for v in self.variables],
             "year": [f"{self.month.year:04d}"],
             "month": [f"{self.month.month:02d}"],
-            "day": [f"{d:02d}" for d in range(1, self.month.days + 1)],
-            "time": [f"{h:02d}:00" for h in range(24)],
+            # The monthly means are asked for by month and time, without days (Dataset.request_times).
+            **({} if self.dataset.monthly else {"day": [f"{d:02d}" for d in range(1, self.month.days + 1)]}),
+            **self.dataset.request_times(),
             "area": self.area.cds,
             "grid": self.grid.cds,
             "data_format": self.data_format,
@@ -129,7 +130,7 @@ class RequestPart:
             before = self.month.month.start - timedelta(hours=1)
             request.update(year=[f"{before.year:04d}"], month=[f"{before.month:02d}"], day=[f"{before.day:02d}"],
                            time=[f"{before.hour:02d}:00"])
-        else:
+        elif not self.month.dataset.monthly:
             request["day"] = [f"{d:02d}" for d in self.days]
         return request
 
@@ -146,6 +147,8 @@ class RequestPart:
         if self.previous_hour:
             return (f"{self.month.month} part {self.index + 1}/{self.count} (the previous day's 23 UTC, for the "
                     f"first hour's accumulations, {len(self.variables)} variables)")
+        if self.month.dataset.monthly:
+            return f"{self.month.month} ({self.month.dataset.name}, {len(self.variables)} variables)"
         days = f"days {self.days[0]:02d}-{self.days[-1]:02d}"
         return f"{self.month.month} part {self.index + 1}/{self.count} ({days}, {len(self.variables)} variables)"
 
@@ -174,6 +177,10 @@ def _month_parts(request: MonthRequest, cost_limit: float | None) -> list[Reques
     whole = request.cost()
     limit = cost_limit if cost_limit is not None else whole.limit()
     days = tuple(range(1, request.month.days + 1))
+    if request.dataset.monthly:  # a month of monthly means is a few fields: one part, never split by days
+        if whole.value > limit:
+            raise CostLimitError(f"{request.month}: {whole} exceeds the limit {limit:,.0f}", whole.value, limit)
+        return [RequestPart(request, 0, 1, request.variables, ())]
     if whole.value <= limit:
         return [RequestPart(request, 0, 1, request.variables, days)]
     try:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from era5etl.core.datasets import SINGLE_LEVELS, Dataset, by_name
 from era5etl.core.errors import InputError
-from era5etl.core.grid import Area, Grid, expected_rows
+from era5etl.core.grid import Area, Grid
 from era5etl.core.months import Month
 from era5etl.core.names import check_table
 from era5etl.core.variables import Variable, load_variables, parse_list
@@ -45,7 +45,7 @@ class MonthJob:
 
     @property
     def expected_rows(self) -> int:
-        return expected_rows(self.month, self.area, self.grid) * max(1, len(self.levels))
+        return self.dataset.times_in(self.month) * self.area.points(self.grid) * max(1, len(self.levels))
 
     @property
     def load_variables(self) -> tuple[Variable, ...]:

@@ -155,8 +155,9 @@ def check_download(staged: StagedDownload, job: MonthJob) -> None:
     if missing:
         raise PipelineError(f"requested variable(s) missing from the download {staged.paths[0]}: "
                             + ", ".join(missing))
-    want = np.arange(np.datetime64(job.month.start.replace(tzinfo=None), "h"),
-                     np.datetime64(job.month.end.replace(tzinfo=None), "h"), dtype="datetime64[h]")
+    # The row times: the month's hours, or a monthly mean's one time (by hour of day 24) at its start.
+    first = np.datetime64(job.month.start.replace(tzinfo=None), "h")
+    want = first + np.arange(job.dataset.times_in(job.month)).astype("timedelta64[h]")
     got = staged.valid_time.astype("datetime64[h]")
     if needs_previous_hour(job.request):
         # ERA5-Land: the previous day's 23 UTC was fetched too, for the first hour's amounts; it is not a
@@ -169,7 +170,7 @@ def check_download(staged: StagedDownload, job: MonthJob) -> None:
     if len(got) != len(want) or not np.array_equal(got, want):
         raise PipelineError(
             f"the download holds {len(got)} time steps ({got.min() if len(got) else '-'} .. "
-            f"{got.max() if len(got) else '-'}), not the {len(want)} hours of {job.month}"
+            f"{got.max() if len(got) else '-'}), not the {len(want)} row times of {job.month} ({job.dataset.name})"
         )
     if staged.location_id is None:
         raise PipelineError(f"the download's grid is off the global {job.dataset.grid.step:g} degree lattice; "
@@ -259,7 +260,8 @@ def validate_step(url: str, job: MonthJob) -> Validation:
                            figures=fig)
             retention.release(job, "failed")  # the verdict is final (no retry reads it): ERA5_KEEP_DOWNLOADS
             raise ValidationFailed(validation)
-        if _rollups_on() and not job.dataset.has_levels:  # a table on levels has no rollups yet
+        # A table on levels has no rollups yet; monthly means are months already (no rollups).
+        if _rollups_on() and not job.dataset.has_levels and not job.dataset.monthly:
             checked = rollup_check.check(url, job.table, job.month, job.area, job.grid, job.dataset)
             fig.detail = {**fig.detail, "rollups": checked.as_dict()}
             if not checked.ok:

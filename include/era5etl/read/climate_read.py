@@ -13,7 +13,8 @@ from era5etl.read.columns import UNITS
 from era5etl.read.daily import daily_values
 from era5etl.read.errors import ReadError
 from era5etl.read.indices import check_indices, columns_of, compute_indices
-from era5etl.read.points import Point, require_table
+from era5etl.read.monthly_means import monthly_daily, refuse_days
+from era5etl.read.points import Point, require_table, table_dataset
 from era5etl.read.where import Where, describe_point, offset_minutes
 
 DEFAULT_BASELINE = (1991, 2020)  # WMO's current climatological standard normal
@@ -49,13 +50,19 @@ def point_climate(conn: Any, table: str, point: Point, variable: str, *, baselin
     require_table(conn, table)
     if variable not in data_columns(conn, table) and variable != "wind_speed_10m":
         raise ReadError(f"unknown variable {variable!r}; {table} has {', '.join(data_columns(conn, table))}")
-    column, _ = value_column(variable)
-    names = check_indices(indices, variable)
+    column, statistic = value_column(variable)
+    dataset = table_dataset(conn, table)
+    if dataset.monthly and indices:
+        raise refuse_days(table, dataset, f"the daily indices ({', '.join(indices)})")
+    names = [] if dataset.monthly else check_indices(indices, variable)
     wanted = list(dict.fromkeys([column, *columns_of(names)]))
     lo = min(x for x in (first_year, baseline[0]) if x is not None)
     hi = max(x for x in (last_year, baseline[1]) if x is not None)
-    daily = daily_values(conn, table, point, wanted, offset_minutes, lo if first_year is not None else None,
-                         hi if last_year is not None else None)
+    lo_year, hi_year = lo if first_year is not None else None, hi if last_year is not None else None
+    if dataset.monthly:  # its months spread over their days (read.monthly_means)
+        daily = monthly_daily(conn, table, point, dataset, column, statistic, lo_year, hi_year)
+    else:
+        daily = daily_values(conn, table, point, wanted, offset_minutes, lo_year, hi_year)
     loaded = _loaded_years(daily)
     span = (first_year if first_year is not None else loaded[0], last_year if last_year is not None else loaded[1])
     summary = summarize(daily, variable, baseline, span)
@@ -85,10 +92,17 @@ def climate_request(conn: Any, table: str, at: Where, variable: str = "temperatu
     span = parse_years(baseline) if isinstance(baseline, str) else baseline
     if first is not None and last is not None and last < first:
         raise ReadError(f"the last year {last} is before the first {first}")
-    shift = offset_minutes(tz, at, default_local=True)
     point, named = describe_point(conn, table, at)
-    standard = tz is None and shift is not None
-    named += f", days of {offset_text(shift or 0)}" + (" (the place's standard offset)" if standard else "")
+    dataset = table_dataset(conn, table)
+    if dataset.monthly:  # months, not days: no day boundary to shift
+        if tz is not None:
+            raise refuse_days(table, dataset, f"days of {tz}")
+        shift = None
+        named += f", months of {dataset.name}"
+    else:
+        shift = offset_minutes(tz, at, default_local=True)
+        standard = tz is None and shift is not None
+        named += f", days of {offset_text(shift or 0)}" + (" (the place's standard offset)" if standard else "")
     summary = point_climate(conn, table, point, variable, baseline=span, first_year=first, last_year=last,
                             indices=indices, offset_minutes=shift)
     grid_point = summary.pop("grid_point")
@@ -121,6 +135,10 @@ def area_climate(conn: Any, table: str, box: Any, variable: str = "temperature_2
 
     area = box if isinstance(box, Region) else Area.parse(box)
     require_table(conn, table)
+    dataset = table_dataset(conn, table)
+    if dataset.monthly:
+        raise ReadError(f"an area's or a region's climate is read from the daily rollup, which {table} "
+                        f"({dataset.name}) has not; a place's climate can be read from it")
     if isinstance(area, Region):
         from era5etl.read.region_series import check_region
 

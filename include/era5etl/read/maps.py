@@ -23,7 +23,7 @@ from era5etl.read.columns import UNITS, known
 from era5etl.read.errors import ReadError
 from era5etl.read.hour import hour_columns
 from era5etl.read.levels import check_level
-from era5etl.read.points import require_table
+from era5etl.read.points import require_table, table_dataset
 from era5etl.read.text import csv_columns, decimals, iso_time, shortest
 
 _WIND = ["zonal_wind_10m", "meridional_wind_10m"]
@@ -40,6 +40,7 @@ class HourMap:
     longitude: np.ndarray
     values: np.ndarray
     level: int | None = None  # hPa, for a table on pressure levels
+    unit: str | None = None  # the column's unit when not the hourly tables' (a table of monthly means)
 
 
 def _hour(at: datetime) -> datetime:
@@ -61,6 +62,13 @@ def hour_map(conn: Any, table: str, at: datetime, variable: str, area: Area | No
     if variable not in shown:
         raise ReadError(f"unknown variable {variable!r}; a map shows one of {', '.join(shown)}")
     at = _hour(at)
+    dataset = table_dataset(conn, table)
+    unit = None
+    if dataset.monthly:  # a table of monthly means: the month (by hour of day: that hour) ``at`` falls in
+        from era5etl.read.monthly_means import check_columns, row_time, units_of
+
+        check_columns(table, dataset, [variable])
+        at, unit = row_time(at, dataset), units_of(dataset, [variable])[variable]
     wanted = _WIND if variable == WIND_SPEED else [variable]
     got = hour_columns(conn, table, at, ["location_id", "latitude", "longitude", *wanted], level)
     ids = got["location_id"]
@@ -80,7 +88,7 @@ def hour_map(conn: Any, table: str, at: datetime, variable: str, area: Area | No
             raise ReadError(f"{table} holds no grid point inside {area} at {iso_time(at)}; that hour's points lie in "
                             f"{lat.max():g}/{lon.min():g}/{lat.min():g}/{lon.max():g} (N/W/S/E)")
         keep = keep[inside[keep]]
-    return HourMap(at, variable, lat[keep], lon[keep], values[keep], level)
+    return HourMap(at, variable, lat[keep], lon[keep], values[keep], level, unit)
 
 
 def _not_loaded(conn: Any, table: str, at: datetime) -> ReadError:
@@ -100,7 +108,7 @@ def map_csv(m: HourMap) -> str:
 def map_json(m: HourMap) -> dict[str, Any]:
     """``time`` (ISO, UTC), ``variable``, ``unit``, and ``latitude``, ``longitude``, ``values`` as
     lists (null where NULL)."""
-    return {"time": iso_time(m.time), "variable": m.variable, "unit": UNITS[m.variable],
+    return {"time": iso_time(m.time), "variable": m.variable, "unit": m.unit or UNITS[m.variable],
             **({"level": m.level} if m.level is not None else {}),
             "latitude": decimals(m.latitude), "longitude": decimals(m.longitude), "values": decimals(m.values)}
 

@@ -131,16 +131,19 @@ def _outside(table: str, lat: float, lon: float, bounds: Bounds) -> ReadError:
 
 
 def table_dataset(conn: Any, table: str) -> Dataset:
-    """The dataset ``table`` was loaded with, as the ledger records its months (single levels for a
-    table the pipeline has no month of, such as one load-file filled): whose lattice numbers its points."""
-    from era5etl.core.datasets import by_name
+    """The dataset ``table`` was loaded with, as the ledger records its months, else as the table registry
+    records it (a table load-file made), else single levels: whose lattice numbers its points."""
+    from era5etl.core.datasets import FILE_DATASETS, by_name
 
     found = conn.execute("SELECT to_regclass('era5_months') IS NOT NULL").fetchone()
     if not found or not found[0]:
         return SINGLE_LEVELS
     row = conn.execute("SELECT dataset FROM era5_months WHERE table_name = %s AND dataset IS NOT NULL"
                        " ORDER BY updated_at DESC LIMIT 1", (table,)).fetchone()
-    return by_name(str(row[0])) if row else SINGLE_LEVELS
+    if row is None and conn.execute("SELECT to_regclass('era5_tables') IS NOT NULL").fetchone() == (True,):
+        # A table load-file made has no month in the ledger; the registry says what it was made for.
+        row = conn.execute("SELECT dataset FROM era5_tables WHERE table_name = %s", (table,)).fetchone()
+    return by_name(str(row[0]), FILE_DATASETS) if row and row[0] else SINGLE_LEVELS
 
 
 def nearest_point(conn: Any, table: str, lat: float, lon: float, dataset: Dataset | None = None) -> Point:

@@ -25,7 +25,7 @@ from era5etl.read.columns import STEP_NAMES, UNITS, Step, check_step, resolve
 from era5etl.read.errors import ReadError
 from era5etl.read.levels import check_level
 from era5etl.read.packed import Kind, packed, unpack
-from era5etl.read.points import Point, nearest_point, require_table, rollup_of
+from era5etl.read.points import Point, nearest_point, require_table, rollup_of, table_dataset
 from era5etl.read.text import csv_columns, decimals, iso_time, iso_time_array, iso_times, offset_times, shortest
 
 # The variables whose values are totals over their time step (an hour's, a day's, a month's): drawn
@@ -46,6 +46,7 @@ class Series:
     time: np.ndarray
     values: dict[str, np.ndarray]
     utc_offset_minutes: int | None = None
+    units: dict[str, str] | None = None  # a column's unit when not the hourly tables' (read.monthly_means)
 
 
 def series_times(s: Series) -> list[str]:
@@ -104,6 +105,9 @@ def series(conn: Any, table: str, point: Point, start: datetime | None, end: dat
     (saying what range the point has loaded)."""
     step = check_step(step)
     require_table(conn, table)
+    dataset = table_dataset(conn, table)
+    if dataset.monthly:  # its rows are the months: read.monthly_means
+        return _monthly_means(conn, table, point, start, end, variables, step, dataset)
     level = check_level(conn, table, level)  # a table on pressure levels is read one level at a time
     if level is not None and step != "hour":
         raise ReadError(f"{table} is on pressure levels, which have no daily or monthly rollups yet: "
@@ -125,6 +129,27 @@ def series(conn: Any, table: str, point: Point, start: datetime | None, end: dat
         order = np.argsort(times, kind="stable")
         times, values = times[order], {c: v[order] for c, v in values.items()}
     return Series(point, step, columns, times, values)
+
+
+def _monthly_means(conn: Any, table: str, point: Point, start: datetime | None, end: datetime | None,
+                   variables: list[str] | None, step: Step, dataset: Any) -> Series:
+    """A table of monthly means: its own rows at any step but days (there are none)."""
+    from era5etl.read.monthly_means import check_columns, refuse_days, units_of
+
+    if step == "day":
+        raise refuse_days(table, dataset, "a daily series")
+    check_columns(table, dataset, variables)
+    data = data_columns(conn, table)
+    columns = resolve("hour", variables or list(data), data)
+    start, end = as_utc(start), as_utc(end)
+    row = conn.cursor(binary=True).execute(_statement(table, "time", columns, start, end, None, in_tiles(conn, table)),
+                                           {"id": point.location_id, "start": start, "end": end}).fetchone()
+    parts = list(row) if row else [None] * (len(columns) + 1)
+    times = unpack(parts[0], "timestamptz")
+    if times.size == 0:
+        raise _empty(conn, table, table, "time", point, "hour", start, end)
+    values = {c: unpack(b, "float4").astype(np.float32) for c, b in zip(columns, parts[1:], strict=True)}
+    return Series(point, "month", columns, times, values, units=units_of(dataset, columns))
 
 
 def _empty(conn: Any, table: str, relation: str, time_column: str, point: Point, step: Step,
@@ -160,7 +185,7 @@ def series_json(s: Series) -> dict[str, Any]:
         "point": asdict(s.point),
         "step": s.step,
         "columns": list(s.columns),
-        "units": {c: UNITS[c] for c in s.columns},
+        "units": {c: (s.units or UNITS).get(c, UNITS[c]) for c in s.columns},
         "time": series_times(s),
         "values": {c: s.values[c].tolist() if c == "hours" else decimals(s.values[c]) for c in s.columns},
     }

@@ -23,7 +23,7 @@ from era5etl import settings
 from era5etl.core.datasets import SINGLE_LEVELS, Dataset
 from era5etl.core.errors import InputError
 from era5etl.core.files import write_json
-from era5etl.core.grid import Area, Grid, area_slug, expected_rows
+from era5etl.core.grid import Area, Grid, area_slug
 from era5etl.core.months import Month
 from era5etl.db import connect
 from era5etl.db.columns import table_columns
@@ -110,7 +110,8 @@ def validate_month(
             raise InputError(f"{table} {month} {area}: no land point count was recorded when the month was "
                              f"staged; {dataset.title} rows are its land points only, so the month's expected "
                              "rows are unknown; stage it again")
-    expected = (expected_rows(month, area, grid) if points is None else month.hours * points) * max(1, len(levels))
+    times = dataset.times_in(month)  # row times a point: hours, or a monthly mean's one (24 by hour of day)
+    expected = times * (area.points(grid) if points is None else points) * max(1, len(levels))
     with connect(url) as conn:  # the six's bounds, and those of each catalogued column a load added
         bounds = table_bounds(table_columns(conn, table), dataset.catalogue if dataset.has_levels else None)
     if dataset.accumulation == "since_00utc":
@@ -131,7 +132,8 @@ def validate_month(
     t_suite = time.perf_counter()
     try:
         suite = run_suite(url, validation_id, table, month, area, grid, run_name=run_name, docs_dir=staging,
-                          bounds=bounds, levels=len(levels), points=points)
+                          bounds=bounds, levels=len(levels), points=points,
+                          times=None if not dataset.monthly else times)
         _replace_dir(staging, folder / "docs")
     finally:
         shutil.rmtree(staging, ignore_errors=True)

@@ -39,10 +39,11 @@ class Check:
 
 
 def build_checks(month: Month, area: Area, grid: Grid, bounds: tuple[Bounds, ...] = BOUNDS,
-                 levels: int = 0, points: int | None = None) -> list[Check]:
+                 levels: int = 0, points: int | None = None, times: int | None = None) -> list[Check]:
     """The suite's checks; ``levels``: how many pressure levels each hour and point has (0: none);
     ``points``: the area's rows an hour when not every grid point is one (ERA5-Land's land points, as
-    the staged download's mask counted them)."""
+    the staged download's mask counted them); ``times``: a monthly-means month's row times a point (1,
+    or 24 by hour of day), all on its first day: the month's count is checked, and no day's."""
     from great_expectations.expectations import (  # type: ignore[attr-defined]
         ExpectColumnSumToBeBetween,
         ExpectColumnValuesToBeBetween,
@@ -51,8 +52,9 @@ def build_checks(month: Month, area: Area, grid: Grid, bounds: tuple[Bounds, ...
     per = max(1, levels)
     kind = "grid points" if points is None else "land points (the staged download's land mask)"
     points = area.points(grid) if points is None else points
-    month_rows, day_rows = month.hours * points * per, HOURS_PER_DAY * points * per
+    month_rows, day_rows = (month.hours if times is None else times) * points * per, HOURS_PER_DAY * points * per
     of = f" x {levels} levels" if levels else ""
+    held = f"{month.hours} hours" if times is None else f"{times} monthly mean time(s)"
 
     def zero(column: str, name: str, notes: str) -> Check:
         return Check(name, False, ExpectColumnValuesToBeBetween(
@@ -61,10 +63,10 @@ def build_checks(month: Month, area: Area, grid: Grid, bounds: tuple[Bounds, ...
     checks = [
         Check("row_count_month", False, ExpectColumnSumToBeBetween(
             column="rows", min_value=month_rows, max_value=month_rows, meta={"check": "row_count_month"},
-            notes=f"The month holds exactly {month.hours} hours{of} x {points} {kind} = {month_rows:,} rows.")),
-        Check("row_count_day", True, ExpectColumnValuesToBeBetween(
+            notes=f"The month holds exactly {held}{of} x {points} {kind} = {month_rows:,} rows.")),
+        *([] if times is not None else [Check("row_count_day", True, ExpectColumnValuesToBeBetween(
             column="rows", min_value=day_rows, max_value=day_rows, meta={"check": "row_count_day"},
-            notes=f"Each day holds exactly 24 hours{of} x {points} {kind} = {day_rows:,} rows.")),
+            notes=f"Each day holds exactly 24 hours{of} x {points} {kind} = {day_rows:,} rows."))]),
         zero("null_time", "time_not_null", "No row has a NULL time."),
         zero("null_location_id", "location_id_not_null", "No row of the area has a NULL location_id."),
         zero("duplicates", "no_duplicates",
@@ -153,7 +155,7 @@ def _view(name: str) -> dict[str, str]:
 
 def run_suite(url: str, validation_id: str, table: str, month: Month, area: Area, grid: Grid, *,
               run_name: str, docs_dir: Path, bounds: tuple[Bounds, ...] = BOUNDS, levels: int = 0,
-              points: int | None = None) -> SuiteRun:
+              points: int | None = None, times: int | None = None) -> SuiteRun:
     """Validate the stored profile with GX; Data Docs are built into ``docs_dir`` (a fresh folder)."""
     import great_expectations as gx
     from great_expectations.checkpoint.actions import UpdateDataDocsAction
@@ -175,7 +177,7 @@ def run_suite(url: str, validation_id: str, table: str, month: Month, area: Area
     })
     asset = context.data_sources.add_pandas("era5").add_dataframe_asset(f"{table}_{month}_{area_slug(area)}")
     batch = asset.add_batch_definition_whole_dataframe("days")
-    checks = build_checks(month, area, grid, bounds, levels, points)
+    checks = build_checks(month, area, grid, bounds, levels, points, times)
     # Given whole, the suite is stored once; suite.add_expectation stores it again for each of the
     # ~24 checks (a marshmallow round trip each: 0.3 s a month).
     suite = context.suites.add(gx.ExpectationSuite(name="era5_month", expectations=[c.expectation for c in checks]))

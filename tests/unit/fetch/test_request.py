@@ -279,3 +279,24 @@ def test_a_land_month_is_on_the_01_degree_grid_unless_told_a_multiple_of_it() ->
     assert job.grid == LAND_01 and job.table == "weather_land" and job.variables == tuple(
         v for v in LAND.catalogue if v.cds_name in LAND.default_variables)
     assert len(plan(job.request)) == 2
+
+
+@pytest.mark.parametrize(("name", "product", "times"), [
+    ("monthly-means", "monthly_averaged_reanalysis", 1),
+    ("monthly-means-by-hour", "monthly_averaged_reanalysis_by_hour_of_day", 24),
+    ("land-monthly-means", "monthly_averaged_reanalysis", 1)])
+def test_a_month_of_monthly_means_is_asked_by_month_and_time_in_one_job(name: str, product: str, times: int) -> None:
+    from era5etl.core.datasets import DATASETS
+    from localcds import synth
+
+    job = MonthJob.create(settings.load({}), Month(2020, 2), run_id="t", dataset=name, area="46/8/45/9")
+    request = job.request.cds_request()
+    assert "day" not in request and (request["year"], request["month"]) == (["2020"], ["02"])
+    assert request["product_type"] == [product] and len(request["time"]) == times
+    assert sorted(request["variable"]) == sorted(DATASETS[name].default_variables)
+    parts = plan(job.request)
+    assert [p.cds_request() for p in parts] == [request] and "2020-02" in parts[0].label
+    # The local CDS takes it as the real one would (it refuses a day, a time off 00:00 for the means).
+    assert synth.parse_request(request, DATASETS[name].collection).months == (Month(2020, 2),)
+    # Rows: a point's one time a month (24 by hour of day), not its 696 hours.
+    assert job.expected_rows == times * job.area.points(job.grid)

@@ -13,6 +13,13 @@ from typing import Any
 
 from localcds.synth.grib import write_grib
 from localcds.synth.land import LAND_DATASET, write_land_grib, write_land_netcdf
+from localcds.synth.monthly import (
+    MONTHLY_DATASETS,
+    available_months,
+    file_names,
+    write_monthly_grib,
+    write_monthly_netcdf,
+)
 from localcds.synth.netcdf import DEFAULT_SLICE_VALUES, write_netcdf
 from localcds.synth.publication import ERA5T_LATENCY, NoDataError, available_times
 from localcds.synth.request import parse_request
@@ -49,6 +56,8 @@ def write_download(
     req = parse_request(request, dataset)
     now = now or datetime.now(UTC)
     today = today or now.date()
+    if req.dataset in MONTHLY_DATASETS:
+        return _write_monthly(req, dest, now, today, seed)
     times = available_times(req, now)
     if not times:
         raise NoDataError(
@@ -114,3 +123,35 @@ def _write_land(req: Any, path: Path, times: Sequence[datetime], today: date, se
     if req.grib:
         return write_land_grib(req.variables, lats, lons, float(req.grid[0]), times, path, seed=seed, expver=expver)
     return write_land_netcdf(req.variables, lats, lons, times, path, seed=seed, expver=expver)
+
+
+def _write_monthly(req: Any, dest: Path, now: datetime, today: date, seed: int) -> Path:
+    """A monthly-means download (:mod:`.monthly`): one GRIB file, or one NetCDF per step type (a ZIP of
+    them when there are two, or when asked for one)."""
+    times = available_months(req, now)
+    if not times:
+        raise NoDataError(f"none of the requested months {req.months[0]} .. {req.months[-1]} is published yet "
+                          f"(monthly means appear about {ERA5T_LATENCY.days} days after the month)")
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+
+    def write(kind: str, path: Path) -> Path:
+        if req.grib:
+            return write_monthly_grib(req, path, times=times, today=today, seed=seed)
+        return write_monthly_netcdf(req, kind, path, times=times, today=today, seed=seed, now=now)
+
+    files = [(GRIB_FILE, "all")] if req.grib else file_names(req)
+    if not (req.zip_always or len(files) > 1):
+        tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
+        try:
+            write(files[0][1], tmp)
+            os.replace(tmp, dest)
+        finally:
+            tmp.unlink(missing_ok=True)
+        return dest
+    with tempfile.TemporaryDirectory(prefix=".synth-", dir=dest.parent) as tmpdir:
+        members = [(name, write(kind, Path(tmpdir) / name)) for name, kind in files]
+        tmp_zip = Path(tmpdir) / "download.zip"
+        _write_zip(tmp_zip, members, now)
+        os.replace(tmp_zip, dest)
+    return dest

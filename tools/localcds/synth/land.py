@@ -87,13 +87,13 @@ def land_hours(meta: VarMeta, seed: int, seconds: npt.NDArray[np.int64], lats: F
     at = -1  # the hour ``total`` is the running total at
     for t in seconds.tolist():
         if meta.step_type != "accum":
-            values = _field(meta, FieldSlice(seed, np.array([t], dtype=np.int64), lats, lons))[0]
+            values = land_field(meta, FieldSlice(seed, np.array([t], dtype=np.int64), lats, lons))[0]
         else:
             day0 = ((t - 3600) // 86400) * 86400  # the 00 UTC its total runs from
             if total is None or at < day0 + 3600 or at >= t:
                 total, at = np.zeros((lats.size, lons.size)), day0
             for h in range(at + 3600, t + 1, 3600):
-                total += _field(meta, FieldSlice(seed, np.array([h], dtype=np.int64), lats, lons))[0]
+                total += land_field(meta, FieldSlice(seed, np.array([h], dtype=np.int64), lats, lons))[0]
             at = t
             values = total.copy()
             if (t % 86400) == 0:  # 00 UTC closes the day: the next hour starts a new total
@@ -103,7 +103,7 @@ def land_hours(meta: VarMeta, seed: int, seconds: npt.NDArray[np.int64], lats: F
         yield out
 
 
-def _field(meta: VarMeta, fields: FieldSlice) -> F64:
+def land_field(meta: VarMeta, fields: FieldSlice) -> F64:
     from localcds.synth.fields import OWN_FIELDS
 
     if meta.short_name in OWN_FIELDS:

@@ -40,11 +40,16 @@ def _slices(n_times: int, n_points: int, budget: int) -> Iterator[tuple[int, int
 
 
 def _history(step_type: str, now: datetime, seed: int) -> str:
+    return history_of("oper", step_type, now, seed)
+
+
+def history_of(stream: str, step_type: str, now: datetime, seed: int) -> str:
+    """cfgrib's ``history`` of a NetCDF it made from the GRIB ``stream``'s ``step_type`` messages."""
     token = f"tmp{stable_seed(seed, now.isoformat()) & 0xFFFFFFFF:08x}"
     return (
         f"{now:%Y-%m-%dT%H:%M} GRIB to CDM+CF via cfgrib-0.9.15.1/ecCodes-2.42.0 with "
         f'{{"source": "{token}/data.grib", '
-        f'"filter_by_keys": {{"stream": ["oper"], "stepType": ["{step_type}"]}}, '
+        f'"filter_by_keys": {{"stream": ["{stream}"], "stepType": ["{step_type}"]}}, '
         f'"encode_cf": ["parameter", "time", "geography", "vertical"]}}'
         " [synthetic: era5etl local CDS, not Copernicus data]"
     )
@@ -52,12 +57,12 @@ def _history(step_type: str, now: datetime, seed: int) -> str:
 
 def _grib_attrs(meta: VarMeta, req: SynthRequest) -> dict[str, Any]:
     if req.levels:  # as cfgrib writes a variable on pressure levels
-        return {**_surface_attrs(meta, req), "GRIB_typeOfLevel": "isobaricInhPa",
+        return {**surface_attrs(meta, req), "GRIB_typeOfLevel": "isobaricInhPa",
                 "coordinates": "number valid_time pressure_level latitude longitude expver"}
-    return _surface_attrs(meta, req)
+    return surface_attrs(meta, req)
 
 
-def _surface_attrs(meta: VarMeta, req: SynthRequest) -> dict[str, Any]:
+def surface_attrs(meta: VarMeta, req: SynthRequest) -> dict[str, Any]:
     lats, lons = req.latitudes, req.longitudes
     return {
         "GRIB_paramId": np.int64(meta.param_id),

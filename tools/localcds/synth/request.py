@@ -35,6 +35,7 @@ class SynthRequest:
     data_format: str = "netcdf"  # "netcdf" or "grib" (GRIB edition 1, as the CDS serves ERA5 single levels)
     dataset: str = DATASET  # the collection asked (single levels, pressure levels or "reanalysis-era5-land")
     levels: tuple[int, ...] = ()  # hPa, descending as the new CDS writes them; () without levels
+    product: str = "reanalysis"  # the product type (the monthly means: synth.monthly's two)
 
     @property
     def step_types(self) -> tuple[str, ...]:
@@ -48,7 +49,7 @@ class SynthRequest:
     def archived(self) -> bool:
         """Whether the download is a ZIP: asked for, or (NetCDF only) two step types that need two files.
         One GRIB file holds analyses and forecasts alike, and one ERA5-Land NetCDF every step type."""
-        if self.dataset == "reanalysis-era5-land":  # one NetCDF holds every step type
+        if self.dataset.startswith("reanalysis-era5-land"):  # one NetCDF holds every step type
             return self.zip_always
         return self.zip_always or (not self.grib and len(self.step_types) > 1)
 
@@ -135,7 +136,10 @@ def parse_request(request: Mapping[str, Any], dataset: str = DATASET) -> SynthRe
     """
     from localcds.synth.land import LAND_DATASET, LAND_FIRST_YEAR, LAND_META, LAND_ORDER
     from localcds.synth.levels import LEVELS, PL_DATASET, PL_FILE_ORDER, PL_META
+    from localcds.synth.monthly import MONTHLY_DATASETS, parse_monthly
 
+    if dataset in MONTHLY_DATASETS:
+        return parse_monthly(request, dataset)
     if dataset not in (DATASET, PL_DATASET, LAND_DATASET):
         raise RequestError(f"dataset {dataset!r} is not served here")
     on_levels = dataset == PL_DATASET

@@ -17,7 +17,10 @@ Connections: `era5_timescale` (Postgres) for the database, `era5_cds` (host: API
 key) for the CDS; without them the environment's `ERA5_DATABASE_URL` and `CDSAPI_URL`/`CDSAPI_KEY`.
 
 One DAG per dataset (docs/datasets.md): `era5_monthly` loads single levels, `era5_monthly_pressure_levels`
-the pressure levels chosen in its *Pressure levels* param into its own table.
+the pressure levels chosen in its *Pressure levels* param into its own table, `era5_monthly_land` ERA5-Land,
+and `era5_monthly_monthly_means`, `era5_monthly_monthly_means_by_hour` and `era5_monthly_land_monthly_means`
+the monthly means (a row a month and point, or 24 by hour of day), each published about five days after
+its month like the hourly data.
 
 Wiring only: every task calls one step of the era5etl core through `era5etl.airflow.tasks`.
 """

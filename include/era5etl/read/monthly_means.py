@@ -1,0 +1,88 @@
+"""Reads of a table of monthly means (``monthly-means``, ``monthly-means-by-hour``, ``land-monthly-means``):
+its rows are months (or a month's hours of the day), not hours.
+
+* a place's ``series`` reads the table's rows: they are the monthly series (``--monthly`` says the same;
+  ``--daily`` is refused: the table holds no days);
+* the units are the dataset's: an accumulation's monthly mean is a mean daily total (``mm/day``);
+* ``wind_speed_10m`` is not derived: the speed of the mean wind is not the mean speed;
+* ``climate``: each month's value spread over its days (every day complete, the month's mean, or for
+  an accumulation its mean daily total), so the yearly value is the days-weighted mean or the yearly
+  total (a month's total: its mean daily total x its days), and anomalies and trends follow as for a
+  daily table. By hour of day a month's value is first made from its 24 hours (their mean, or for an
+  accumulation the sum of the hours' mean amounts: the mean daily total). The ETCCDI indices count days
+  and are refused.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+
+from era5etl.core.datasets import Dataset
+from era5etl.core.rollups import WIND_SPEED
+from era5etl.read.columns import UNITS
+from era5etl.read.daily import HOURS_A_DAY, Daily
+from era5etl.read.errors import ReadError
+from era5etl.read.points import Point
+
+
+def units_of(dataset: Dataset, columns: list[str]) -> dict[str, str]:
+    """The unit of each column as the dataset stores it (``mm/day`` for a mean daily total)."""
+    out = {}
+    for c in columns:
+        v = dataset.variable(c)
+        out[c] = v.table_unit if v is not None else UNITS[c]
+    return out
+
+
+def refuse_days(table: str, dataset: Dataset, what: str) -> ReadError:
+    return ReadError(f"{table} holds {dataset.title} ({dataset.name}): a row a month, no days, so {what} "
+                     "cannot be read from it; its series (or --monthly) and climate's yearly values can")
+
+
+def check_columns(table: str, dataset: Dataset, variables: list[str] | None) -> None:
+    if variables and WIND_SPEED in variables:
+        raise ReadError(f"{WIND_SPEED} is not read from {table} ({dataset.name}): the speed of a monthly mean "
+                        "wind is not the mean speed; read zonal_wind_10m and meridional_wind_10m")
+
+
+def row_time(at: datetime, dataset: Dataset) -> datetime:
+    """The row of a table of monthly means holding the moment ``at``: its month's start, by hour of day
+    plus ``at``'s hour."""
+    start = at.astimezone(UTC).replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+    return start.replace(hour=at.astimezone(UTC).hour) if dataset.period == "month_by_hour" else start
+
+
+def monthly_daily(conn: Any, table: str, point: Point, dataset: Dataset, column: str, statistic: str,
+                  first_year: int | None, last_year: int | None) -> Daily:
+    """The point's months as complete days carrying the month's value: ``column`` (``<variable>_mean``
+    or ``<variable>_sum``) of the months of [first_year, last_year] (None: all loaded)."""
+    from era5etl.read.series import series
+
+    variable = column.rsplit("_", 1)[0]
+    if variable == WIND_SPEED:
+        check_columns(table, dataset, [variable])
+    start = datetime(first_year, 1, 1, tzinfo=UTC) if first_year is not None else None
+    end = datetime(last_year + 1, 1, 1, tzinfo=UTC) if last_year is not None else None
+    s = series(conn, table, point, start, end, [variable], "hour")
+    months = s.time.astype("datetime64[M]")
+    values = s.values[variable].astype(np.float64)
+    per_month, first = np.unique(months, return_index=True)
+    if dataset.period == "month_by_hour":
+        counts = np.bincount(np.searchsorted(per_month, months), minlength=per_month.size)
+        sums = np.bincount(np.searchsorted(per_month, months), weights=values, minlength=per_month.size)
+        # A month lacking some of its 24 hours of the day has no value (NaN), not a mean of the rest.
+        whole = np.where(counts == HOURS_A_DAY, sums, np.nan)
+        month_values = whole if statistic == "total" else whole / HOURS_A_DAY
+    else:
+        month_values = values[first]
+    days = ((per_month + 1).astype("datetime64[D]") - per_month.astype("datetime64[D]")).astype(np.int64)
+    dates = np.concatenate([np.arange(m.astype("datetime64[D]"), (m + 1).astype("datetime64[D]"))
+                            for m in per_month]) if per_month.size else np.array([], dtype="datetime64[D]")
+    return Daily(dates, np.full(dates.size, HOURS_A_DAY, dtype=np.int64),
+                 {column: np.repeat(month_values, days)}, 0)
+
+
+__all__ = ["check_columns", "monthly_daily", "refuse_days", "row_time", "units_of"]
