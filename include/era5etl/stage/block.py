@@ -46,6 +46,15 @@ class Block:
         return len(self.valid_time) * len(self.latitude)
 
 
+def level_points(points: int, levels: int, run: tuple[int, int] | None) -> slice:
+    """The slice of a download's level-major P axis (``points`` in all, over ``levels`` levels) that
+    holds the levels run[0]..run[1]-1; all of it when ``run`` is None."""
+    if run is None:
+        return slice(0, points)
+    per_level = points // max(levels, 1)
+    return slice(run[0] * per_level, run[1] * per_level)
+
+
 class StagedDownload(Protocol):
     """A download opened for loading: the NetCDF stager's ``NetcdfDownload`` or the GRIB stager's
     ``GribDownload`` (``open_download`` picks by the files' first bytes). The loader needs only this."""
@@ -73,8 +82,8 @@ class StagedDownload(Protocol):
     def levels(self) -> tuple[int, ...]: ...  # the levels held, ascending hPa; () for none
     @property
     def rows(self) -> int: ...
-    def blocks(self, start: datetime | None = None, end: datetime | None = None, hours: int = 1
-               ) -> Iterator[Block]: ...
+    def blocks(self, start: datetime | None = None, end: datetime | None = None, hours: int = 1,
+               levels: int = 0) -> Iterator[Block]: ...
     def close(self) -> None: ...
     def __enter__(self) -> StagedDownload: ...
     def __exit__(self, *exc: object) -> None: ...
@@ -90,23 +99,39 @@ class BlockReader:
     # inner reader for float64 file values (unit-free variables) and makes the table's from them.
     dtype: type[np.floating] = np.float32
 
-    def blocks(self, start: datetime | None = None, end: datetime | None = None, hours: int = 1
-               ) -> Iterator[Block]:
+    def blocks(self, start: datetime | None = None, end: datetime | None = None, hours: int = 1,
+               levels: int = 0) -> Iterator[Block]:
         """Blocks of ``hours`` consecutive time steps (of the download, not of the clock) in [start, end).
 
+        ``levels``: on pressure levels, at most this many levels a block (0: all of them). A block cut
+        by levels holds one time step and a run of ascending levels, so the blocks still come in
+        (time, level, point) order and memory follows the run, not the 37 levels of an hour.
         Naive datetimes are taken as UTC. Only what each block holds is read from disk.
         """
         from era5etl.stage.points import time_span
 
         if hours < 1:
             raise ValueError(f"hours must be at least 1, not {hours}")
+        if levels < 0:
+            raise ValueError(f"levels must be 0 (all) or more, not {levels}")
         if self._closed:
             raise ValueError("the staged download is closed")
         i0, i1 = time_span(self.valid_time, start, end)
         # Not a generator itself, so bad arguments fail at the call rather than at the first next().
+        # Every staged download says its levels (StagedDownload.levels: () for none), some as a property.
+        if levels and len(getattr(self, "levels", ())) > levels:
+            return self._level_runs(i0, i1, levels)
         return self._blocks(i0, i1, hours)
 
-    def _blocks(self, i0: int, i1: int, hours: int) -> Iterator[Block]:
+    def _level_runs(self, i0: int, i1: int, levels: int) -> Iterator[Block]:
+        count = len(getattr(self, "levels", ()))
+        for t in range(i0, i1):
+            for k0 in range(0, count, levels):
+                yield from self._blocks(t, t + 1, 1, (k0, min(k0 + levels, count)))
+
+    def _blocks(self, i0: int, i1: int, hours: int, run: tuple[int, int] | None = None) -> Iterator[Block]:
+        """Blocks of ``hours`` steps from i0 to i1; ``run``: only the levels run[0]..run[1]-1 (indices
+        into ``levels``), for a download on pressure levels."""
         raise NotImplementedError
 
     def _release(self) -> None:

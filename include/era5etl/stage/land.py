@@ -135,7 +135,7 @@ class LandDownload(BlockReader):
         first_hour = (secs % 86400) // _HOUR == 1
         return np.asarray(secs[~have & ~first_hour])
 
-    def _blocks(self, i0: int, i1: int, hours: int) -> Iterator[Block]:
+    def _blocks(self, i0: int, i1: int, hours: int, run: tuple[int, int] | None = None) -> Iterator[Block]:
         if i0 >= i1:
             return
         secs = self.valid_time.astype("datetime64[s]").astype(np.int64)

@@ -100,14 +100,18 @@ class Source:
         assert self.part.times is not None
         return self.part.times
 
-    def read(self, j0: int, j1: int, dtype: type[np.floating] = np.float32) -> F32:
-        """Time steps j0..j1-1 of this part as (steps, points) float32 (or ``dtype``) in table units."""
+    def read(self, j0: int, j1: int, dtype: type[np.floating] = np.float32, run: tuple[int, int] | None = None
+             ) -> F32:
+        """Time steps j0..j1-1 of this part as (steps, points) float32 (or ``dtype``) in table units;
+        ``run``: only the ascending levels run[0]..run[1]-1."""
         p = self.part
         dims = [p.time_dim, *([_EXPVER] if p.expver_order else []), *([p.level_dim] if p.level_dim else []),
                 p.lat_dim, p.lon_dim]
         da = p.ds[self.name].isel({p.time_dim: slice(j0, j1)})
-        if p.level_dim and p.level_order != tuple(range(len(p.level_order))):
-            da = da.isel({p.level_dim: list(p.level_order)})  # levels ascending, whatever the file's order
+        if p.level_dim:
+            wanted = p.level_order if run is None else p.level_order[run[0]:run[1]]
+            if wanted != tuple(range(len(p.level_order))):
+                da = da.isel({p.level_dim: list(wanted)})  # levels ascending, whatever the file's order
         da = da.transpose(*dims)
         try:
             decoded = np.asarray(da.values)
