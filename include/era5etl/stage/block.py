@@ -46,6 +46,17 @@ class Block:
         return len(self.valid_time) * len(self.latitude)
 
 
+def grid_block(valid_time: DT64, values: dict[str, F32], p: slice | None,
+               grid: tuple[npt.NDArray[np.int32] | None, F32, F32, npt.NDArray[np.int16] | None]) -> Block:
+    """A block on the download's grid arrays (location_id, latitude, longitude, level): the arrays
+    themselves, shared by every block, or for a run of levels their level-major slice ``p``."""
+    ids, lat, lon, level = grid
+    if p is None:
+        return Block(valid_time, ids, lat, lon, values, level)
+    return Block(valid_time, None if ids is None else ids[p], lat[p], lon[p], values,
+                 None if level is None else level[p])
+
+
 def level_points(points: int, levels: int, run: tuple[int, int] | None) -> slice:
     """The slice of a download's level-major P axis (``points`` in all, over ``levels`` levels) that
     holds the levels run[0]..run[1]-1; all of it when ``run`` is None."""
@@ -84,6 +95,8 @@ class StagedDownload(Protocol):
     def rows(self) -> int: ...
     def blocks(self, start: datetime | None = None, end: datetime | None = None, hours: int = 1,
                levels: int = 0) -> Iterator[Block]: ...
+    def read_column(self, column: str, i0: int, i1: int) -> F32 | F64: ...
+    def release_column(self, column: str) -> None: ...
     def close(self) -> None: ...
     def __enter__(self) -> StagedDownload: ...
     def __exit__(self, *exc: object) -> None: ...
@@ -133,6 +146,14 @@ class BlockReader:
         """Blocks of ``hours`` steps from i0 to i1; ``run``: only the levels run[0]..run[1]-1 (indices
         into ``levels``), for a download on pressure levels."""
         raise NotImplementedError
+
+    def read_column(self, column: str, i0: int, i1: int) -> F32 | F64:
+        """One column's time steps i0..i1-1 at every point, (steps, points) in ``dtype``: for a reader
+        that goes variable by variable (stage.land), holding one variable's chunks at a time."""
+        raise NotImplementedError
+
+    def release_column(self, column: str) -> None:
+        """Give back what reading ``column`` cached (HDF5 chunks): the next read needs other chunks."""
 
     def _release(self) -> None:
         """Give back what the files hold open (called once, by ``close``)."""
