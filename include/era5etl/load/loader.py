@@ -267,6 +267,9 @@ class _Run:
             if not all(_put(w.data, (encode.encode_block(piece, plan.footprint.columns, piece_tiles), piece.rows), stop)
                        for piece, piece_tiles in block_pieces(block, encode.PIECE_ROWS, plan.tiles)):
                 break
+        # The last block's arrays go before the day is settled and encoded (ERA5-Land's blocks are
+        # views of a window of every variable, 439 MB of a global day, which the block kept alive).
+        block = None  # type: ignore[assignment]
         # The hourly rows are all queued: the writer goes on to the daily rows while the last day
         # is encoded, piece by piece (load.rollup.WindowRollup.pieces).
         _put(w.data, None, stop)
