@@ -149,6 +149,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     area = Area.parse(args.area) if args.area else settings.area
     url = database_url()
     asked = by_name(args.dataset) if args.dataset else None
+    if asked is not None:  # the box as the month's job stored it (pipeline.job: on the dataset's lattice)
+        area = area.on_lattice(dataset_grid(settings, asked, args.grid).step)
     table = args.table or (settings.table if asked is None else config.table_for(asked.name))
     liveness.reap(url, table)  # a month whose run is gone is failed, so its verdict may settle it
     recorded = ledger.loaded_from(url, table, month, str(area))
@@ -160,6 +162,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     else:
         levels = dataset.parse_levels(settings.levels if dataset.name == settings.dataset else ())
     grid = dataset_grid(settings, dataset, args.grid)
+    area = area.on_lattice(grid.step)
     run_id = cli_run_id()
     with metrics.timed("validate") as fig:
         v = validate_month(url, table, month, area, grid, run_id=run_id, dataset=dataset, levels=levels)

@@ -8,7 +8,7 @@ its id whatever area or grid was requested.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal, InvalidOperation
 
 import numpy as np
@@ -96,6 +96,10 @@ class Grid:
         return [str(self), str(self)]
 
 
+# The first column east of the antimeridian on ERA5's 0.25 degree lattice: a box's west edge at -180.
+ERA5_FIRST_COLUMN = Decimal("-179.75")
+
+
 @dataclass(frozen=True)
 class Area:
     """A box as the CDS takes it: north/west/south/east, degrees, edges inclusive.
@@ -122,17 +126,28 @@ class Area:
         if not (-180 <= west <= 360 and -180 <= east <= 360):
             raise InputError(f"area {text!r}: west and east must be within -180..360")
         if east - west >= 360:
-            west, east = Decimal("-179.75"), Decimal("180")
+            west, east = ERA5_FIRST_COLUMN, Decimal("180")
         else:
             # West -180 starts the box at the antimeridian; the -180 meridian itself is 180 (the east
             # edge in this convention), so the box's first column is the next one on the lattice.
-            west = Decimal("-179.75") if west == -180 else _norm_lon(west)
+            west = ERA5_FIRST_COLUMN if west == -180 else _norm_lon(west)
             east = _norm_lon(east)
             if west > east:
                 raise InputError(
                     f"area {text!r} crosses the antimeridian; load it as two areas, one each side of 180"
                 )
         return cls(north, west, south, east)
+
+    def on_lattice(self, step: Decimal | float) -> Area:
+        """The box as a lattice finer than ERA5's sees it. A box from the antimeridian keeps ERA5's
+        first column, -179.75, as its west edge; on a lattice of ``step`` < 0.25 degrees (ERA5-Land's
+        0.1) that edge would drop the columns west of it (-179.9 and -179.8), so the box starts at
+        the lattice's first column, -180 + step, instead. Other boxes, and every box on a step of
+        0.25 or more (whose first column is the same either way), are unchanged."""
+        s = Decimal(str(step))
+        if self.west != ERA5_FIRST_COLUMN or s >= Decimal("0.25"):
+            return self
+        return replace(self, west=Decimal(-180) + s)
 
     def __str__(self) -> str:
         return "/".join(f"{v.normalize():f}" for v in (self.north, self.west, self.south, self.east))

@@ -86,7 +86,9 @@ def load(
     began = time.perf_counter()
     if staged.location_id is not None:  # before any row: the table's box holds every point it has rows of
         with connect(url, autocommit=True) as conn:
-            extents.widen(conn, table, extents.extent_of(staged.location_id, dataset.grid), dataset.grid)
+            # On levels each level holds the same points: the first level's are the box's.
+            ids = staged.location_id[:staged.points // len(staged.levels)] if staged.levels else staged.location_id
+            extents.widen(conn, table, extents.extent_of(ids, dataset.grid), dataset.grid)
     plan = _plan(url, table, staged, footprint, windows, rollups=rollups)
     run = _Run(url, table, plan, times, on_chunk)
     run.write(staged, workers)
@@ -120,6 +122,8 @@ class _Plan:
     hours: int
     points: Points | None
     monthly: MonthlyRollup
+    levels: int = 0  # on pressure levels, a block's levels at most (0: all)
+    per_level: int = 0  # on levels, ``order`` is one level's points' (this many), the same for each level
 
 
 def _plan(url: str, table: str, staged: StagedDownload, footprint: Footprint, windows: list[Window], *,
@@ -129,11 +133,15 @@ def _plan(url: str, table: str, staged: StagedDownload, footprint: Footprint, wi
     # levels; in tiles, tile, location_id, time): the grid points sorted once.
     sorted_copy = settings is not None and settings["timescaledb.enable_direct_compress_copy_client_sorted"] == "on"
     order = None
+    per_level = 0  # on levels, not tiled: the points of one level, whose ``order`` serves every level
     if (sorted_copy or tiled) and staged.location_id is not None:
         if staged.level is None:
             order = np.argsort(staged.location_id, kind="stable")
-        else:  # levels within a point in tiles; points within a level hour by hour
-            order = np.lexsort((staged.level, staged.location_id) if tiled else (staged.location_id, staged.level))
+        elif tiled:  # levels within a point in tiles
+            order = np.lexsort((staged.level, staged.location_id))
+        else:  # points within a level, hour by hour: each level holds the same points in the same order
+            per_level = staged.points // len(staged.levels)
+            order = np.argsort(staged.location_id[:per_level], kind="stable")
     footprint = replace(footprint, tiled=tiled, rollups_tiled=rollups and rollups_in_tiles(url, table))
     # In tiles the blocks keep the download's order: each piece takes its tiles' points from it by
     # ``order`` (a copy the size of the piece; a global day's block is 25M rows, not copied whole).
@@ -156,7 +164,8 @@ def _plan(url: str, table: str, staged: StagedDownload, footprint: Footprint, wi
     if rollups:
         for w in windows:
             w.rollup = WindowRollup(w.times, points, footprint.columns, monthly, footprint.rollups_tiled)
-    return _Plan(footprint, windows, settings, order, tiles, block_hours(staged.points, tiled), points, monthly)
+    return _Plan(footprint, windows, settings, order, tiles, block_hours(staged.points, tiled), points, monthly,
+                 0 if tiled else block_levels(staged.points, len(staged.levels)), per_level)
 
 
 class _Run:
@@ -247,9 +256,10 @@ class _Run:
         plan, stop = self.plan, self.stop
         # Only the time steps this load owns: a month's bounds can cut a chunk window.
         w0, w1 = (datetime.fromtimestamp(int(t), UTC) for t in (w.times[0], w.times[-1] + 1))
-        for block in staged.blocks(start=w0, end=w1, hours=plan.hours):
+        for block in staged.blocks(start=w0, end=w1, hours=plan.hours, levels=plan.levels):
             if plan.order is not None:
-                block = reordered(block, plan.order)
+                block = reordered(block, plan.order if not plan.per_level
+                                  else levels_order(plan.order, len(block.latitude) // plan.per_level))
             if w.rollup is not None:
                 a0 = time.perf_counter()
                 w.rollup.add(block.valid_time, block.values)
@@ -257,6 +267,9 @@ class _Run:
             if not all(_put(w.data, (encode.encode_block(piece, plan.footprint.columns, piece_tiles), piece.rows), stop)
                        for piece, piece_tiles in block_pieces(block, encode.PIECE_ROWS, plan.tiles)):
                 break
+        # The last block's arrays go before the day is settled and encoded (ERA5-Land's blocks are
+        # views of a window of every variable, 439 MB of a global day, which the block kept alive).
+        block = None  # type: ignore[assignment]
         # The hourly rows are all queued: the writer goes on to the daily rows while the last day
         # is encoded, piece by piece (load.rollup.WindowRollup.pieces).
         _put(w.data, None, stop)
@@ -281,6 +294,21 @@ def block_hours(points: int, tiled: bool) -> int:
     if not tiled:
         return hours
     return max(24, hours // 24 * 24)
+
+
+def block_levels(points: int, levels: int) -> int:
+    """The levels a block of a download on pressure levels holds at most (0: all): an hour of all 37
+    levels of the globe is 38M rows, so a block is a run of levels of about BLOCK_ROWS rows (one level
+    of a global hour), and memory follows it; a download whose hour fits stays whole hours."""
+    if not levels or points <= BLOCK_ROWS:
+        return 0
+    return max(1, BLOCK_ROWS // max(points // levels, 1))
+
+
+def levels_order(order: np.ndarray, levels: int) -> np.ndarray:
+    """One level's point order made the order of ``levels`` consecutive levels (level-major)."""
+    n = len(order)
+    return (order[None, :] + n * np.arange(levels)[:, None]).ravel()
 
 
 @dataclass(frozen=True)

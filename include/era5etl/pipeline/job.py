@@ -62,10 +62,12 @@ class MonthJob:
         ds = by_name(dataset or settings.dataset)
         configured = ds.name == settings.dataset
         default_variables = list(settings.variables) if configured else list(ds.default_variables)
+        on_grid = dataset_grid(settings, ds, grid)
+        box = Area.parse(area) if isinstance(area, str) else area or settings.area
         return cls(
             month=month,
-            area=Area.parse(area) if isinstance(area, str) else area or settings.area,
-            grid=dataset_grid(settings, ds, grid),
+            area=box.on_lattice(on_grid.step),
+            grid=on_grid,
             variables=tuple(parse_list(variables or default_variables, catalogue=ds.catalogue)),
             table=check_table(table or (settings.table if configured else table_for(ds.name))),
             dataset=ds,

@@ -46,6 +46,26 @@ class Block:
         return len(self.valid_time) * len(self.latitude)
 
 
+def grid_block(valid_time: DT64, values: dict[str, F32], p: slice | None,
+               grid: tuple[npt.NDArray[np.int32] | None, F32, F32, npt.NDArray[np.int16] | None]) -> Block:
+    """A block on the download's grid arrays (location_id, latitude, longitude, level): the arrays
+    themselves, shared by every block, or for a run of levels their level-major slice ``p``."""
+    ids, lat, lon, level = grid
+    if p is None:
+        return Block(valid_time, ids, lat, lon, values, level)
+    return Block(valid_time, None if ids is None else ids[p], lat[p], lon[p], values,
+                 None if level is None else level[p])
+
+
+def level_points(points: int, levels: int, run: tuple[int, int] | None) -> slice:
+    """The slice of a download's level-major P axis (``points`` in all, over ``levels`` levels) that
+    holds the levels run[0]..run[1]-1; all of it when ``run`` is None."""
+    if run is None:
+        return slice(0, points)
+    per_level = points // max(levels, 1)
+    return slice(run[0] * per_level, run[1] * per_level)
+
+
 class StagedDownload(Protocol):
     """A download opened for loading: the NetCDF stager's ``NetcdfDownload`` or the GRIB stager's
     ``GribDownload`` (``open_download`` picks by the files' first bytes). The loader needs only this."""
@@ -73,8 +93,10 @@ class StagedDownload(Protocol):
     def levels(self) -> tuple[int, ...]: ...  # the levels held, ascending hPa; () for none
     @property
     def rows(self) -> int: ...
-    def blocks(self, start: datetime | None = None, end: datetime | None = None, hours: int = 1
-               ) -> Iterator[Block]: ...
+    def blocks(self, start: datetime | None = None, end: datetime | None = None, hours: int = 1,
+               levels: int = 0) -> Iterator[Block]: ...
+    def read_column(self, column: str, i0: int, i1: int) -> F32 | F64: ...
+    def release_column(self, column: str) -> None: ...
     def close(self) -> None: ...
     def __enter__(self) -> StagedDownload: ...
     def __exit__(self, *exc: object) -> None: ...
@@ -90,24 +112,48 @@ class BlockReader:
     # inner reader for float64 file values (unit-free variables) and makes the table's from them.
     dtype: type[np.floating] = np.float32
 
-    def blocks(self, start: datetime | None = None, end: datetime | None = None, hours: int = 1
-               ) -> Iterator[Block]:
+    def blocks(self, start: datetime | None = None, end: datetime | None = None, hours: int = 1,
+               levels: int = 0) -> Iterator[Block]:
         """Blocks of ``hours`` consecutive time steps (of the download, not of the clock) in [start, end).
 
+        ``levels``: on pressure levels, at most this many levels a block (0: all of them). A block cut
+        by levels holds one time step and a run of ascending levels, so the blocks still come in
+        (time, level, point) order and memory follows the run, not the 37 levels of an hour.
         Naive datetimes are taken as UTC. Only what each block holds is read from disk.
         """
         from era5etl.stage.points import time_span
 
         if hours < 1:
             raise ValueError(f"hours must be at least 1, not {hours}")
+        if levels < 0:
+            raise ValueError(f"levels must be 0 (all) or more, not {levels}")
         if self._closed:
             raise ValueError("the staged download is closed")
         i0, i1 = time_span(self.valid_time, start, end)
         # Not a generator itself, so bad arguments fail at the call rather than at the first next().
+        # Every staged download says its levels (StagedDownload.levels: () for none), some as a property.
+        if levels and len(getattr(self, "levels", ())) > levels:
+            return self._level_runs(i0, i1, levels)
         return self._blocks(i0, i1, hours)
 
-    def _blocks(self, i0: int, i1: int, hours: int) -> Iterator[Block]:
+    def _level_runs(self, i0: int, i1: int, levels: int) -> Iterator[Block]:
+        count = len(getattr(self, "levels", ()))
+        for t in range(i0, i1):
+            for k0 in range(0, count, levels):
+                yield from self._blocks(t, t + 1, 1, (k0, min(k0 + levels, count)))
+
+    def _blocks(self, i0: int, i1: int, hours: int, run: tuple[int, int] | None = None) -> Iterator[Block]:
+        """Blocks of ``hours`` steps from i0 to i1; ``run``: only the levels run[0]..run[1]-1 (indices
+        into ``levels``), for a download on pressure levels."""
         raise NotImplementedError
+
+    def read_column(self, column: str, i0: int, i1: int) -> F32 | F64:
+        """One column's time steps i0..i1-1 at every point, (steps, points) in ``dtype``: for a reader
+        that goes variable by variable (stage.land), holding one variable's chunks at a time."""
+        raise NotImplementedError
+
+    def release_column(self, column: str) -> None:
+        """Give back what reading ``column`` cached (HDF5 chunks): the next read needs other chunks."""
 
     def _release(self) -> None:
         """Give back what the files hold open (called once, by ``close``)."""

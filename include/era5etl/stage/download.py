@@ -30,7 +30,7 @@ from era5etl.core.datasets import SINGLE_LEVELS, Dataset, LatLonGrid
 from era5etl.core.grid import normalize_longitude
 from era5etl.core.variables import VARIABLES, Variable
 from era5etl.stage.archive import extract_zip, sniff_kind
-from era5etl.stage.block import DT64, F32, Block, BlockReader, StagedDownload, StageError
+from era5etl.stage.block import DT64, F32, Block, BlockReader, StagedDownload, StageError, grid_block, level_points
 from era5etl.stage.grib import GribDownload
 from era5etl.stage.netcdf import DEFAULT_CHUNK_CACHE_BYTES, Part, Source, open_part, release_chunk_caches
 from era5etl.stage.points import grid_points
@@ -121,10 +121,12 @@ class NetcdfDownload(BlockReader):
     def rows(self) -> int:
         return len(self.valid_time) * self.points
 
-    def _blocks(self, i0: int, i1: int, hours: int) -> Iterator[Block]:
+    def _blocks(self, i0: int, i1: int, hours: int, run: tuple[int, int] | None = None) -> Iterator[Block]:
+        p = level_points(self.points, len(self.levels), run)
+        grid = (self.location_id, self.latitude, self.longitude, self.level)
         for a in range(i0, i1, hours):
             times = self.valid_time[a:min(a + hours, i1)].copy()
-            values = {v.column: self._read(v.column, times) for v in self.variables}
+            values = {v.column: self._read(v.column, times, run, p.stop - p.start) for v in self.variables}
             # A download split by days is read part after part: a part whose steps all lie behind
             # the reader gives its cached chunks back, so memory follows the part being read, not
             # the number of parts.
@@ -132,9 +134,17 @@ class NetcdfDownload(BlockReader):
                 if part.cached and part.nc is not None and part.times is not None and part.times[-1] <= times[-1]:
                     release_chunk_caches(part.nc, part.table_names)
                     part.cached = False
-            yield Block(times, self.location_id, self.latitude, self.longitude, values, self.level)
+            yield grid_block(times, values, None if run is None else p, grid)
 
-    def _read(self, column: str, times: DT64) -> F32:
+    def read_column(self, column: str, i0: int, i1: int) -> F32:
+        return self._read(column, self.valid_time[i0:i1], None, self.points)
+
+    def release_column(self, column: str) -> None:
+        for s in self._sources[column]:
+            if s.part.nc is not None:
+                release_chunk_caches(s.part.nc, [s.name])
+
+    def _read(self, column: str, times: DT64, run: tuple[int, int] | None, points: int) -> F32:
         sources = self._sources[column]
         spans = [(s, int(np.searchsorted(s.times, times[0], "left")),
                   int(np.searchsorted(s.times, times[-1], "right"))) for s in sources]
@@ -143,12 +153,12 @@ class NetcdfDownload(BlockReader):
         for s, j0, j1 in spans:
             if j1 - j0 == len(times):
                 s.part.cached = True
-                return s.read(j0, j1, self.dtype)
-        out = np.full((len(times), self.points), np.nan, dtype=self.dtype)
+                return s.read(j0, j1, self.dtype, run)
+        out = np.full((len(times), points), np.nan, dtype=self.dtype)
         for s, j0, j1 in spans:
             if j1 > j0:
                 s.part.cached = True
-                out[np.searchsorted(times, s.times[j0:j1])] = s.read(j0, j1, self.dtype)
+                out[np.searchsorted(times, s.times[j0:j1])] = s.read(j0, j1, self.dtype, run)
         return out
 
     def _release(self) -> None:

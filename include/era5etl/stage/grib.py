@@ -46,7 +46,7 @@ import numpy.typing as npt
 
 from era5etl.core.expver import FINAL, PRELIMINARY
 from era5etl.core.variables import BY_PARAM_ID, VARIABLES, Variable
-from era5etl.stage.block import DT64, F32, Block, BlockReader, StageError
+from era5etl.stage.block import DT64, F32, Block, BlockReader, StageError, grid_block, level_points
 from era5etl.stage.points import Points, grid_points
 
 if TYPE_CHECKING:
@@ -312,24 +312,31 @@ class GribDownload(BlockReader):
                              f"values, the grid {self._grid_points}")
         return values
 
-    def _blocks(self, i0: int, i1: int, hours: int) -> Iterator[Block]:
+    def _blocks(self, i0: int, i1: int, hours: int, run: tuple[int, int] | None = None) -> Iterator[Block]:
+        p = level_points(self.points, len(self.levels), run)
+        grid = (self.location_id, self.latitude, self.longitude, self.level)
         for a in range(i0, i1, hours):
             b = min(a + hours, i1)
-            values = {}
-            n = self._grid_points
-            for column, where in self._where.items():
-                out = np.full((b - a, self.points), np.nan, dtype=self.dtype)
-                scale, offset = self._scale[column]
-                for t in range(a, b):
-                    for k in range(where.shape[1]):  # level by level, ascending: the block's level-major P
-                        if where[t, k] >= 0:
-                            x = self._decode(int(where[t, k]))
-                            np.multiply(x, scale, out=x)
-                            np.add(x, offset, out=x)
-                            out[t - a, k * n:(k + 1) * n] = x
-                values[column] = out
-            yield Block(self.valid_time[a:b].copy(), self.location_id, self.latitude, self.longitude, values,
-                        self.level)
+            values = {column: self._column(column, a, b, run) for column in self._where}
+            yield grid_block(self.valid_time[a:b].copy(), values, None if run is None else p, grid)
+
+    def read_column(self, column: str, i0: int, i1: int) -> F32:
+        return self._column(column, i0, i1, None)
+
+    def _column(self, column: str, a: int, b: int, run: tuple[int, int] | None) -> F32:
+        """Steps a..b-1 of one column, the levels of ``run`` (all: None), level-major."""
+        where, n = self._where[column], self._grid_points
+        k0, k1 = run if run is not None else (0, where.shape[1])
+        out = np.full((b - a, (k1 - k0) * n), np.nan, dtype=self.dtype)
+        scale, offset = self._scale[column]
+        for t in range(a, b):
+            for k in range(k0, k1):  # level by level, ascending: the block's level-major P
+                if where[t, k] >= 0:
+                    x = self._decode(int(where[t, k]))
+                    np.multiply(x, scale, out=x)
+                    np.add(x, offset, out=x)
+                    out[t - a, (k - k0) * n:(k - k0 + 1) * n] = x
+        return out
 
     def _release(self) -> None:
         for fd in self._fds:

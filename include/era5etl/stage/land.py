@@ -116,13 +116,16 @@ class LandDownload(BlockReader):
         return len(self.valid_time) * self.land_points
 
     def _land_mask(self) -> tuple[npt.NDArray[np.bool_], dict[str, npt.NDArray[np.bool_]]]:
-        """Per column, the points with a value at some hour; and their union."""
+        """Per column, the points with a value at some hour; and their union. Read variable by
+        variable (``_steps``), so one variable's chunks are cached at a time, not all seven."""
         n = self._inner.points
         per_column = {v.column: np.zeros(n, dtype=bool) for v in self.variables}
         hours = max(1, _MASK_ROWS // max(n, 1))
-        for block in self._inner.blocks(hours=hours):
-            for column, values in block.values.items():
-                per_column[column] |= np.isfinite(values).any(axis=0)
+        count = len(self.valid_time)
+        for column, has in per_column.items():
+            for a in range(0, count, hours):
+                has |= np.isfinite(self._inner.read_column(column, a, min(a + hours, count))).any(axis=0)
+            self._inner.release_column(column)
         union = np.zeros(n, dtype=bool)
         for has in per_column.values():
             union |= has
@@ -135,34 +138,55 @@ class LandDownload(BlockReader):
         first_hour = (secs % 86400) // _HOUR == 1
         return np.asarray(secs[~have & ~first_hour])
 
-    def _blocks(self, i0: int, i1: int, hours: int) -> Iterator[Block]:
+    def _blocks(self, i0: int, i1: int, hours: int, run: tuple[int, int] | None = None) -> Iterator[Block]:
+        """Windows of whole time chunks of the file (at least ``hours``), each read variable by
+        variable: a variable's land values over the window, then its cached chunks given back, so
+        memory holds one variable's chunks and the window's land values, not every variable's chunks
+        and whole grid (a global day: 7 x 155 MB of chunk caches and 7 x 52 MB of float64 an hour).
+        The window is handed out ``hours`` at a time."""
         if i0 >= i1:
             return
         secs = self.valid_time.astype("datetime64[s]").astype(np.int64)
         # The hour before the window, when the download has it: the first hour's amount needs it.
         j0 = i0 - 1 if self._accum and i0 > 0 and secs[i0 - 1] == secs[i0] - _HOUR else i0
+        width = max(hours, self.time_chunk)
+        step = max(1, _MASK_ROWS // max(self._inner.points, 1))  # steps read at once: whole grids in float64
         previous: dict[str, npt.NDArray[np.float64]] = {}
         prev_time: int | None = None
-        for block in self._inner._blocks(j0, i1, hours):  # type: ignore[attr-defined]
-            times = block.valid_time.astype("datetime64[s]").astype(np.int64)
+        a = j0
+        while a < i1:
+            b = min((a // width + 1) * width, i1)  # the file's time chunks start at its first step
+            times = secs[a:b]
             values: dict[str, F32] = {}
-            for column, raw in block.values.items():
-                x = np.array(raw if self._all else raw[:, self._index], dtype=np.float64)
-                if column in self._accum:
-                    last = x[-1].copy()
-                    x = _hourly(x, times, previous.get(column), prev_time)
-                    previous[column] = last
-                scale, offset = self._scale[column]
-                np.multiply(x, scale, out=x)
-                np.add(x, offset, out=x)
-                values[column] = x.astype(np.float32)
+            for v in self.variables:
+                out = values[v.column] = np.empty((b - a, self.land_points), dtype=np.float32)
+                before, before_time = previous.get(v.column), prev_time
+                for t0 in range(a, b, step):
+                    t1 = min(t0 + step, b)
+                    x = self._land(v.column, t0, t1)
+                    if v.column in self._accum:
+                        last = x[-1].copy()
+                        x = _hourly(x, secs[t0:t1], before, before_time)
+                        before, before_time = last, int(secs[t1 - 1])
+                    scale, offset = self._scale[v.column]
+                    np.multiply(x, scale, out=x)
+                    np.add(x, offset, out=x)
+                    out[t0 - a:t1 - a] = x  # float64 to float32, as astype rounds
+                if before is not None:
+                    previous[v.column] = before
+                self._inner.release_column(v.column)
             prev_time = int(times[-1])
-            keep = times >= secs[i0]
-            if not keep.any():  # the block held only the hour read before the window
-                continue
-            if not keep.all():
-                values = {c: v[keep] for c, v in values.items()}
-            yield Block(block.valid_time[keep], self.location_id, self.latitude, self.longitude, values)
+            first = int(np.searchsorted(times, secs[i0]))  # not the hour read before the window
+            for k in range(first, b - a, hours):
+                end = min(k + hours, b - a)
+                yield Block(self.valid_time[a + k:a + end].copy(), self.location_id, self.latitude, self.longitude,
+                            {c: val[k:end] for c, val in values.items()})
+            a = b
+
+    def _land(self, column: str, a: int, b: int) -> npt.NDArray[np.float64]:
+        """Steps a..b-1 of one column at the land points, float64 (a fresh array)."""
+        raw = self._inner.read_column(column, a, b)
+        return np.array(raw if self._all else raw[:, self._index], dtype=np.float64)
 
     def _release(self) -> None:
         self._inner.close()

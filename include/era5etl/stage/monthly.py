@@ -93,7 +93,7 @@ class MonthlyDownload(BlockReader):
     def rows(self) -> int:
         return len(self.valid_time) * self.points
 
-    def _blocks(self, i0: int, i1: int, hours: int) -> Iterator[Block]:
+    def _blocks(self, i0: int, i1: int, hours: int, run: tuple[int, int] | None = None) -> Iterator[Block]:
         for a in range(i0, i1, hours):
             b = min(a + hours, i1)
             wanted = np.flatnonzero((self._out_index >= a) & (self._out_index < b))

@@ -100,14 +100,18 @@ class Source:
         assert self.part.times is not None
         return self.part.times
 
-    def read(self, j0: int, j1: int, dtype: type[np.floating] = np.float32) -> F32:
-        """Time steps j0..j1-1 of this part as (steps, points) float32 (or ``dtype``) in table units."""
+    def read(self, j0: int, j1: int, dtype: type[np.floating] = np.float32, run: tuple[int, int] | None = None
+             ) -> F32:
+        """Time steps j0..j1-1 of this part as (steps, points) float32 (or ``dtype``) in table units;
+        ``run``: only the ascending levels run[0]..run[1]-1."""
         p = self.part
         dims = [p.time_dim, *([_EXPVER] if p.expver_order else []), *([p.level_dim] if p.level_dim else []),
                 p.lat_dim, p.lon_dim]
         da = p.ds[self.name].isel({p.time_dim: slice(j0, j1)})
-        if p.level_dim and p.level_order != tuple(range(len(p.level_order))):
-            da = da.isel({p.level_dim: list(p.level_order)})  # levels ascending, whatever the file's order
+        if p.level_dim:
+            wanted = p.level_order if run is None else p.level_order[run[0]:run[1]]
+            if wanted != tuple(range(len(p.level_order))):
+                da = da.isel({p.level_dim: list(wanted)})  # levels ascending, whatever the file's order
         da = da.transpose(*dims)
         try:
             decoded = np.asarray(da.values)
@@ -240,12 +244,16 @@ def _size_chunk_caches(nc: Any, names: list[str], label: str, cap: int) -> int:
             continue
         ti = tdims[0]
         time_chunk = max(time_chunk, int(chunks[ti]))
+        # On levels, a global hour is read a run of levels at a time (stage.block): with one step a
+        # chunk, no chunk serves two blocks' levels unless it spans levels, so one layer of level
+        # chunks is the slab (not all 37 levels' chunks, which stayed resident: 154 MB a variable).
+        layer = {i for i, d in enumerate(var.dimensions) if d in LEVEL_NAMES} if int(chunks[ti]) == 1 else set()
         n_chunks = 1
         chunk = slab = int(chunks[ti]) * var.dtype.itemsize
         for i, (c, length) in enumerate(zip(chunks, var.shape, strict=True)):
             if i != ti:
                 n_chunks *= -(-length // c)
-                slab *= -(-length // c) * c
+                slab *= c if i in layer else -(-length // c) * c
                 chunk *= c
         _, nelems, preemption = var.get_var_chunk_cache()
         var.set_var_chunk_cache(size=min(slab + chunk, cap), nelems=max(nelems, 4 * n_chunks + 1),

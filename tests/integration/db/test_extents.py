@@ -3,8 +3,12 @@ place's table by, equal to a scan of the monthly rollup whatever was loaded, in 
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
+from psycopg import sql
+
 from era5etl.core.datasets import SINGLE_LEVELS
-from era5etl.db import connect, drop_table
+from era5etl.db import connect, drop_table, table_ident
 from era5etl.db.extents import recorded, scanned
 from era5etl.read.points import loaded_bounds, nearest_point
 
@@ -46,3 +50,30 @@ def test_a_table_loaded_before_the_record_reads_by_the_scan_and_its_next_load_ke
         assert recorded(conn, table) == scanned(conn, table, GRID)  # the older points kept, not only the new box
         drop_table(conn, table)
         assert recorded(conn, table) is None
+
+
+def test_a_land_box_from_the_antimeridian_is_recorded_over_every_column(db_url: str, table: str,  # type: ignore[no-untyped-def]
+                                                                       tmp_path) -> None:
+    """A month's job for ERA5-Land around the globe (here a band of 6 rows by the pole, one hour): the
+    request the local CDS answers, the stager and the loader's recorded box hold all 3,600 columns,
+    -179.9 to 180 (the -180 meridian), not ERA5's -179.75 onwards."""
+    from era5etl import settings as config
+    from era5etl.core.datasets import LAND
+    from era5etl.core.months import Month
+    from era5etl.pipeline.job import MonthJob
+    from localcds.synth import write_download
+
+    job = MonthJob.create(config.load(), Month.parse("2020-01"), run_id="t", area="90/-180/89.5/180",
+                          dataset="land", variables="2m_temperature")
+    assert str(job.area) == "90/-179.9/89.5/180"
+    request = {**job.request.cds_request(), "day": ["01"], "time": ["01:00"]}
+    path = write_download(request, tmp_path / "band.nc", seed=0, now=datetime(2025, 1, 1, tzinfo=UTC),
+                          dataset=LAND.collection)
+    code, out, err, _ = cli("load-file", str(path), "--table", table, "--dataset", "land")
+    assert code == 0, out + err
+    with connect(db_url) as conn:
+        box = recorded(conn, table)
+        assert box is not None
+        assert (box.first_column, box.last_column) == (0, LAND.grid.lon_count - 1)
+        assert conn.execute(sql.SQL("SELECT min(longitude), max(longitude) FROM {}").format(
+            table_ident(table))).fetchone() == (-179.9, 180.0)

@@ -178,3 +178,27 @@ def test_the_default_table_of_pressure_levels(db_url: str, samples: Path, monkey
     finally:
         with connect(db_url, autocommit=True) as conn:
             drop_table(conn, "weather_pressure_levels")
+
+
+@pytest.mark.parametrize(("name", "run"), [(NEW_NC, 3), (GRIB, 1)])
+def test_a_download_loaded_in_runs_of_levels_holds_the_same_rows(db_url: str, pl_table: str, samples: Path,
+                                                                 name: str, run: int,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A block of a global hour on 37 levels is a run of levels (load.loader.block_levels), so memory
+    follows the run: with blocks made that small here, the rows are the file's, every one."""
+    from psycopg import sql
+
+    from era5etl.db import table_ident
+    from era5etl.load import load, loader
+    from era5etl.stage import open_download
+
+    path = samples / name
+    assert cli("load-file", str(path), "--table", pl_table)[0] == 0  # the table, made as load-file makes it
+    with connect(db_url, autocommit=True) as conn:
+        conn.execute(sql.SQL("DELETE FROM {}").format(table_ident(pl_table)))
+    with open_download([path], dataset=PRESSURE_LEVELS) as staged:
+        monkeypatch.setattr(loader, "BLOCK_ROWS", run * staged.points // len(staged.levels))
+        assert loader.block_levels(staged.points, len(staged.levels)) == run < len(staged.levels)
+        result = load(db_url, pl_table, staged, dataset=PRESSURE_LEVELS)
+    assert result.rows == ROWS[name]
+    _assert_holds(db_url, pl_table, _grib_expected(path) if name == GRIB else _netcdf_expected(path))

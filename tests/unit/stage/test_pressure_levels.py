@@ -126,3 +126,28 @@ def test_a_level_the_dataset_does_not_have_is_refused(samples: Path, tmp_path: P
         ds.assign_coords(level=[700, 850, 1013]).to_netcdf(tmp_path / "bad.nc")
     with pytest.raises(StageError, match="1013 hPa are not pressure levels"):
         open_download([tmp_path / "bad.nc"], variables=PL, dataset=PRESSURE_LEVELS)
+
+
+@pytest.mark.parametrize("name", [NEW_NC, OLD_NC, GRIB])
+@pytest.mark.parametrize("run", [1, 3])
+def test_blocks_cut_by_levels_are_the_hours_blocks_in_pieces(samples: Path, name: str, run: int) -> None:
+    """``blocks(levels=k)``: each block one hour and at most k ascending levels, their points the
+    level-major slice of the download's; one hour's blocks side by side are that hour's whole block."""
+    with open_download([samples / name], variables=PL, dataset=PRESSURE_LEVELS) as staged:
+        assert staged.level is not None and staged.location_id is not None
+        whole = list(staged.blocks(hours=1))
+        pieces = list(staged.blocks(hours=1, levels=run))
+        per_hour = -(-len(staged.levels) // run)
+        if run >= len(staged.levels):
+            per_hour = 1
+        assert len(pieces) == len(whole) * per_hour
+        for h, block in enumerate(whole):
+            mine = pieces[h * per_hour:(h + 1) * per_hour]
+            assert all(np.array_equal(p.valid_time, block.valid_time) for p in mine)
+            assert all(p.level is not None and len(np.unique(p.level)) <= run for p in mine)
+            for attr in ("level", "location_id", "latitude", "longitude"):
+                np.testing.assert_array_equal(np.concatenate([getattr(p, attr) for p in mine]), getattr(block, attr))
+            for column, values in block.values.items():
+                np.testing.assert_array_equal(np.concatenate([p.values[column] for p in mine], axis=1), values)
+    with pytest.raises(ValueError, match="levels"):
+        staged.blocks(levels=-1)
