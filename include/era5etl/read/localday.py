@@ -83,8 +83,10 @@ def daily_statement(table: str, columns: list[str], data: list[str], level: int 
     where = [sql.SQL("location_id = %(id)s"), sql.SQL("time >= %(start)s"), sql.SQL("time < %(end)s")]
     if level is not None:
         where.append(sql.SQL("level = %(level)s"))
-    inner: list[sql.Composable] = [
-        sql.SQL("(date_trunc('day', (time AT TIME ZONE 'UTC') + %(shift)s) - %(shift)s) AT TIME ZONE 'UTC' AS day")]
+    # time_bucket's days shifted by the offset (they start at local midnight, in UTC whatever the
+    # session's time zone): 85 years of a point grouped in 85-99 ms against 308-394 ms for
+    # date_trunc over each row's shifted timestamp, with the same days and values (docs/climate.md).
+    inner: list[sql.Composable] = [sql.SQL("time_bucket('1 day'::interval, time, \"offset\" => -%(shift)s) AS day")]
     inner += [sql.SQL("{} AS {}").format(day_aggregate(c, data), sql.Identifier(f"c{i}"))
               for i, c in enumerate(columns)]
     outer: list[sql.Composable] = [packed(sql.Identifier("day"), "timestamptz")]
