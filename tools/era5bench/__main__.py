@@ -20,6 +20,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from era5bench import backfill
 
         return backfill.main(argv[1:])
+    if argv[:1] == ["cold-climate"]:  # climate --place in a new process each time, as a user starts it
+        from era5bench import cold
+
+        return cold.main(argv[1:])
     if argv[:1] == ["load-file"]:  # the product's load-file on a global day and on decades, timed
         from era5bench import loadfile
 
