@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import tempfile
 import zipfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
@@ -80,7 +80,14 @@ def write_download(
         (INSTANT_FILE if step == "instant" else ACCUM_FILE, step) for step in req.step_types]
     if req.dataset == LAND_DATASET:  # one file whatever the step types (ERA5-Land's NetCDF is not split)
         files = [(GRIB_FILE if req.grib else LAND_FILE, "all")]
-    if not req.archived:
+    return _deliver(dest, files, write, zipped=req.archived, now=now)
+
+
+def _deliver(dest: Path, files: Sequence[tuple[str, str]], write: Callable[[str, Path], Path], *, zipped: bool,
+             now: datetime) -> Path:
+    """``dest`` as the CDS delivers it: the one file ``write`` makes of ``files[0]``, or a ZIP of every
+    (member name, kind) in ``files``; written beside ``dest`` and moved into place whole."""
+    if not zipped:
         tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
         try:
             write(files[0][1], tmp)
@@ -88,9 +95,8 @@ def write_download(
         finally:
             tmp.unlink(missing_ok=True)
         return dest
-
     with tempfile.TemporaryDirectory(prefix=".synth-", dir=dest.parent) as tmpdir:
-        members = [(name, write(step, Path(tmpdir) / name)) for name, step in files]
+        members = [(name, write(kind, Path(tmpdir) / name)) for name, kind in files]
         tmp_zip = Path(tmpdir) / "download.zip"
         _write_zip(tmp_zip, members, now)
         os.replace(tmp_zip, dest)
@@ -141,17 +147,4 @@ def _write_monthly(req: Any, dest: Path, now: datetime, today: date, seed: int) 
         return write_monthly_netcdf(req, kind, path, times=times, today=today, seed=seed, now=now)
 
     files = [(GRIB_FILE, "all")] if req.grib else file_names(req)
-    if not (req.zip_always or len(files) > 1):
-        tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
-        try:
-            write(files[0][1], tmp)
-            os.replace(tmp, dest)
-        finally:
-            tmp.unlink(missing_ok=True)
-        return dest
-    with tempfile.TemporaryDirectory(prefix=".synth-", dir=dest.parent) as tmpdir:
-        members = [(name, write(kind, Path(tmpdir) / name)) for name, kind in files]
-        tmp_zip = Path(tmpdir) / "download.zip"
-        _write_zip(tmp_zip, members, now)
-        os.replace(tmp_zip, dest)
-    return dest
+    return _deliver(dest, files, write, zipped=req.zip_always or len(files) > 1, now=now)

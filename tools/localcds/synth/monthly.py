@@ -38,7 +38,7 @@ import numpy as np
 from era5etl.core.months import Month
 from localcds.synth import packing
 from localcds.synth.fields import F64, FieldSlice
-from localcds.synth.netcdf import HDF5_WRITER, history_of, surface_attrs
+from localcds.synth.netcdf import HDF5_WRITER, coordinate_variables, global_attributes, history_of, surface_attrs
 from localcds.synth.publication import ERA5T_LATENCY, expver_for
 from localcds.synth.request import RequestError, SynthRequest
 from localcds.synth.variables import DATASET, VarMeta
@@ -182,26 +182,11 @@ def write_monthly_netcdf(req: SynthRequest, kind: str, dest: Path, *, times: Seq
         times = sorted(times, key=lambda t: valid_time(t, variables[0], hod))
     stamps = [valid_time(t, variables[0], hod) for t in times] if kind != "all" else list(times)
     with HDF5_WRITER, netCDF4.Dataset(dest, "w", format="NETCDF4") as ds:
-        ds.setncattr("GRIB_centre", "ecmf")
-        ds.setncattr("GRIB_centreDescription", "European Centre for Medium-Range Weather Forecasts")
-        ds.setncattr("GRIB_subCentre", np.int64(0))
-        ds.setncattr("Conventions", "CF-1.7")
-        ds.setncattr("institution", "European Centre for Medium-Range Weather Forecasts")
-        ds.setncattr("history", history_of("mnth" if hod else "moda", kind if kind != "all" else "avgua", now, seed))
+        global_attributes(ds, history_of("mnth" if hod else "moda", kind if kind != "all" else "avgua", now, seed))
         ds.createDimension("valid_time", len(times))
         ds.createDimension("latitude", lats.size)
         ds.createDimension("longitude", lons.size)
-        number = ds.createVariable("number", "i8", ())
-        number.setncatts({"long_name": "ensemble member numerical id", "units": "1",
-                          "standard_name": "realization"})
-        vt = ds.createVariable("valid_time", "i8", ("valid_time",))
-        vt.setncatts({"long_name": "time", "standard_name": "time", "units": "seconds since 1970-01-01",
-                      "calendar": "proleptic_gregorian"})
-        lat_v = ds.createVariable("latitude", "f8", ("latitude",), fill_value=np.nan)
-        lat_v.setncatts({"units": "degrees_north", "standard_name": "latitude", "long_name": "latitude",
-                         "stored_direction": "decreasing"})
-        lon_v = ds.createVariable("longitude", "f8", ("longitude",), fill_value=np.nan)
-        lon_v.setncatts({"units": "degrees_east", "standard_name": "longitude", "long_name": "longitude"})
+        number, vt, lat_v, lon_v = coordinate_variables(ds)
         expver = ds.createVariable("expver", str, ("valid_time",))
         out = []
         for meta in variables:

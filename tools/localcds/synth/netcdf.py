@@ -101,6 +101,32 @@ def surface_attrs(meta: VarMeta, req: SynthRequest) -> dict[str, Any]:
     }
 
 
+def global_attributes(ds: Any, history: str) -> None:
+    """The new CDS's global attributes of a NetCDF file, with its ``history``."""
+    ds.setncattr("GRIB_centre", "ecmf")
+    ds.setncattr("GRIB_centreDescription", "European Centre for Medium-Range Weather Forecasts")
+    ds.setncattr("GRIB_subCentre", np.int64(0))
+    ds.setncattr("Conventions", "CF-1.7")
+    ds.setncattr("institution", "European Centre for Medium-Range Weather Forecasts")
+    ds.setncattr("history", history)
+
+
+def coordinate_variables(ds: Any) -> tuple[Any, Any, Any, Any]:
+    """The new CDS's coordinate variables (number, valid_time, latitude, longitude) defined in ``ds``,
+    with their attributes, for the caller to fill."""
+    number = ds.createVariable("number", "i8", ())
+    number.setncatts({"long_name": "ensemble member numerical id", "units": "1", "standard_name": "realization"})
+    vt = ds.createVariable("valid_time", "i8", ("valid_time",))
+    vt.setncatts({"long_name": "time", "standard_name": "time", "units": "seconds since 1970-01-01",
+                  "calendar": "proleptic_gregorian"})
+    lat_v = ds.createVariable("latitude", "f8", ("latitude",), fill_value=np.nan)
+    lat_v.setncatts({"units": "degrees_north", "standard_name": "latitude", "long_name": "latitude",
+                     "stored_direction": "decreasing"})
+    lon_v = ds.createVariable("longitude", "f8", ("longitude",), fill_value=np.nan)
+    lon_v.setncatts({"units": "degrees_east", "standard_name": "longitude", "long_name": "longitude"})
+    return number, vt, lat_v, lon_v
+
+
 def write_netcdf(
     req: SynthRequest,
     step_type: str,
@@ -127,12 +153,7 @@ def write_netcdf(
     chunk_t = slices[0][1] - slices[0][0]
 
     with HDF5_WRITER, netCDF4.Dataset(dest, "w", format="NETCDF4") as ds:
-        ds.setncattr("GRIB_centre", "ecmf")
-        ds.setncattr("GRIB_centreDescription", "European Centre for Medium-Range Weather Forecasts")
-        ds.setncattr("GRIB_subCentre", np.int64(0))
-        ds.setncattr("Conventions", "CF-1.7")
-        ds.setncattr("institution", "European Centre for Medium-Range Weather Forecasts")
-        ds.setncattr("history", _history(step_type, now, seed))
+        global_attributes(ds, _history(step_type, now, seed))
         ds.createDimension("valid_time", nt)
         if req.levels:
             ds.createDimension("pressure_level", nl)
@@ -141,17 +162,7 @@ def write_netcdf(
 
         # Define everything first, then write: netCDF-C applies a variable's chunk-cache setting
         # only once define mode has ended.
-        number = ds.createVariable("number", "i8", ())
-        number.setncatts({"long_name": "ensemble member numerical id", "units": "1",
-                          "standard_name": "realization"})
-        vt = ds.createVariable("valid_time", "i8", ("valid_time",))
-        vt.setncatts({"long_name": "time", "standard_name": "time", "units": "seconds since 1970-01-01",
-                      "calendar": "proleptic_gregorian"})
-        lat_v = ds.createVariable("latitude", "f8", ("latitude",), fill_value=np.nan)
-        lat_v.setncatts({"units": "degrees_north", "standard_name": "latitude", "long_name": "latitude",
-                         "stored_direction": "decreasing"})
-        lon_v = ds.createVariable("longitude", "f8", ("longitude",), fill_value=np.nan)
-        lon_v.setncatts({"units": "degrees_east", "standard_name": "longitude", "long_name": "longitude"})
+        number, vt, lat_v, lon_v = coordinate_variables(ds)
         if req.levels:
             # The new CDS: float64 hPa, top of the list the lowest pressure's opposite (1000 first).
             lev_v = ds.createVariable("pressure_level", "f8", ("pressure_level",), fill_value=np.nan)
