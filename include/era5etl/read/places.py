@@ -172,6 +172,13 @@ def _countries() -> frozenset[str]:
     return frozenset(_cached("countries"))
 
 
+def forget_index() -> None:
+    """Drop the index this process has read, so the next lookup reads the cache files (or builds them)
+    again: for a process that changes where the cache is (``XDG_CACHE_HOME``)."""
+    for cached in (gazetteer, alternate_names, shard_index, _countries):
+        cached.cache_clear()
+
+
 def _by_alternate(key: str) -> list[Place]:
     alternates = alternate_names()
     return [p for places in gazetteer()[0].values() for p in places if key in alternates[p.geonameid]]
@@ -227,5 +234,5 @@ def find_place(name: str, country: str | None = None) -> Place:
     return candidates[0]
 
 
-__all__ = ["AmbiguousPlace", "Place", "UnknownPlace", "cities_named", "find_place", "fold", "gazetteer", "shard",
-           "shard_index", "standard_offset_minutes"]
+__all__ = ["AmbiguousPlace", "Place", "UnknownPlace", "cities_named", "find_place", "fold", "forget_index",
+           "gazetteer", "shard", "shard_index", "standard_offset_minutes"]

@@ -63,25 +63,20 @@ def test_standard_offsets_leave_daylight_saving_out() -> None:
     assert fold("São Paulo") == fold("sao  paulo") == "sao paulo"
 
 
-def _forget(places: object) -> None:
-    for cached in ("gazetteer", "alternate_names", "shard_index", "_countries"):
-        getattr(places, cached).cache_clear()
-
-
 def test_the_parsed_gazetteer_is_kept_and_read_back_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from era5etl.read import places
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    _forget(places)
+    places.forget_index()
     try:
         parsed = (find_place("Jakarta"), find_place("Djakarta"), find_place("Santiago", "CL"))
         kept = sorted(p.name for p in (tmp_path / "era5etl").iterdir())
         parts = ["alternates", "cities", "countries", *(f"cities-{s}" for s in (*places.SHARDS, "_"))]
         assert kept == sorted(f"places-3.0.2-15000-{part}.json" for part in parts)
-        _forget(places)
+        places.forget_index()
         assert (find_place("Jakarta"), find_place("Djakarta"), find_place("Santiago", "CL")) == parsed
     finally:
-        _forget(places)
+        places.forget_index()
 
 
 def test_the_shards_split_the_index_by_a_names_first_character() -> None:
