@@ -86,9 +86,9 @@ class _TimedStaged:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._staged, name)
 
-    def blocks(self, start: datetime | None = None, end: datetime | None = None, hours: int = 1
+    def blocks(self, start: datetime | None = None, end: datetime | None = None, hours: int = 1, levels: int = 0
                ) -> Iterator[Block]:
-        return self._timed(self._staged.blocks(start, end, hours))
+        return self._timed(self._staged.blocks(start, end, hours, levels))
 
     def _timed(self, inner: Iterator[Block]) -> Iterator[Block]:
         pending = 0

@@ -262,6 +262,18 @@ def _clear(cur: psycopg.Cursor[tuple[Any, ...]], chunk: sql.Identifier, footprin
     return deleted, replaced, freeze
 
 
+def next_piece(w: Window, stop: threading.Event) -> tuple[bytes, int] | None:
+    """The window's next encoded piece (None: its rows are all sent); LoadError as soon as the load is
+    abandoned, whether or not a piece is waiting: the thread reading the blocks may have failed before
+    it could say the window ended, and a writer waiting for that would wait for ever."""
+    while not stop.is_set():
+        try:
+            return w.data.get(timeout=0.2)
+        except queue.Empty:
+            continue
+    raise LoadError("load abandoned: another part of the load failed")
+
+
 def _copy_rows(cur: psycopg.Cursor[tuple[Any, ...]], chunk: sql.Identifier, footprint: Footprint, w: Window,
                stop: threading.Event, settings: dict[str, str] | None, freeze: sql.SQL) -> tuple[int, int, float]:
     """The window's encoded rows, as the loader queues them, in one binary COPY: rows and bytes sent,
@@ -278,9 +290,7 @@ def _copy_rows(cur: psycopg.Cursor[tuple[Any, ...]], chunk: sql.Identifier, foot
     t_copy = time.perf_counter()
     with encode.binary_copy(cur, sql.SQL("COPY {} ({}) FROM STDIN (FORMAT BINARY{})").format(
             chunk, columns, freeze)) as cp:
-        while (item := w.data.get()) is not None:
-            if stop.is_set():
-                raise LoadError("load abandoned: another chunk failed")
+        while (item := next_piece(w, stop)) is not None:
             data, n = item
             cp.write(data)
             nbytes += len(data)

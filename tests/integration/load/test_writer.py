@@ -7,8 +7,11 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -169,3 +172,45 @@ def test_database_restarted_mid_load_fails_clearly_and_a_rerun_is_exact(
     assert set(_per_day(db_url, table).values()) == {per_day}
     assert subprocess.run(cmd, capture_output=True, text=True, check=False, env=DAILY).returncode == 0
     assert _per_day(db_url, table) == {f"2023-06-{d:02d}": per_day for d in range(1, DAYS + 1)}
+
+
+class _FailingBlocks:
+    """A staged download whose blocks fail after the first, as a damaged file fails mid-read."""
+
+    def __init__(self, staged: Any) -> None:
+        self._staged = staged
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._staged, name)
+
+    def blocks(self, *args: Any, **kwargs: Any) -> Iterator[Any]:
+        inner = self._staged.blocks(*args, **kwargs)
+        yield next(inner)
+        raise OSError("the file ends early (HDF error)")
+
+
+def test_a_read_failing_mid_chunk_fails_the_load_and_no_writer_waits(db_url: str, table: str,
+                                                                    big_file: Path) -> None:
+    """The blocks fail while a chunk's writer waits for its rows: the load raises the read's error and
+    every writer stops (a writer waiting for the end of a window nobody would finish hung the load),
+    and the chunk being written is not committed."""
+    from era5etl.load import load
+    from era5etl.stage import open_download
+
+    outcome: list[BaseException | None] = []
+
+    def run() -> None:
+        try:
+            with open_download([big_file]) as staged:
+                load(db_url, table, _FailingBlocks(staged))
+            outcome.append(None)
+        except BaseException as exc:
+            outcome.append(exc)
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(timeout=120)
+    assert not worker.is_alive(), "the load hung after its blocks failed"
+    assert len(outcome) == 1 and isinstance(outcome[0], OSError), outcome
+    assert "the file ends early" in str(outcome[0])
+    assert _per_day(db_url, table) == {}
