@@ -175,22 +175,25 @@ def test_database_restarted_mid_load_fails_clearly_and_a_rerun_is_exact(
 
 
 class _FailingBlocks:
-    """A staged download whose blocks fail after the first, as a damaged file fails mid-read."""
+    """A staged download whose ``after``-th block fails, as a damaged file fails mid-read (0: before
+    the first, when the chunk's writer has nothing yet)."""
 
-    def __init__(self, staged: Any) -> None:
-        self._staged = staged
+    def __init__(self, staged: Any, after: int) -> None:
+        self._staged, self._after = staged, after
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._staged, name)
 
     def blocks(self, *args: Any, **kwargs: Any) -> Iterator[Any]:
         inner = self._staged.blocks(*args, **kwargs)
-        yield next(inner)
+        for _ in range(self._after):
+            yield next(inner)
         raise OSError("the file ends early (HDF error)")
 
 
-def test_a_read_failing_mid_chunk_fails_the_load_and_no_writer_waits(db_url: str, table: str,
-                                                                    big_file: Path) -> None:
+@pytest.mark.parametrize("after", [0, 1])
+def test_a_read_failing_mid_chunk_fails_the_load_and_no_writer_waits(db_url: str, table: str, big_file: Path,
+                                                                    after: int) -> None:
     """The blocks fail while a chunk's writer waits for its rows: the load raises the read's error and
     every writer stops (a writer waiting for the end of a window nobody would finish hung the load),
     and the chunk being written is not committed."""
@@ -202,7 +205,7 @@ def test_a_read_failing_mid_chunk_fails_the_load_and_no_writer_waits(db_url: str
     def run() -> None:
         try:
             with open_download([big_file]) as staged:
-                load(db_url, table, _FailingBlocks(staged))
+                load(db_url, table, _FailingBlocks(staged, after))
             outcome.append(None)
         except BaseException as exc:
             outcome.append(exc)
