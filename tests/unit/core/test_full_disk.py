@@ -45,7 +45,7 @@ def test_the_cli_says_a_full_disk_in_one_line(small_disk: Path, capsys: pytest.C
         write_json(small_disk / "note.json", {"values": ["x" * 1000] * 200})
         return 0
 
-    monkeypatch.setattr(cli, "build_parser", lambda: _parser(fills))
+    monkeypatch.setattr(cli, "build_parser", lambda command=None: _parser(fills))
     assert cli.main(["fill"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "No space left" in err and "Traceback" not in err
