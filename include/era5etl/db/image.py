@@ -123,13 +123,19 @@ def add_packages(path: Path, say: Progress) -> None:
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+    swap_in(staging, path)
+    say(f"server image ready: {path} (with {' '.join(missing)})")
+
+
+def swap_in(staging: Path, path: Path) -> None:
+    """``staging`` (a finished root) put where the root ``path`` was, the old one removed after: two
+    renames on one file system, so ``path`` is never half-written."""
     old = path.with_name(path.name + ".old")
     if old.exists():
         shutil.rmtree(old)
     path.rename(old)
     staging.rename(path)
     shutil.rmtree(old, ignore_errors=True)
-    say(f"server image ready: {path} (with {' '.join(missing)})")
 
 
 def _apt_install(root: Path, packages: tuple[str, ...]) -> None:

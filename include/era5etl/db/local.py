@@ -44,7 +44,7 @@ from era5etl import settings
 from era5etl.core.files import open_private, write_json
 from era5etl.core.ports import port_free
 from era5etl.db.errors import DatabaseError
-from era5etl.db.image import POSTGRES_MAJOR, STAMP, Progress, ensure_image, image_stamp
+from era5etl.db.image import POSTGRES_MAJOR, STAMP, Progress, ensure_image, image_stamp, swap_in
 
 log = logging.getLogger(__name__)
 
@@ -245,12 +245,7 @@ class LocalTimescale:
         if (self.root / cluster).exists():
             shutil.rmtree(staging / cluster, ignore_errors=True)
             (self.root / cluster).rename(staging / cluster)
-        old = self.root.with_name(self.root.name + ".old")
-        if old.exists():
-            shutil.rmtree(old)
-        self.root.rename(old)
-        staging.rename(self.root)
-        shutil.rmtree(old, ignore_errors=True)
+        swap_in(staging, self.root)
 
     def _ids(self) -> tuple[int, int]:
         for line in self._host("/etc/passwd").read_text().splitlines():

@@ -140,19 +140,21 @@ def _cached(part: str) -> Any:
 @cache
 def gazetteer() -> tuple[dict[str, list[Place]], frozenset[str]]:
     """(folded name -> its cities, ISO codes of the countries)."""
+    return _by_name(_cached("cities")), frozenset(_cached("countries"))
+
+
+def _by_name(rows: list[list[Any]]) -> dict[str, list[Place]]:
+    """Rows of the index (a folded name, then a Place's fields) as folded name -> its cities."""
     by_name: dict[str, list[Place]] = {}
-    for key, *fields in _cached("cities"):
+    for key, *fields in rows:
         by_name.setdefault(key, []).append(Place(*fields))
-    return by_name, frozenset(_cached("countries"))
+    return by_name
 
 
 @cache
 def shard_index(part: str) -> dict[str, list[Place]]:
     """One shard of the index: folded name -> its cities."""
-    by_name: dict[str, list[Place]] = {}
-    for key, *fields in _cached(f"cities-{part}"):
-        by_name.setdefault(key, []).append(Place(*fields))
-    return by_name
+    return _by_name(_cached(f"cities-{part}"))
 
 
 def cities_named(key: str) -> list[Place]:
