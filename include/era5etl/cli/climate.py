@@ -75,8 +75,10 @@ def _text(data: dict[str, Any]) -> str:
 
 def cmd_climate(args: argparse.Namespace) -> int:
     from era5etl.read.climate_read import climate_request
+    from era5etl.read.trend import import_early
     from era5etl.read.where import where
 
+    import_early()
     at = where(args.lat, args.lon, args.place, args.country)
     region = region_of(args)
     if [at is not None, args.area is not None, region is not None].count(True) != 1:

@@ -32,3 +32,19 @@ def test_too_few_years_and_a_constant() -> None:
     assert trend_per_decade(np.array([2000.0, 2001.0]), np.array([1.0, 2.0]))["ols"] is None
     flat = trend_per_decade(np.arange(1991.0, 2021.0), np.zeros(30))
     assert (flat["ols"], flat["ci95"], flat["theil_sen"]) == (0.0, [0.0, 0.0], 0.0)
+
+
+def test_import_early_imports_the_t_distribution_in_a_thread_of_a_fresh_process() -> None:
+    """A new interpreter (this one has scipy already): the thread import_early starts leaves
+    scipy.special imported once it ends, and the main thread did not import it itself."""
+    import subprocess
+    import sys
+
+    code = ("import sys, threading\n"
+            "from era5etl.read.trend import import_early\n"
+            "assert 'scipy.special' not in sys.modules\n"
+            "import_early()\n"
+            "[t.join() for t in threading.enumerate() if t.name == 'import scipy.special']\n"
+            "print('scipy.special' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "True"
