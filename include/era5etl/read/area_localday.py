@@ -18,7 +18,7 @@ from era5etl.db import table_ident
 from era5etl.db.rollups import data_columns
 from era5etl.read.area import AreaSeries, area_columns, check_inside
 from era5etl.read.errors import ReadError
-from era5etl.read.localday import day_aggregate
+from era5etl.read.localday import LOCAL_DAY, day_aggregate
 from era5etl.read.packed import packed, unpack
 from era5etl.read.points import loaded_bounds, require_table
 from era5etl.read.rollup_check import area_ids
@@ -38,12 +38,12 @@ def _outer(column: str, i: int) -> sql.Composable:
 def area_local_statement(table: str, columns: list[str], data: list[str]) -> sql.Composed:
     """One row: the local days' starts (UTC instants), points, hours and each column, packed."""
     inner: list[sql.Composable] = [
-        sql.SQL("date_trunc('day', (time AT TIME ZONE 'UTC') + %(shift)s) AS d"), sql.SQL("location_id"),
+        sql.SQL("{} AS d").format(LOCAL_DAY), sql.SQL("location_id"),
         sql.SQL("cos(radians(min(latitude)::float8)) AS w"), sql.SQL("count(*) AS n")]
     inner += [sql.SQL("{} AS {}").format(day_aggregate(c, data), sql.Identifier(f"c{i}"))
               for i, c in enumerate(columns)]
     middle: list[sql.Composable] = [
-        sql.SQL("(d - %(shift)s) AT TIME ZONE 'UTC' AS day"), sql.SQL("count(*)::int8 AS points"),
+        sql.SQL("d AS day"), sql.SQL("count(*)::int8 AS points"),
         sql.SQL("sum(n)::int8 AS hours")]
     middle += [sql.SQL("{} AS {}").format(_outer(c, i), sql.Identifier(f"v{i}")) for i, c in enumerate(columns)]
     outer: list[sql.Composable] = [packed(sql.Identifier("day"), "timestamptz"),

@@ -25,7 +25,7 @@ from era5etl.db.rollups import box_filter, box_params, data_columns
 from era5etl.read.area import AreaSeries, area_columns, step_value
 from era5etl.read.columns import Step, check_step
 from era5etl.read.errors import ReadError
-from era5etl.read.localday import day_aggregate
+from era5etl.read.localday import LOCAL_DAY, day_aggregate
 from era5etl.read.packed import packed, unpack
 from era5etl.read.points import loaded_bounds, require_table, table_dataset
 from era5etl.read.region_weights import weighed
@@ -76,14 +76,14 @@ def region_statement(relation: str, time_column: str, step: Step, columns: list[
 
 def region_local_statement(table: str, columns: list[str], data: list[str]) -> sql.Composed:
     """One row: the days of the offset %(shift)s (their starts as UTC instants), points, hours and each
-    column, packed: each point's day from its hours, then the points' weighted day."""
+    column, packed: each point's day from its hours (``read.localday.LOCAL_DAY``), then the points' weighted day."""
     inner: list[sql.Composable] = [
-        sql.SQL("date_trunc('day', (time AT TIME ZONE 'UTC') + %(shift)s) AS d"), sql.SQL("r.location_id"),
+        sql.SQL("{} AS d").format(LOCAL_DAY), sql.SQL("r.location_id"),
         sql.SQL("min(w.weight) AS w"), sql.SQL("count(*) AS n")]
     inner += [sql.SQL("{} AS {}").format(day_aggregate(c, data), sql.Identifier(f"c{i}"))
               for i, c in enumerate(columns)]
     middle: list[sql.Composable] = [
-        sql.SQL("(d - %(shift)s) AT TIME ZONE 'UTC' AS day"), sql.SQL("count(*)::int8 AS points"),
+        sql.SQL("d AS day"), sql.SQL("count(*)::int8 AS points"),
         sql.SQL("sum(n)::int8 AS hours")]
     for i, c in enumerate(columns):
         _, agg = split_value_column(c)
