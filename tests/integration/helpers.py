@@ -91,3 +91,48 @@ def http_reads(url: str, table: str, area: str, run_id: str) -> Iterator[Any]:
     finally:
         plugin.url_cache = saved
         plugin.app.dependency_overrides.clear()
+
+
+def assert_level_rollups_match(url: str, table: str) -> int:
+    """The daily and monthly rollups of a table on pressure levels equal plain SQL over its hourly
+    rows: one row per (bucket, level, point), its hour count, latitude, min and max exactly, the mean
+    (avg over the hours in float8, stored as float4) within a few units of float4's last place of the
+    hours' values (the single-level rollups' tolerance, tests/integration/read/common.RTOL). Returns
+    the daily rows."""
+    with connect(url) as conn:
+        data = [str(r[0]) for r in conn.execute(
+            "SELECT attname FROM pg_attribute WHERE attrelid = %s::regclass AND attnum > 0 AND NOT attisdropped"
+            " AND atttypid = 'real'::regtype AND attname NOT IN ('latitude', 'longitude') ORDER BY attnum",
+            (table,)).fetchall()]
+        aggs = ", ".join(f"min({c}) AS {c}_min, max({c}) AS {c}_max, avg({c}::float8) AS {c}_mean" for c in data)
+        values = [f"{c}_{a}" for c in data for a in ("min", "max", "mean")]
+        keys = ["bucket", "level", "location_id", "latitude", "hours", *values]
+        daily_rows = 0
+        for step, relation in (("day", f"{table}_daily"), ("month", f"{table}_monthly")):
+            want = pd.DataFrame(conn.execute(
+                f"SELECT time_bucket('1 {step}', time) AS bucket, level, location_id, min(latitude) AS latitude,"
+                f" count(*) AS hours, {aggs} FROM {table} GROUP BY 1, 2, 3 ORDER BY 1, 2, 3").fetchall(),
+                columns=keys)
+            have = pd.DataFrame(conn.execute(
+                f"SELECT bucket, level, location_id, latitude, hours, {', '.join(values)} FROM {relation}"
+                " ORDER BY 1, 2, 3").fetchall(), columns=keys)
+            assert len(want) > 0
+            assert want[["bucket", "level", "location_id", "hours"]].equals(
+                have[["bucket", "level", "location_id", "hours"]]), step
+            for column in ["latitude", *values]:
+                a = have[column].to_numpy(dtype=np.float64)
+                b = want[column].to_numpy(dtype=np.float64)
+                if column.endswith("_mean"):
+                    # A month's mean adds its days' float4 means: its error follows the hours' size,
+                    # not the mean's (a mean of temperatures either side of 0 degC).
+                    base = column.removesuffix("_mean")
+                    size = np.fmax(np.abs(want[f"{base}_min"].to_numpy(dtype=np.float64)),
+                                   np.abs(want[f"{base}_max"].to_numpy(dtype=np.float64)))
+                    close = (np.abs(a - b) <= 1e-6 * size + 1e-9) | (np.isnan(a) & np.isnan(b))
+                    assert close.all(), (step, column, a[~close][:3], b[~close][:3])
+                else:
+                    # both float4 on the server (read as their shortest decimals): equal as float4
+                    assert np.array_equal(a.astype(np.float32), b.astype(np.float32), equal_nan=True), (step, column)
+            if step == "day":
+                daily_rows = len(have)
+    return daily_rows

@@ -159,7 +159,7 @@ def _finish_span(url: str, table: str, dataset: Dataset,
     # Months can share a chunk (a year's): the file's bytes are its chunks', each counted once.
     stored = span_bytes(url, table, months[0].start, months[-1].end)
     rollup_bytes = 0
-    if settings.load().rollups and not dataset.has_levels and not dataset.monthly:
+    if settings.load().rollups and not dataset.monthly:
         names = rollup_tables(table)
         rollup_bytes = sum(span_bytes(url, names[step], months[0].start, months[-1].end) for step in names)
     return packed, finish_seconds, stored, rollup_bytes

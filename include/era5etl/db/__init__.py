@@ -224,7 +224,7 @@ def ensure_schema(url: str, table: str = "weather", chunk_interval: str = "1 day
     missing; True when this call made the table.
 
     ``dataset`` (single levels by default) says the table's kind: one on pressure levels has a
-    ``level`` column and, for now, no rollups; an existing table of the other kind is refused, and so
+    ``level`` column (and its rollups a row per level); an existing table of the other kind is refused, and so
     is an existing table the pipeline did not make (:mod:`era5etl.db.registry`), before any change. A
     new table is made and registered in one transaction: a failure leaves no half-made table."""
     from era5etl.core.datasets import SINGLE_LEVELS
@@ -286,8 +286,8 @@ def _make_table(conn: psycopg.Connection[Any], table: str, chunk_interval: str, 
     # layout it has (a table someone set to the row store stays there).
     if new and columnstore_available(conn):
         _lay_out(conn, table, dataset, points)
-    if dataset.has_levels or dataset.monthly:
-        return  # no rollups for a table on levels yet (docs/datasets.md); monthly means are months already
+    if dataset.monthly:
+        return  # monthly means are months already
     # New and existing tables alike: a table made before the rollups existed gets them now
     # (empty: the loader fills them as it loads), with a column per aggregate of each column.
     ensure_rollups(conn, table, columnstore_enabled(conn, table))

@@ -29,7 +29,7 @@ from era5etl.core.datasets import LatLonGrid
 from era5etl.core.errors import InputError
 from era5etl.core.rollups import KEY_COLUMNS, rolled_up, sources, value_columns
 from era5etl.core.tiles import TILE_COLUMN
-from era5etl.db import SQL_DIR, render, rollup_tables, split_table, table_ident
+from era5etl.db import LEVEL_COLUMN, SQL_DIR, has_level_column, render, rollup_tables, split_table, table_ident
 from era5etl.db.layout import has_tile_column
 
 log = logging.getLogger(__name__)
@@ -37,6 +37,7 @@ log = logging.getLogger(__name__)
 # The monthly rollup's chunks: ten years, so a point's series over decades plans a few chunks.
 MONTHLY_CHUNK = timedelta(days=3650)
 ORDER = "bucket, location_id"
+LEVEL_ORDER = "bucket, level, location_id"  # a table on pressure levels' rollups: as its rows go (time, level, id)
 TILES_ORDER = "location_id, bucket"  # a tiled table's rollups (db.layout)
 
 
@@ -81,6 +82,7 @@ def ensure_rollups(conn: psycopg.Connection[Any], table: str, columnstore: bool)
     exists = {step: conn.execute("SELECT to_regclass(%s) IS NOT NULL", (table_ident(n).as_string(conn),)).fetchone()
               for step, n in names.items()}
     tiled = columnstore and has_tile_column(conn, table)
+    levels = bool(has_level_column(conn, table))
     if not all(e == (True,) for e in exists.values()):
         if any(e == (True,) for e in exists.values()):
             raise InputError(f"{table} has only one of its rollups ({', '.join(names.values())}); drop it "
@@ -95,6 +97,9 @@ def ensure_rollups(conn: psycopg.Connection[Any], table: str, columnstore: bool)
         chunk_interval = found[0] if found and found[0] is not None else timedelta(days=1)
         for step, interval in (("day", chunk_interval), ("month", MONTHLY_CHUNK)):
             ident = table_ident(names[step])
+            if levels:  # a row per (bucket, level, point): the level is a key, as in the hourly table
+                conn.execute(sql.SQL("ALTER TABLE {} ADD COLUMN {} smallint NOT NULL").format(
+                    ident, sql.Identifier(LEVEL_COLUMN)))
             conn.execute("SELECT create_hypertable(%s::regclass, by_range('bucket', %s::interval),"
                          " create_default_indexes => false)", (ident.as_string(conn), interval))
             if columnstore and tiled:
@@ -104,10 +109,11 @@ def ensure_rollups(conn: psycopg.Connection[Any], table: str, columnstore: bool)
                                      orderby=sql.Literal(TILES_ORDER)))
             elif columnstore:
                 conn.execute(render(SQL_DIR / "020_columnstore.sql", table=ident, segmentby=sql.Literal(""),
-                                     orderby=sql.Literal(ORDER)))
+                                     orderby=sql.Literal(LEVEL_ORDER if levels else ORDER)))
             else:
                 # The row store: one place's history and one bucket's map each need an index.
-                conn.execute(sql.SQL("CREATE INDEX ON {} (location_id, bucket)").format(ident))
+                conn.execute(sql.SQL("CREATE INDEX ON {} ({})").format(
+                    ident, sql.SQL("location_id, level, bucket" if levels else "location_id, bucket")))
                 conn.execute(sql.SQL("CREATE INDEX ON {} (bucket)").format(ident))
     wanted = value_columns(data_columns(conn, table))
     added: list[str] = []
@@ -152,36 +158,47 @@ def _aggregate(variable: str, agg: str) -> sql.Composable:
     return sql.SQL("{}({})::float4").format(sql.SQL(fn), value)
 
 
-def daily_from_hourly(table: str, data: Sequence[str], tiled: bool = False) -> sql.Composed:
+def daily_from_hourly(table: str, data: Sequence[str], tiled: bool = False, levels: bool = False) -> sql.Composed:
     """INSERT of the daily rollup rows of the UTC days in %(days)s (timestamptz[]) for the points in
     the box %(south)s..%(north)s, %(west)s..%(east)s, aggregated from the hourly rows of ``table``
     (whose data columns are ``data``; ``tiled``: the daily rollup is laid out in tiles, each row with
     its point's tile). Rows without a location_id (a grid off the 0.25 degree lattice) have no grid
-    point to roll up to and are left out."""
+    point to roll up to and are left out. ``levels``: the table is on pressure levels, a row per
+    (day, level, point), of the levels in %(levels)s only."""
     rolled = rolled_up(data)
     values = [f"{variable}_{agg}" for variable, aggs in rolled.items() for agg in aggs]
     exprs = [_aggregate(variable, agg) for variable, aggs in rolled.items() for agg in aggs]
     tile = (TILE_COLUMN,) if tiled else ()
+    level = (LEVEL_COLUMN,) if levels else ()
     return sql.SQL(
-        "INSERT INTO {daily} ({columns}) SELECT time_bucket('1 day'::interval, time), location_id, min(latitude),"
-        " count(*), {tile}{exprs} FROM {table} WHERE location_id IS NOT NULL"
+        "INSERT INTO {daily} ({columns}) SELECT time_bucket('1 day'::interval, time), location_id, {level}"
+        "min(latitude), count(*), {tile}{exprs} FROM {table} WHERE location_id IS NOT NULL"
         " AND time >= %(first)s AND time < %(last)s AND time_bucket('1 day'::interval, time) = ANY(%(days)s)"
-        " AND latitude BETWEEN %(south)s AND %(north)s AND longitude BETWEEN %(west)s AND %(east)s"
-        " GROUP BY 1, 2 ORDER BY 1, 2").format(
+        " AND latitude BETWEEN %(south)s AND %(north)s AND longitude BETWEEN %(west)s AND %(east)s{filter}"
+        " GROUP BY {keys} ORDER BY {keys}").format(
         daily=table_ident(rollup_tables(table)["day"]),
-        columns=sql.SQL(", ").join(map(sql.Identifier, (*KEY_COLUMNS, *tile, *values))),
+        columns=sql.SQL(", ").join(map(sql.Identifier, (*KEY_COLUMNS[:2], *level, *KEY_COLUMNS[2:], *tile, *values))),
+        level=sql.SQL("level, " if levels else ""), keys=sql.SQL("1, 3, 2" if levels else "1, 2"),
+        filter=level_filter(levels),
         tile=sql.SQL("era5_tile(location_id), " if tiled else ""), exprs=sql.SQL(", ").join(exprs),
         table=table_ident(table))
 
 
-def months_from_daily(table: str, data: Sequence[str], grid: LatLonGrid) -> tuple[sql.Composed, list[str]]:
+def level_filter(levels: bool) -> sql.Composable:
+    """The rows of the levels in %(levels)s, for a table on pressure levels (nothing otherwise)."""
+    return sql.SQL(" AND level = ANY(%(levels)s)") if levels else sql.SQL("")
+
+
+def months_from_daily(table: str, data: Sequence[str], grid: LatLonGrid, levels: bool = False
+                      ) -> tuple[sql.Composed, list[str]]:
     """SELECT of partial monthly figures per (month, location_id) from the daily rollup rows in the
     months %(months)s (timestamptz[]) inside the box (:func:`box_filter` on ``grid``), leaving out the
     days %(skip)s (the days the loader aggregated itself). Returns the statement and the name of each
     output column after (month, location_id, latitude, hours): per variable and aggregate ``min``/``max`` the
     extreme, ``mean`` the hour-weighted sum and its weight, ``sum`` the sum and how many days had
     one. A daily mean is weighted by its day's hours: exact where a variable is present in all or
-    none of a day's hours, as ERA5 downloads are."""
+    none of a day's hours, as ERA5 downloads are. ``levels``: the table is on pressure levels, the
+    second column is then the level (after the month) and only the levels in %(levels)s are read."""
     exprs: list[sql.Composable] = []
     names: list[str] = []
     for variable, aggs in rolled_up(data).items():
@@ -199,11 +216,13 @@ def months_from_daily(table: str, data: Sequence[str], grid: LatLonGrid) -> tupl
                 exprs.append(sql.SQL("count({})").format(col))
                 names += [f"{variable}_sum.total", f"{variable}_sum.count"]
     statement = sql.SQL(
-        "SELECT time_bucket('1 month'::interval, bucket), location_id, min(latitude), sum(hours),"
+        "SELECT time_bucket('1 month'::interval, bucket), {level}location_id, min(latitude), sum(hours),"
         " {exprs} FROM {daily} WHERE bucket >= %(first)s AND bucket < %(last)s"
         " AND time_bucket('1 month'::interval, bucket) = ANY(%(months)s) AND NOT (bucket = ANY(%(skip)s))"
-        " AND {box} GROUP BY 1, 2 ORDER BY 1, 2").format(exprs=sql.SQL(", ").join(exprs), box=box_filter(grid),
-                                                          daily=table_ident(rollup_tables(table)["day"]))
+        " AND {box}{filter} GROUP BY {keys} ORDER BY {keys}").format(
+        exprs=sql.SQL(", ").join(exprs), box=box_filter(grid), daily=table_ident(rollup_tables(table)["day"]),
+        level=sql.SQL("level, " if levels else ""), filter=level_filter(levels),
+        keys=sql.SQL("1, 2, 3" if levels else "1, 2"))
     return statement, names
 
 

@@ -201,16 +201,18 @@ def encode_block(block: Block, data_columns: tuple[str, ...] = DATA_COLUMNS,
 
 def encode_grid(times: npt.NDArray[np.datetime64], location_id: npt.NDArray[Any], latitude: npt.NDArray[np.float32],
                 ints: Mapping[str, npt.NDArray[np.integer[Any]]],
-                values: Mapping[str, npt.NDArray[np.floating[Any]]], data_columns: tuple[str, ...]) -> bytes:
+                values: Mapping[str, npt.NDArray[np.floating[Any]]], data_columns: tuple[str, ...],
+                level: npt.NDArray[np.integer[Any]] | None = None) -> bytes:
     """Tuples for (T, P) arrays of ``values`` and ``ints`` at T times and P points (the rollup rows
     the loader writes: a bucket, a point, its latitude, its ``hours`` and its aggregates; no longitude,
-    which the point's id fixes: ``era5etl.core.rollups``), time-major."""
+    which the point's id fixes: ``era5etl.core.rollups``), time-major. ``level`` (P,): each point's
+    pressure level, for the rollups of a table on levels."""
     t, p = len(times), len(latitude)
     _check_floats(values, (t, p), "buckets x points", data_columns)
     pg_time = times.astype("datetime64[us]").astype(np.int64) - PG_EPOCH_US
     floats: dict[str, npt.NDArray[np.floating[Any]]] = {"latitude": latitude[None, :], **values}
     return _encode((t, p), pg_time[:, None], location_id[None, :], floats, data_columns, ints,
-                   coordinates=ROLLUP_COORDINATES)
+                   level=None if level is None else level[None, :], coordinates=ROLLUP_COORDINATES)
 
 
 def encode_rows(time_us: npt.NDArray[np.int64] | npt.NDArray[np.datetime64], location_id: npt.NDArray[Any],

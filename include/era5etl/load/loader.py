@@ -64,15 +64,16 @@ def load(
     with them their daily and monthly rollups (``rollups``: default ERA5_ROLLUPS).
 
     ``dataset``: what the download is (single levels by default). On pressure levels each row also
-    has its level, a reload replaces the download's levels only, and no rollups are written yet."""
+    has its level, a reload replaces the download's levels only (and their rollup rows: a row per
+    level and point)."""
     if rollups is None:
         rollups = settings_model.load().rollups
     on_levels = staged.level is not None
     if on_levels != dataset.has_levels:
         raise LoadError(f"the download {'is' if on_levels else 'is not'} on pressure levels but the dataset "
                         f"{dataset.name} {'has no levels' if on_levels else 'has'}")
-    if on_levels or dataset.monthly:
-        rollups = False  # a table on levels has no rollups yet (docs/datasets.md); monthly means are months
+    if dataset.monthly:
+        rollups = False  # monthly means are months already
     footprint = Footprint.of(staged, tuple(v.column for v in dataset.base_variables), dataset.grid)
     times = staged.valid_time
     if start is not None:
@@ -154,18 +155,24 @@ def _plan(url: str, table: str, staged: StagedDownload, footprint: Footprint, wi
         order = None
     # The rollups, aggregated from the blocks as they pass (load.rollup) when the grid has location
     # ids (ERA5_ROLLUPS); a grid off the lattice has none, and SQL recomputes its footprint's days.
+    # On levels each (level, point) is a rollup row's key, in the blocks' order (level-major) while a
+    # block holds whole hours; a download whose hour is cut into runs of levels (block_levels) leaves
+    # its days to SQL, as a grid off the lattice does.
     monthly = MonthlyRollup()
     points: Points | None = None
-    if rollups and staged.location_id is not None:
-        ids, lat = staged.location_id, staged.latitude
+    levels = 0 if tiled else block_levels(staged.points, len(staged.levels))
+    if rollups and staged.location_id is not None and not levels:
+        ids, lat, level = staged.location_id, staged.latitude, staged.level
         if order is not None:
-            ids, lat = ids[order], lat[order]
-        points = Points(ids, lat)
+            whole = order if not per_level else levels_order(order, staged.points // per_level)
+            ids, lat, level = ids[whole], lat[whole], None if level is None else level[whole]
+        points = Points(ids, lat, None if level is None else level.astype(np.int16))
     if rollups:
         for w in windows:
-            w.rollup = WindowRollup(w.times, points, footprint.columns, monthly, footprint.rollups_tiled)
+            w.rollup = WindowRollup(w.times, points, footprint.columns, monthly, footprint.rollups_tiled,
+                                    staged.level is not None)
     return _Plan(footprint, windows, settings, order, tiles, block_hours(staged.points, tiled), points, monthly,
-                 0 if tiled else block_levels(staged.points, len(staged.levels)), per_level)
+                 levels, per_level)
 
 
 class _Run:

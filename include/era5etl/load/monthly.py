@@ -37,18 +37,29 @@ def _days_in(month: np.datetime64) -> int:
     return int(((month + 1).astype("datetime64[D]") - month.astype("datetime64[D]")).astype(int))
 
 
-def _server_partials(rows: list[tuple[Any, ...]], names: list[str], rolled: dict[str, tuple[str, ...]]
-                     ) -> dict[np.datetime64, tuple[npt.NDArray[np.int64], Points, Partial]]:
-    """The server's partial monthly figures by month: (location ids, points, partial of shape (1, K))."""
+def _key(points: Points) -> npt.NDArray[np.int64]:
+    """A row's key among a month's rows: its location id, with its level above it on pressure levels
+    (ascending keys are then the rows' order, level by level)."""
+    ids = points.location_id.astype(np.int64)
+    return ids if points.level is None else (points.level.astype(np.int64) << 32) | ids
+
+
+def _server_partials(rows: list[tuple[Any, ...]], names: list[str], rolled: dict[str, tuple[str, ...]],
+                     levels: bool = False) -> dict[np.datetime64, tuple[npt.NDArray[np.int64], Points, Partial]]:
+    """The server's partial monthly figures by month: (keys, points, partial of shape (1, K)); ``levels``:
+    each row has its level after the month (``db.rollups.months_from_daily``)."""
     out: dict[np.datetime64, tuple[npt.NDArray[np.int64], Points, Partial]] = {}
     if not rows:
         return out
     months = np.array([np.datetime64(r[0].replace(tzinfo=None), "M") for r in rows])
-    table = np.array([r[1:] for r in rows], dtype=np.float64)  # NULL -> NaN
+    skip = 2 if levels else 1
+    table = np.array([r[skip:] for r in rows], dtype=np.float64)  # NULL -> NaN
+    level_of = np.array([r[1] for r in rows], dtype=np.int16) if levels else None
     col = {name: 3 + i for i, name in enumerate(names)}
     for month in np.unique(months):
         part = table[months == month]
-        ids = part[:, 0].astype(np.int64)
+        pts = Points(part[:, 0].astype(np.int32), part[:, 1].astype(np.float32),
+                     None if level_of is None else level_of[months == month])
         partial = Partial(part[None, :, 2].astype(np.int64))
         for variable, aggs in rolled.items():
             if "min" in aggs:
@@ -57,7 +68,7 @@ def _server_partials(rows: list[tuple[Any, ...]], names: list[str], rolled: dict
             kind = "mean" if "mean" in aggs else "sum"
             partial.total[variable] = np.nan_to_num(part[None, :, col[f"{variable}_{kind}.total"]])
             partial.count[variable] = part[None, :, col[f"{variable}_{kind}.count"]].astype(np.int64)
-        out[month] = (ids, Points(ids.astype(np.int32), part[:, 1].astype(np.float32)), partial)
+        out[month] = (_key(pts), pts, partial)
     return out
 
 
@@ -90,6 +101,7 @@ def write_monthly(url: str, table: str, footprint: Footprint, touched: Sequence[
     whole = {m for m in months if m in monthly.days and len(set(monthly.days[m])) == _days_in(m)}
     ask = [m for m in months if m not in whole]
     bounds = footprint.rollup_params()
+    levels = bool(footprint.levels)  # a reload of a download's levels replaces those levels' rows only
     first = months[0].astype("datetime64[s]").item()
     last = (months[-1] + 1).astype("datetime64[s]").item()
     stamps = [m.astype("datetime64[s]").item() for m in months]
@@ -101,22 +113,23 @@ def write_monthly(url: str, table: str, footprint: Footprint, touched: Sequence[
         cur.execute(f"SET LOCAL {DECOMPRESSION_LIMIT} = 0")
         server: dict[np.datetime64, tuple[npt.NDArray[np.int64], Points, Partial]] = {}
         if ask:
-            statement, names = months_from_daily(table, data_columns, footprint.grid)
+            statement, names = months_from_daily(table, data_columns, footprint.grid, levels)
             skip = sorted({d for m in ask for d in monthly.days.get(m, [])})
             rows = cur.execute(statement, {
                 **bounds, "first": first, "last": last,
                 "months": [m.astype("datetime64[s]").item() for m in ask],
                 "skip": [d.astype("datetime64[s]").item() for d in skip]}).fetchall()
-            server = _server_partials(rows, names, rolled)
+            server = _server_partials(rows, names, rolled, levels)
         cur.execute(sql.SQL("DELETE FROM {} WHERE bucket >= %(first)s AND bucket < %(last)s"
-                            " AND bucket = ANY(%(months)s) AND {}").format(ident, box_filter(footprint.grid)),
+                            " AND bucket = ANY(%(months)s) AND {}{}").format(ident, box_filter(footprint.grid),
+                                                                               footprint.level_filter()),
                     {**bounds, "first": first, "last": last, "months": stamps})
         if copy_settings is not None:
             for setting, value in copy_settings.items():
                 cur.execute("SELECT set_config(%s, %s, true)", (setting, value))
         with encode.binary_copy(cur, sql.SQL("COPY {} ({}) FROM STDIN (FORMAT BINARY)").format(
                 ident, sql.SQL(", ").join(map(sql.Identifier,
-                                               rollup_copy_columns(columns, footprint.rollups_tiled))))) as cp:
+                                               rollup_copy_columns(columns, footprint.rollups_tiled, levels))))) as cp:
             # Runs of months the loader holds alone are encoded at once (a download over decades:
             # ~1,000 months of a few points); the rest a month at a time. Rows stay in (bucket,
             # location_id) order, as the columnstore is told they come.
@@ -128,7 +141,7 @@ def write_monthly(url: str, table: str, footprint: Footprint, touched: Sequence[
                 if run and points is not None:
                     stacked = Partial.stacked([monthly.months[m] for m in run])
                     tiled = footprint.rollups_tiled
-                    for piece in encoded_pieces(np.array(run), points, stacked, rolled, columns, tiled):
+                    for piece in encoded_pieces(np.array(run), points, stacked, rolled, columns, tiled, levels):
                         cp.write(piece)
                     written += len(run) * points.location_id.size
                     run = []
@@ -137,7 +150,8 @@ def write_monthly(url: str, table: str, footprint: Footprint, touched: Sequence[
                 found = _merged(month, monthly, points, server)
                 if found is None:
                     continue
-                for piece in encoded_pieces(np.array([month]), *found, rolled, columns, footprint.rollups_tiled):
+                for piece in encoded_pieces(np.array([month]), *found, rolled, columns, footprint.rollups_tiled,
+                                            levels):
                     cp.write(piece)
                 written += found[0].location_id.size
     return written, time.perf_counter() - t0
@@ -150,18 +164,19 @@ def _merged(month: np.datetime64, monthly: MonthlyRollup, points: Points | None,
     this load) merged point by point; None when neither holds the month."""
     parts: list[tuple[npt.NDArray[np.int64], Points, Partial]] = []
     if month in monthly.months and points is not None:
-        parts.append((points.location_id.astype(np.int64), points, monthly.months[month]))
+        parts.append((_key(points), points, monthly.months[month]))
     if month in server:
         parts.append(server[month])
     if not parts:
         return None
-    ids = np.unique(np.concatenate([p[0] for p in parts]))
-    lat = np.full(ids.size, np.nan, dtype=np.float32)
+    keys = np.unique(np.concatenate([p[0] for p in parts]))
+    lat = np.full(keys.size, np.nan, dtype=np.float32)
     merged: Partial | None = None
-    for pid, pts, partial in parts:
-        at = np.searchsorted(ids, pid)
+    for key, pts, partial in parts:
+        at = np.searchsorted(keys, key)
         lat[at] = pts.latitude
-        placed = _placed(partial, at, ids.size)
+        placed = _placed(partial, at, keys.size)
         merged = placed if merged is None else merged.merge(placed)
     assert merged is not None
-    return Points(ids.astype(np.int32), lat), merged
+    level = None if parts[0][1].level is None else (keys >> 32).astype(np.int16)
+    return Points((keys & 0xFFFFFFFF).astype(np.int32), lat, level), merged

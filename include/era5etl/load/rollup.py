@@ -211,6 +211,9 @@ class Points:
 
     location_id: npt.NDArray[np.int32]
     latitude: npt.NDArray[np.float32]
+    # On pressure levels a rollup row is a (level, point): each column of the blocks is one, level-major
+    # (the order the hourly rows go in: time, level, location_id); None for a table without levels.
+    level: npt.NDArray[np.int16] | None = None
 
 
 class MonthlyRollup:
@@ -235,7 +238,7 @@ class WindowRollup:
     """One chunk's daily rollup rows, built from its blocks as they pass (time order)."""
 
     def __init__(self, times: npt.NDArray[np.int64], points: Points | None, data_columns: tuple[str, ...],
-                 monthly: MonthlyRollup, tiled: bool = False) -> None:
+                 monthly: MonthlyRollup, tiled: bool = False, levels: bool = False) -> None:
         hours = np.asarray(times, dtype=np.int64).astype("datetime64[s]")  # epoch seconds
         days = np.unique(hours.astype("datetime64[D]"))
         # A whole day: its 24 hours all in this load (on the hour); the rest are SQL's (the hours the
@@ -248,6 +251,7 @@ class WindowRollup:
         self.partial_days = [d for d in days if d not in self.whole]
         self.days = days
         self.points = points or Points(np.zeros(0, np.int32), np.zeros(0, np.float32))
+        self.levels = levels  # the table is on pressure levels: its rollup rows have a level
         self.data_columns = data_columns
         self.rolled = rolled_up(data_columns)
         self.columns = tuple(f"{v}_{a}" for v, aggs in self.rolled.items() for a in aggs)
@@ -337,23 +341,25 @@ class WindowRollup:
 
     def _emit(self, days: npt.NDArray[np.datetime64], partial: Partial) -> None:
         """Complete days' rows, encoded in pieces for the chunk's writer."""
-        for piece in encoded_pieces(days, self.points, partial, self.rolled, self.columns, self.tiled):
+        for piece in encoded_pieces(days, self.points, partial, self.rolled, self.columns, self.tiled, self.levels):
             self.encoded.put(piece)
         self.rows += partial.hours.size
 
     def copy_columns(self) -> tuple[str, ...]:
-        return rollup_copy_columns(self.columns, self.tiled)
+        return rollup_copy_columns(self.columns, self.tiled, self.levels)
 
 
-def rollup_copy_columns(columns: tuple[str, ...], tiled: bool) -> tuple[str, ...]:
+def rollup_copy_columns(columns: tuple[str, ...], tiled: bool, levels: bool = False) -> tuple[str, ...]:
     """The columns a COPY of rollup rows names, in the order :func:`encoded_pieces` writes them: the key
-    columns, the tile in a tiled rollup (``core.tiles``), then the aggregates."""
-    return (*KEY_COLUMNS, *((TILE_COLUMN,) if tiled else ()), *columns)
+    columns (with the level after location_id on pressure levels), the tile in a tiled rollup
+    (``core.tiles``), then the aggregates."""
+    keys = (*KEY_COLUMNS[:2], encode.LEVEL, *KEY_COLUMNS[2:]) if levels else KEY_COLUMNS
+    return (*keys, *((TILE_COLUMN,) if tiled else ()), *columns)
 
 
 def encoded_pieces(buckets: npt.NDArray[np.datetime64], points: Points, partial: Partial,
-                   rolled: dict[str, tuple[str, ...]], columns: tuple[str, ...], tiled: bool = False
-                   ) -> Iterator[bytes]:
+                   rolled: dict[str, tuple[str, ...]], columns: tuple[str, ...], tiled: bool = False,
+                   levels: bool = False) -> Iterator[bytes]:
     """A (buckets, points) partial's rollup rows as COPY tuples, in pieces of ``encode.PIECE_ROWS`` rows
     in (bucket, location_id) order: the server takes the first while the next is encoded (a global
     day's million daily rows are four pieces, so the chunk's writer starts on them while the last day
@@ -364,8 +370,12 @@ def encoded_pieces(buckets: npt.NDArray[np.datetime64], points: Points, partial:
     tiles = tile_of(points.location_id) if tiled else None
     for t, p in encode.piece_slices(*hours.shape):
         ints = {"hours": hours[t, p]} | ({} if tiles is None else {TILE_COLUMN: tiles[None, p]})
+        level = None
+        if levels:
+            assert points.level is not None
+            level = points.level[p]
         yield encode.encode_grid(stamps[t], points.location_id[p], points.latitude[p], ints,
-                                 {k: v[t, p] for k, v in values.items()}, columns)
+                                 {k: v[t, p] for k, v in values.items()}, columns, level)
 
 
 def _first_merged(open_: Partial, partial: Partial) -> Partial:

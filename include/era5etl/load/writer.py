@@ -332,7 +332,7 @@ def write_daily(cur: psycopg.Cursor[tuple[Any, ...]], table: str, footprint: Foo
         empty_chunk(cur, target, compressed=columnstore)
     elif days:
         cur.execute(sql.SQL("DELETE FROM {} WHERE bucket >= %(first)s AND bucket <= %(last)s AND bucket = ANY(%(days)s)"
-                            " AND {}").format(target, box_filter(footprint.grid)),
+                            " AND {}{}").format(target, box_filter(footprint.grid), footprint.level_filter()),
                     {**bounds, "first": days[0], "last": days[-1], "days": days})
     if rollup.whole:
         # The pieces as the loader encodes them: the last day's are still being made when the hourly
@@ -345,7 +345,7 @@ def write_daily(cur: psycopg.Cursor[tuple[Any, ...]], table: str, footprint: Foo
                 raise LoadError("load abandoned: another chunk failed")
     if rollup.partial_days:
         partial = [d.astype("datetime64[s]").item().replace(tzinfo=UTC) for d in rollup.partial_days]
-        cur.execute(daily_from_hourly(table, rollup.data_columns, rollup.tiled),
+        cur.execute(daily_from_hourly(table, rollup.data_columns, rollup.tiled, bool(footprint.levels)),
                     {**bounds, "first": partial[0], "last": partial[-1] + timedelta(days=1), "days": partial})
         return rollup.rows + max(cur.rowcount, 0)
     return rollup.rows

@@ -109,9 +109,6 @@ def series(conn: Any, table: str, point: Point, start: datetime | None, end: dat
     if dataset.monthly:  # its rows are the months: read.monthly_means
         return _monthly_means(conn, table, point, start, end, variables, step, dataset)
     level = check_level(conn, table, level)  # a table on pressure levels is read one level at a time
-    if level is not None and step != "hour":
-        raise ReadError(f"{table} is on pressure levels, which have no daily or monthly rollups yet: "
-                        "read its hourly rows (leave out --daily/--monthly)")
     columns = resolve(step, variables, data_columns(conn, table))
     start, end = as_utc(start), as_utc(end)
     relation, time_column = source_of(conn, table, step)

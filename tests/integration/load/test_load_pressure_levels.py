@@ -20,7 +20,7 @@ from era5etl.core.datasets import PRESSURE_LEVELS
 from era5etl.core.grid import location_ids
 from era5etl.db import connect, drop_table
 
-from ..helpers import cli
+from ..helpers import assert_level_rollups_match, cli
 
 NEW_NC = "era5pl_newcds_nc_z-t-u-v_8levels_270h_9x9.nc"
 OLD_NC = "era5pl_oldcds_nc3-int16packed_level_r-t-u-v_3levels_16h_21x57.nc"
@@ -126,6 +126,8 @@ def test_each_pressure_level_sample_loads_exactly(db_url: str, pl_table: str, sa
     assert code == 0, err
     assert again is not None and again["rows"] == again["deleted"] == ROWS[name]
     _assert_holds(db_url, pl_table, expected)
+    # The daily and monthly rollups, a row per (bucket, level, point), written with the rows.
+    assert assert_level_rollups_match(db_url, pl_table) > 0
 
 
 def test_a_reload_of_some_levels_keeps_the_others(db_url: str, pl_table: str, samples: Path,
@@ -144,6 +146,8 @@ def test_a_reload_of_some_levels_keeps_the_others(db_url: str, pl_table: str, sa
     changed = _netcdf_expected(tmp_path / "850.nc")
     expected = pd.concat([expected[expected.level != 850], changed], ignore_index=True)
     _assert_holds(db_url, pl_table, expected)
+    # The rollup rows of 850 hPa follow the new values; the other levels' stay.
+    assert assert_level_rollups_match(db_url, pl_table) > 0
 
 
 def test_contradictions_are_refused_with_nothing_written(db_url: str, pl_table: str, table: str,
@@ -194,11 +198,14 @@ def test_a_download_loaded_in_runs_of_levels_holds_the_same_rows(db_url: str, pl
 
     path = samples / name
     assert cli("load-file", str(path), "--table", pl_table)[0] == 0  # the table, made as load-file makes it
-    with connect(db_url, autocommit=True) as conn:
-        conn.execute(sql.SQL("DELETE FROM {}").format(table_ident(pl_table)))
+    with connect(db_url, autocommit=True) as conn:  # empty, rollups too (daily rows go with hourly ones)
+        for relation in (pl_table, f"{pl_table}_daily", f"{pl_table}_monthly"):
+            conn.execute(sql.SQL("DELETE FROM {}").format(table_ident(relation)))
     with open_download([path], dataset=PRESSURE_LEVELS) as staged:
         monkeypatch.setattr(loader, "BLOCK_ROWS", run * staged.points // len(staged.levels))
         assert loader.block_levels(staged.points, len(staged.levels)) == run < len(staged.levels)
         result = load(db_url, pl_table, staged, dataset=PRESSURE_LEVELS)
     assert result.rows == ROWS[name]
     _assert_holds(db_url, pl_table, _grib_expected(path) if name == GRIB else _netcdf_expected(path))
+    # Runs of levels leave the days to SQL over the hourly rows (load.loader._plan): the same rollups.
+    assert assert_level_rollups_match(db_url, pl_table) > 0
