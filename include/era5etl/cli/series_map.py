@@ -195,7 +195,7 @@ def _area_series(args: argparse.Namespace, table: str, start: datetime | None, e
     region = region_of(args)
     with connect(database_url()) as conn:
         if region is None:
-            s = area_series(conn, table, Area.parse(args.area), start, end, variables, args.step)
+            s = area_series(conn, table, Area.parse(args.area), start, end, variables, args.step, args.level)
         else:
             from era5etl.read.region_series import region_series
 

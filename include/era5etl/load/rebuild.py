@@ -17,7 +17,8 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 from psycopg import sql
 
-from era5etl.db import columnstore_enabled, connect, table_ident
+from era5etl.core.datasets import PRESSURE_LEVELS
+from era5etl.db import columnstore_enabled, connect, has_level_column, table_ident
 from era5etl.db.rollups import daily_from_hourly, data_columns, drop_rollups, ensure_rollups
 from era5etl.load.monthly import write_monthly
 from era5etl.load.rollup import MonthlyRollup
@@ -40,19 +41,21 @@ def rebuild(url: str, table: str, on_month: Callable[[str, int], None] | None = 
         drop_rollups(conn, table)
         ensure_rollups(conn, table, columnstore_enabled(conn, table))
         data = tuple(data_columns(conn, table))
+        levels = bool(has_level_column(conn, table))
         found = conn.execute(sql.SQL("SELECT min(time), max(time) FROM {}").format(table_ident(table))).fetchone()
     out = {"months": 0, "daily_rows": 0, "monthly_rows": 0}
     if not found or found[0] is None:
         return out
     month = datetime(found[0].year, found[0].month, 1, tzinfo=UTC)
     settings, _ = copy_settings(url, table)
-    world = replace(_WORLD, rollups_tiled=rollups_in_tiles(url, table))
+    # On pressure levels every level ERA5 has: a rollup row per (bucket, level, point).
+    world = replace(_WORLD, rollups_tiled=rollups_in_tiles(url, table), levels=PRESSURE_LEVELS.levels if levels else ())
     while month <= found[1]:
         after = datetime(month.year + month.month // 12, month.month % 12 + 1, 1, tzinfo=UTC)
         days = [month + timedelta(days=i) for i in range((after - month).days)]
         with connect(url) as conn, conn.transaction():
             params = {**world.rollup_params(), "first": month, "last": after, "days": days}
-            cur = conn.execute(daily_from_hourly(table, data, world.rollups_tiled), params)
+            cur = conn.execute(daily_from_hourly(table, data, world.rollups_tiled, levels), params)
             daily = max(cur.rowcount, 0)
         if daily:
             monthly, _ = write_monthly(url, table, world, [np.datetime64(month.replace(tzinfo=None), "M")],

@@ -17,6 +17,10 @@ Every step also says how many grid points had a row (``points``) and how many ho
 (``hours``: points x 24 on a whole day). Where a step's points hold different hours (a day loaded in
 part for some points only), each point still counts by its cell's area alone, not by its hours: the
 figures are means of what each point holds, and ``points`` and ``hours`` show how whole the step is.
+
+The box is taken on the table's own lattice (ERA5's 0.25 degrees, ERA5-Land's 0.1: ``Dataset.grid``;
+a land table holds land points only, so its mean is over the land inside the box). A table on
+pressure levels is read one level at a time (``level``): its rows and rollup rows at that level.
 """
 
 from __future__ import annotations
@@ -29,15 +33,16 @@ from typing import Any
 import numpy as np
 from psycopg import sql
 
-from era5etl.core.datasets import ERA5_GRID
-from era5etl.core.grid import GLOBAL_STEP, Area, Grid
+from era5etl.core.datasets import ERA5_GRID, LatLonGrid
+from era5etl.core.grid import Area, Grid
 from era5etl.core.months import as_utc
 from era5etl.core.rollups import sources, split_value_column
-from era5etl.db import has_level_column, table_ident
+from era5etl.db import table_ident
 from era5etl.db.rollups import box_filter, box_params, data_columns
 from era5etl.read.columns import STEP_NAMES, UNITS, Step, check_step, known, resolve
 from era5etl.read.errors import ReadError
 from era5etl.read.gaps import gap_text, gaps
+from era5etl.read.levels import check_level
 from era5etl.read.packed import packed, unpack
 from era5etl.read.points import MARGIN, Bounds, loaded_bounds, require_table, rollup_of
 from era5etl.read.series import source_of
@@ -64,17 +69,17 @@ class AreaSeries:
     weighting: str = "cos(latitude)"
 
 
-def lattice_points(area: Area) -> int:
-    """Grid points of the 0.25 degree lattice inside the area: the most a table can hold there."""
-    return area.points(Grid())
+def lattice_points(area: Area, grid: LatLonGrid = ERA5_GRID) -> int:
+    """Grid points of the table's lattice inside the area: the most a table can hold there."""
+    return area.points(Grid(Decimal(str(grid.step))))
 
 
-def check_inside(table: str, area: Area, bounds: Bounds) -> None:
+def check_inside(table: str, area: Area, bounds: Bounds, grid: LatLonGrid = ERA5_GRID) -> None:
     """ReadError unless the area holds a lattice point and lies within the loaded grid points' box
     (within half a cell of it: a point's cell reaches that far)."""
-    if lattice_points(area) == 0:
-        raise ReadError(f"the area {area} holds no grid point of the 0.25 degree grid: widen it (for example "
-                        f"{_widened(area)})")
+    if lattice_points(area, grid) == 0:
+        raise ReadError(f"the area {area} holds no grid point of the {grid.step:g} degree grid: widen it (for example "
+                        f"{_widened(area, grid)})")
     north, west, south, east = (float(v) for v in (area.north, area.west, area.south, area.east))
     if (north > bounds.north + MARGIN or south < bounds.south - MARGIN or west < bounds.west - MARGIN
             or east > bounds.east + MARGIN):
@@ -82,8 +87,8 @@ def check_inside(table: str, area: Area, bounds: Bounds) -> None:
                         "grid points' box); an area's mean is over loaded points only, so ask for an area inside it")
 
 
-def _widened(area: Area) -> str:
-    quarter = Decimal("0.25")
+def _widened(area: Area, grid: LatLonGrid = ERA5_GRID) -> str:
+    quarter = Decimal(str(grid.step))
     snap = [(v / quarter).to_integral_value(rounding=r) * quarter
             for v, r in ((area.north, "ROUND_CEILING"), (area.west, "ROUND_FLOOR"), (area.south, "ROUND_FLOOR"),
                          (area.east, "ROUND_CEILING"))]
@@ -131,10 +136,12 @@ def _aggregates(step: Step, column: str, i: int) -> tuple[list[sql.Composable], 
 
 
 def area_statement(relation: str, time_column: str, step: Step, columns: list[str],
-                   bounded: tuple[bool, bool] = (True, True)) -> sql.Composed:
+                   bounded: tuple[bool, bool] = (True, True), grid: LatLonGrid = ERA5_GRID,
+                   level: bool = False) -> sql.Composed:
     """One row: the step's time, points, hours and each column packed, one element per step in time
     order, of the rows in the box %(south)s..%(north)s, %(west)s..%(east)s and in [%(start)s, %(end)s)
-    (``bounded`` says which bound is asked for; one not asked is open).
+    (``bounded`` says which bound is asked for; one not asked is open), on ``grid``'s lattice;
+    ``level``: the table is on pressure levels, its rows at %(level)s only.
 
     The rows are grouped twice: by step and latitude first, with plain sums, counts, minima and
     maxima (which TimescaleDB aggregates vectorised, on the columnstore's batches), then by step,
@@ -156,7 +163,9 @@ def area_statement(relation: str, time_column: str, step: Step, columns: list[st
     # The box by latitude and by the ids' longitude columns, on the hourly rows as on the rollups
     # (which keep no longitude: ``db.rollups.box_filter``).
     where: list[sql.Composable] = [sql.SQL("location_id BETWEEN %(first_id)s AND %(last_id)s AND {}").format(
-        box_filter(ERA5_GRID))]
+        box_filter(grid))]
+    if level:
+        where.append(sql.SQL("level = %(level)s"))
     if bounded[0]:
         where.append(sql.SQL("{} >= %(start)s").format(t))
     if bounded[1]:
@@ -167,63 +176,63 @@ def area_statement(relation: str, time_column: str, step: Step, columns: list[st
         sql.SQL(" AND ").join(where), t)
 
 
-def area_params(area: Area, start: datetime | None, end: datetime | None) -> dict[str, Any]:
+def area_params(area: Area, start: datetime | None, end: datetime | None, grid: LatLonGrid = ERA5_GRID,
+                level: int | None = None) -> dict[str, Any]:
     # The ids of the box's south-west and north-east lattice points bound those inside it: lets the
     # columnstore skip the batches of other points by their location_id metadata.
     south, north = float(area.south), float(area.north)
     west, east = float(area.west), float(area.east)
-    first = int(np.floor((south + 90) / 0.25)) * 1440 + int(np.floor((west + 179.75) / 0.25)) + 1
-    last = int(np.ceil((north + 90) / 0.25)) * 1440 + int(np.ceil((east + 179.75) / 0.25)) + 1
-    return {**box_params(ERA5_GRID, south, north, west, east), "first_id": first, "last_id": last,
-            "start": start, "end": end}
+    step, n = grid.step, grid.lon_count
+    first = int(np.floor((south + 90) / step)) * n + int(np.floor((west - grid.lon_first) / step)) + 1
+    last = int(np.ceil((north + 90) / step)) * n + int(np.ceil((east - grid.lon_first) / step)) + 1
+    return {**box_params(grid, south, north, west, east), "first_id": first, "last_id": last,
+            "start": start, "end": end, "level": level}
 
 
 def area_series(conn: Any, table: str, area: Area, start: datetime | None, end: datetime | None,
-                variables: list[str] | None, step: Step) -> AreaSeries:
+                variables: list[str] | None, step: Step, level: int | None = None) -> AreaSeries:
     """The area's series in [start, end) (None: from the first / to the last loaded) at ``step``.
     ``variables``: a variable (for all its aggregates) or a rollup column name (``temperature_2m_max``)
     at any step; None: every one the table's rollups keep. ReadError for an unknown variable, an area
-    without a grid point or reaching outside the loaded area, or a range without rows."""
+    without a grid point or reaching outside the loaded area, or a range without rows. ``level``: the
+    level (hPa) of a table on pressure levels, which is read one level at a time (ReadError without one)."""
     from era5etl.read.points import table_dataset
 
     step = check_step(step)
     require_table(conn, table)
     dataset = table_dataset(conn, table)
-    if dataset.grid.step != GLOBAL_STEP:
-        raise ReadError(f"{table} holds {dataset.title} on its {dataset.grid.step:g} degree grid; an area's series "
-                        "is made on ERA5's 0.25 degree one only, so far: read a place's series instead")
-    if has_level_column(conn, table):  # one row per level: a mean over them would mix the levels
-        raise ReadError(f"{table} is on pressure levels; an area's series is made of tables without levels only, "
-                        "so far: read a place's series at a level (--level) instead")
-    check_inside(table, area, loaded_bounds(conn, table))
+    grid = dataset.grid
+    level = check_level(conn, table, level)  # one row per level: a mean over levels would mix them
+    check_inside(table, area, loaded_bounds(conn, table, dataset), grid)
     columns = area_columns(variables, data_columns(conn, table))
     start, end = as_utc(start), as_utc(end)
     relation, time_column = source_of(conn, table, step)
-    params = area_params(area, start, end)
-    statement = area_statement(relation, time_column, step, columns, (start is not None, end is not None))
+    params = area_params(area, start, end, grid, level)
+    statement = area_statement(relation, time_column, step, columns, (start is not None, end is not None), grid,
+                               level is not None)
     row = conn.cursor(binary=True).execute(statement, params).fetchone()
     parts = list(row) if row else [None] * (len(columns) + 3)
     times = unpack(parts[0], "timestamptz")
     if times.size == 0:
-        raise _empty(conn, table, area, step, start, end, params)
+        raise _empty(conn, table, area, step, start, end, params, grid)
     values = {c: unpack(b, "float8").astype(np.float64) for c, b in zip(columns, parts[3:], strict=True)}
     return AreaSeries(table, area, step, columns, times, unpack(parts[1], "int8").astype(np.int64),
                       unpack(parts[2], "int8").astype(np.int64), values)
 
 
 def _empty(conn: Any, table: str, area: Area, step: Step, start: datetime | None, end: datetime | None,
-           params: dict[str, Any]) -> ReadError:
+           params: dict[str, Any], grid: LatLonGrid = ERA5_GRID) -> ReadError:
     """Why an area has no rows: no grid point of the table inside it, or none in the range (then what
     the area has loaded). Asked of the monthly rollup (small) when the table has one."""
     relation = rollup_of(conn, table, "month")
     t = sql.Identifier("bucket" if relation else "time")
     found = conn.execute(sql.SQL(
         "SELECT count(DISTINCT location_id), min({t}), max({t}) FROM {r} WHERE location_id BETWEEN %(first_id)s"
-        " AND %(last_id)s AND {box}").format(t=t, r=table_ident(relation or table), box=box_filter(ERA5_GRID)),
+        " AND %(last_id)s AND {box}").format(t=t, r=table_ident(relation or table), box=box_filter(grid)),
         params).fetchone()
     if not found or not found[0]:
         return ReadError(f"{table} holds no grid point inside the area {area} (its grid may be coarser than "
-                         "0.25 degrees): widen the area")
+                         f"{grid.step:g} degrees, or the area all sea on a land-only table): widen the area")
     what = "hourly rows" if step == "hour" else f"{STEP_NAMES[step]} rollup rows"
     asked = (f"from {iso_time(start) if start else 'the first row'} "
              f"to {iso_time(end) + ' (exclusive)' if end else 'the last'}")

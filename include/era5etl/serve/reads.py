@@ -154,7 +154,7 @@ def read_area_series(url: str, req: SeriesRequest) -> Reply:
         table, span = _series_table(conn, req)
         check_area_series(box, req.start or span[0], req.end or span[1], req.step)
         try:
-            s = area_series(conn, table, box, req.start, exclusive_end(req.end), req.variables, req.step)
+            s = area_series(conn, table, box, req.start, exclusive_end(req.end), req.variables, req.step, req.level)
         except psycopg.errors.QueryCanceled:
             raise TooSlowError(f"the area's series took longer than {STATEMENT_TIMEOUT_MS / 1000:g} s: narrow area=, "
                                "from= and to=, or ask step=month") from None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -38,3 +39,18 @@ def month_table(db_url: str, read_cds: LocalCDS, tmp_path_factory: pytest.TempPa
     drop(db_url, table)
 
 
+
+
+NEW_NC = "era5pl_newcds_nc_z-t-u-v_8levels_270h_9x9.nc"  # 8 levels, 270 hours over 2016-2025, 9x9 points
+
+
+@pytest.fixture(scope="package")
+def pl_table(db_url: str, samples: Path) -> Iterator[str]:
+    """A table on pressure levels holding the new CDS's 8-level sample (load-file, as a user loads it)."""
+    from ..helpers import cli
+
+    name = f"pl_{uuid.uuid4().hex[:10]}"
+    code, _, err, _ = cli("load-file", str(samples / NEW_NC), "--table", name)
+    assert code == 0, err
+    yield name
+    drop(db_url, name)

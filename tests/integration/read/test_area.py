@@ -9,6 +9,7 @@ import json
 import math
 import uuid
 from collections.abc import Iterator
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -46,10 +47,10 @@ def _refused(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
 
 
 def _expected(db_url: str, table: str, area: str, step: str, variable: str, start: str,
-              end: str) -> list[tuple[Any, ...]]:
+              end: str, level: int | None = None) -> list[tuple[Any, ...]]:
     """(step, points, hours, weighted mean, min, max, weighted mean of totals) of ``variable`` in the
     area from the hourly rows alone: each point's step first (mean, min, max, sum of its hours), then
-    the points' cos(latitude)-weighted mean over those with a value."""
+    the points' cos(latitude)-weighted mean over those with a value (of ``level``'s rows only)."""
     box = Area.parse(area)
     value = ("sqrt(zonal_wind_10m::float8 ^ 2 + meridional_wind_10m::float8 ^ 2)" if variable == "wind_speed_10m"
              else f"{variable}::float8")
@@ -58,11 +59,12 @@ def _expected(db_url: str, table: str, area: str, step: str, variable: str, star
         f"WITH p AS (SELECT {bucket} AS b, location_id, cos(radians(latitude::float8)) AS w, count(*) AS n,"
         f" avg({value}) AS m, min({value}) AS lo, max({value}) AS hi, sum({value}) AS s FROM {table}"
         " WHERE time >= %(start)s AND time < %(end)s AND latitude BETWEEN %(south)s AND %(north)s"
-        " AND longitude BETWEEN %(west)s AND %(east)s GROUP BY 1, 2, 3)"
+        f" AND longitude BETWEEN %(west)s AND %(east)s{'' if level is None else ' AND level = %(level)s'}"
+        " GROUP BY 1, 2, 3)"
         " SELECT b, count(*), sum(n), sum(m * w) / sum(w) FILTER (WHERE m IS NOT NULL), min(lo), max(hi),"
         " sum(s * w) / sum(w) FILTER (WHERE s IS NOT NULL) FROM p GROUP BY b ORDER BY b")
     params = {"start": start, "end": end, "south": float(box.south), "north": float(box.north),
-              "west": float(box.west), "east": float(box.east)}
+              "west": float(box.west), "east": float(box.east), "level": level}
     with connect(db_url) as conn:
         return conn.execute(statement, params).fetchall()
 
@@ -74,16 +76,19 @@ def _close(got: list[float | None], want: list[float | None]) -> bool:
 
 
 def _check(capsys: pytest.CaptureFixture[str], db_url: str, table: str, area: str, step: str,
-           variables: dict[str, tuple[str, ...]], start: str, last: str, end: str) -> dict[str, Any]:
-    """``series --area`` at ``step`` over [start, last] equals the hourly rows' figures, per variable
-    and aggregate; returns the answer."""
+           variables: dict[str, tuple[str, ...]], start: str, last: str, end: str,
+           level: int | None = None) -> dict[str, Any]:
+    """``series --area`` at ``step`` over [start, last] (at ``level``) equals the hourly rows' figures,
+    per variable and aggregate; returns the answer."""
     flag = {"hour": [], "day": ["--daily"], "month": ["--monthly"]}[step]
+    at = [] if level is None else ["--level", str(level)]
     got = _json(capsys, "series", "--area", area, "--table", table, *flag, "--variables", ",".join(variables),
-                "--from", start, "--to", last, "--json")
+                "--from", start, "--to", last, *at, "--json")
     assert got["step"] == step and got["area"] == str(Area.parse(area)) and got["weighting"] == "cos(latitude)"
     assert got["columns"] == [f"{v}_{a}" for v, aggs in variables.items() for a in aggs]
     for variable, aggs in variables.items():
-        want = _expected(db_url, table, area, step, variable, start, end)
+        want = _expected(db_url, table, area, step, variable, start, end, level)
+        assert len(want) > 0, variable
         assert got["time"] == [t.strftime("%Y-%m-%dT%H:%M:%SZ") for t, *_ in want], variable
         assert got["points"] == [r[1] for r in want], variable
         assert got["hours"] == [r[2] for r in want], variable
@@ -116,6 +121,51 @@ def test_an_areas_daily_monthly_and_hourly_series_are_the_hourly_rows_weighted_m
             row = conn.execute(f"SELECT avg(temperature_2m_mean::float8) FROM {month_table}_daily"
                                " WHERE bucket = '2024-03-01'").fetchone()
         assert row is not None and not math.isclose(row[0], daily["values"]["temperature_2m_mean"][0], rel_tol=1e-9)
+
+
+PL = {"temperature": ("min", "max", "mean"), "geopotential": ("min", "max", "mean")}
+
+
+@pytest.mark.parametrize("step", ["hour", "day", "month"])
+def test_an_areas_series_at_a_pressure_level_is_that_levels_hourly_rows_weighted_means(
+    capsys: pytest.CaptureFixture[str], db_url: str, pl_table: str, step: str
+) -> None:
+    # The sample's 270 hours are a day in late May of each year 2016-2025: days loaded in part, months of
+    # a few days; 3x5 of its 9x9 points.
+    got = _check(capsys, db_url, pl_table, "35.5/-117.5/35/-116.5", step, PL, "2016-05-01", "2025-06-30",
+                 "2025-07-01", level=500)
+    assert set(got["points"]) == {15}
+    other = _check(capsys, db_url, pl_table, "35.5/-117.5/35/-116.5", step, PL, "2016-05-01", "2025-06-30",
+                   "2025-07-01", level=875)
+    assert other["values"]["temperature_mean"] != got["values"]["temperature_mean"]
+
+
+LAND_MONTH = "era5land_newcds_grib_9vars-2t-2d-sp-snowc-rsn-tp-e-ro-smlt_GRIB1+GRIB2_2020-01_744h_11x14.grib"
+LAND = {"temperature_2m": ("min", "max", "mean"), "total_precipitation": ("sum",)}
+
+
+@pytest.fixture(scope="module")
+def land_table(db_url: str, samples: Path) -> Iterator[str]:
+    """January 2020 of ERA5-Land's 11x14 points at 0.1 degrees (44.5..43.5 N, 19.5..20.8 E), load-file."""
+    table = f"l_{uuid.uuid4().hex[:10]}"
+    code, _, err, summary = cli("load-file", str(samples / LAND_MONTH), "--table", table, "--json")
+    assert code == 0, err
+    assert summary is not None and summary["dataset"] == "land"
+    yield table
+    drop(db_url, table)
+
+
+@pytest.mark.parametrize("step", ["hour", "day", "month"])
+def test_an_areas_series_on_era5_land_is_its_hourly_rows_weighted_means_on_its_lattice(
+    capsys: pytest.CaptureFixture[str], db_url: str, land_table: str, step: str
+) -> None:
+    # 6 x 8 points of the 0.1 degree lattice (a 0.25 degree one has 2 x 3 there).
+    area = "44.3/19.7/43.8/20.4"
+    last = "2020-01-02" if step == "hour" else "2020-01-31"
+    got = _check(capsys, db_url, land_table, area, step, LAND, "2020-01-01", last,
+                 "2020-01-03" if step == "hour" else "2020-02-01")
+    # ERA5-Land holds land points only: 40 of the lattice's 48 there have rows (the others are sea).
+    assert set(got["points"]) == {40} and Area.parse(area).points(Grid(Decimal("0.1"))) == 48
 
 
 @pytest.fixture(scope="module")
