@@ -42,8 +42,8 @@ def ensure_columns(url: str, table: str, variables: Iterable[Variable]) -> list[
             conn.execute(sql.SQL("ALTER TABLE {} ADD COLUMN IF NOT EXISTS {} real").format(
                 table_ident(table), sql.Identifier(column)))
         if added and _has_rollups(conn, table):
-            # The rollups aggregate every data column: theirs follow (era5etl.core.rollups). A table on
-            # levels has none yet, nor one of monthly means (its rows are months): none are made here.
+            # The rollups aggregate every data column: theirs follow (era5etl.core.rollups). A table of
+            # monthly means has none (its rows are months): none are made here.
             ensure_rollups(conn, table, columnstore_enabled(conn, table))
     if added:
         log.info("table %s: added column(s) %s", table, ", ".join(added))

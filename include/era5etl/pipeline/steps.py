@@ -260,9 +260,9 @@ def validate_step(url: str, job: MonthJob) -> Validation:
                            figures=fig)
             retention.release(job, "failed")  # the verdict is final (no retry reads it): ERA5_KEEP_DOWNLOADS
             raise ValidationFailed(validation)
-        # A table on levels has no rollups yet; monthly means are months already (no rollups).
-        if _rollups_on() and not job.dataset.has_levels and not job.dataset.monthly:
-            checked = rollup_check.check(url, job.table, job.month, job.area, job.grid, job.dataset)
+        # Monthly means are months already (no rollups); a table on levels is checked level by level.
+        if _rollups_on() and not job.dataset.monthly:
+            checked = rollup_check.check(url, job.table, job.month, job.area, job.grid, job.dataset, job.levels)
             fig.detail = {**fig.detail, "rollups": checked.as_dict()}
             if not checked.ok:
                 raise RollupMismatch(job.table, str(job.month), checked.mismatches)

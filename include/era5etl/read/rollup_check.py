@@ -11,6 +11,9 @@ code again:
   rollup's own query again), equals the daily rollup point for point: every hour count, min and max
   (exact: float4 of the same values), mean and sum (float4 of a float8 sum whose order differs:
   within :data:`RTOL` of the value, or :data:`ATOL`).
+
+A table on pressure levels has these rows per level: each level of the month is checked so (the
+same figures at that level's rows), and the figures added up.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from era5etl.core.rollups import rolled_up, sources
 from era5etl.db import connect, rollup_tables, table_ident
 from era5etl.db.rollups import data_columns
 from era5etl.read.hour import hour_columns
+from era5etl.read.levels import level_filter
 from era5etl.read.packed import packed, unpack
 
 RTOL = 1e-6
@@ -105,10 +109,10 @@ class _Day:
 
 
 def _first_day(conn: Any, table: str, day: datetime, ids: np.ndarray, hourly: list[str],
-               rolled: dict[str, tuple[str, ...]]) -> _Day:
+               rolled: dict[str, tuple[str, ...]], level: int | None = None) -> _Day:
     acc = _Day(ids.size, rolled)
     for hour in range(24):
-        got = hour_columns(conn, table, day + timedelta(hours=hour), ["location_id", *hourly])
+        got = hour_columns(conn, table, day + timedelta(hours=hour), ["location_id", *hourly], level)
         at = np.searchsorted(ids, got["location_id"].astype(np.int64))
         mine = at < ids.size
         mine[mine] = ids[at[mine]] == got["location_id"][mine]
@@ -116,13 +120,15 @@ def _first_day(conn: Any, table: str, day: datetime, ids: np.ndarray, hourly: li
     return acc
 
 
-def _rollup_day(conn: Any, daily: str, day: datetime, ids: np.ndarray, values: list[str]) -> dict[str, np.ndarray]:
-    """The daily rollup's row of each id on ``day`` (hours 0 and NaN values where it has none)."""
+def _rollup_day(conn: Any, daily: str, day: datetime, ids: np.ndarray, values: list[str],
+                level: int | None = None) -> dict[str, np.ndarray]:
+    """The daily rollup's row of each id on ``day`` (at ``level``; hours 0 and NaN values where it has none)."""
     cols = [packed(sql.Identifier("location_id"), "int4"), packed(sql.Identifier("hours"), "int8")]
     cols += [packed(sql.Identifier(c), "float4") for c in values]
     row = conn.cursor(binary=True).execute(
-        sql.SQL("SELECT {} FROM {} WHERE bucket = %s AND location_id = ANY(%s)").format(
-            sql.SQL(", ").join(cols), table_ident(daily)), (day, ids.tolist())).fetchone()
+        sql.SQL("SELECT {} FROM {} WHERE bucket = %(day)s AND location_id = ANY(%(ids)s){}").format(
+            sql.SQL(", ").join(cols), table_ident(daily), level_filter(level)),
+        {"day": day, "ids": ids.tolist(), "level": level}).fetchone()
     parts = list(row) if row else [None] * len(cols)
     found = unpack(parts[0], "int4").astype(np.int64)
     at = np.searchsorted(ids, found)
@@ -158,40 +164,65 @@ def _compare(result: RollupCheck, ids: np.ndarray, day: str, want: _Day, got: di
                                      f"e.g. point {ids[i]}: rollup {a[i]:.9g}, hourly rows {b[i]:.9g}")
 
 
-def check(url: str, table: str, month: Month, area: Area, grid: Grid, dataset: Dataset = SINGLE_LEVELS
-          ) -> RollupCheck:
+def check(url: str, table: str, month: Month, area: Area, grid: Grid, dataset: Dataset = SINGLE_LEVELS,
+          levels: tuple[int, ...] = ()) -> RollupCheck:
     """Compare both rollups of ``month`` over ``area`` on ``grid`` with the table's hourly rows.
 
     For a land-only dataset (ERA5-Land) the points are the area's that the month's first hour holds:
-    its land points, whose count the month's validation has checked against the staged download's."""
+    its land points, whose count the month's validation has checked against the staged download's.
+    ``levels``: a table on pressure levels, checked level by level (hPa); the figures added up."""
+    if not levels:
+        return _check(url, table, month, area, grid, dataset, None)
+    out: RollupCheck | None = None
+    for level in levels:
+        one = _check(url, table, month, area, grid, dataset, level)
+        one.mismatches = [f"at {level} hPa: {m}" for m in one.mismatches]
+        if out is None:
+            out = one
+            continue
+        for name in ("hourly_rows", "daily_rows", "daily_hours", "daily_not_24", "monthly_rows", "monthly_hours",
+                     "first_day_points"):
+            setattr(out, name, getattr(out, name) + getattr(one, name))
+        for column, diff in one.largest_difference.items():
+            out.largest_difference[column] = max(out.largest_difference.get(column, 0.0), diff)
+        out.mismatches += one.mismatches
+    assert out is not None
+    return out
+
+
+def _check(url: str, table: str, month: Month, area: Area, grid: Grid, dataset: Dataset,
+           level: int | None) -> RollupCheck:
+    """:func:`check` of one level (``level``), or of a table without levels (None)."""
     names = rollup_tables(table)
     ids = area_ids(area, grid, dataset)
     if dataset.land_only:
         with connect(url) as conn:
-            held = hour_columns(conn, table, month.start, ["location_id"])["location_id"].astype(np.int64)
+            held = hour_columns(conn, table, month.start, ["location_id"], level)["location_id"].astype(np.int64)
         ids = np.intersect1d(ids, held)
     result = RollupCheck(points=int(ids.size), days=month.days)
-    window = {"start": month.start, "end": month.end, "ids": ids.tolist()}
+    window = {"start": month.start, "end": month.end, "ids": ids.tolist(), "level": level}
+    at_level = level_filter(level)
     with connect(url) as conn:
         hourly = data_columns(conn, table)
         rolled = rolled_up(hourly)
         values = [f"{v}_{a}" for v, aggs in rolled.items() for a in aggs]
         counted = conn.execute(sql.SQL("SELECT count(*) FROM {} WHERE time >= %(start)s AND time < %(end)s"
-                                       " AND location_id = ANY(%(ids)s)").format(table_ident(table)), window).fetchone()
+                                       " AND location_id = ANY(%(ids)s){}").format(table_ident(table), at_level),
+                               window).fetchone()
         result.hourly_rows = int(counted[0]) if counted else 0
         for step, name in names.items():
             row = conn.execute(sql.SQL(
                 "SELECT count(*), coalesce(sum(hours), 0), count(*) FILTER (WHERE hours <> 24) FROM {}"
-                " WHERE bucket >= %(start)s AND bucket < %(end)s AND location_id = ANY(%(ids)s)").format(
-                table_ident(name)), window).fetchone() or (0, 0, 0)
+                " WHERE bucket >= %(start)s AND bucket < %(end)s AND location_id = ANY(%(ids)s){}").format(
+                table_ident(name), at_level), window).fetchone() or (0, 0, 0)
             if step == "day":
                 result.daily_rows, result.daily_hours, result.daily_not_24 = (int(v) for v in row)
             else:
                 result.monthly_rows, result.monthly_hours = int(row[0]), int(row[1])
         day = month.start
-        want = _first_day(conn, table, day, ids, hourly, rolled)
-        got = _rollup_day(conn, names["day"], day, ids, values)
-        monthly_off = _monthly_vs_daily(conn, names, window, rolled)
+        want = _first_day(conn, table, day, ids, hourly, rolled, level)
+        got = _rollup_day(conn, names["day"], day, ids, values, level)
+        monthly_off = _monthly_vs_daily(conn, names, window, rolled, level)
     result.first_day_points = int(np.count_nonzero(got["hours"]))
     expected = result.points * result.days
     where = f"for {month} in {area} (grid {grid})"
@@ -217,7 +248,7 @@ def check(url: str, table: str, month: Month, area: Area, grid: Grid, dataset: D
 
 
 def _monthly_vs_daily(conn: Any, names: dict[str, str], window: dict[str, Any],
-                      rolled: dict[str, tuple[str, ...]]) -> dict[str, int]:
+                      rolled: dict[str, tuple[str, ...]], level: int | None = None) -> dict[str, int]:
     """Per monthly value column, the points of the month whose value is not what SQL makes of their
     daily rows: extremes exactly, sums and hour-weighted means within 10 x RTOL (float4 of float8 sums)."""
     wants: list[sql.Composable] = []
@@ -238,9 +269,10 @@ def _monthly_vs_daily(conn: Any, names: dict[str, str], window: dict[str, Any],
         checks.append(sql.SQL("count(*) FILTER (WHERE {})").format(bad))
     statement = sql.SQL(
         "SELECT {checks} FROM {monthly} m JOIN (SELECT location_id, {wants} FROM {daily} WHERE bucket >= %(start)s"
-        " AND bucket < %(end)s AND location_id = ANY(%(ids)s) GROUP BY location_id) d USING (location_id)"
-        " WHERE m.bucket = %(start)s").format(
+        " AND bucket < %(end)s AND location_id = ANY(%(ids)s){daily_level} GROUP BY location_id) d USING (location_id)"
+        " WHERE m.bucket = %(start)s{monthly_level}").format(
         checks=sql.SQL(", ").join(checks), wants=sql.SQL(", ").join(wants),
-        monthly=table_ident(names["month"]), daily=table_ident(names["day"]))
+        monthly=table_ident(names["month"]), daily=table_ident(names["day"]), daily_level=level_filter(level),
+        monthly_level=sql.SQL(" AND m.level = %(level)s") if level is not None else sql.SQL(""))
     row = conn.execute(statement, window).fetchone() or ()
     return {c: int(n) for c, n in zip(columns, row, strict=True) if n}

@@ -14,7 +14,7 @@ from era5etl.core.grid import Area, Grid, expected_rows
 from era5etl.core.months import Month
 from era5etl.db import connect
 
-from ..helpers import cli, forget
+from ..helpers import assert_level_rollups_match, cli, forget
 
 AREA = "46/7/45.5/7.5"  # 3 x 3 points
 MONTH = "2024-02"
@@ -49,6 +49,13 @@ def test_a_pressure_level_month_in_netcdf_and_grib(db_url: str, cds: Any, tmp_pa
         from_nc = _rows(db_url, nc_table)
         assert len(from_nc) == expected
         assert {r[1] for r in from_nc} == {250, 500, 850}
+        # The load wrote the rollups, a row per (bucket, level, point); validation checked them level by level.
+        with connect(db_url) as conn:
+            checked = conn.execute("SELECT detail->'rollups' FROM era5_metrics WHERE table_name = %s"
+                                   " AND task = 'validate'", (nc_table,)).fetchone()
+        assert checked is not None and checked[0]["mismatches"] == []
+        assert (checked[0]["daily_rows"], checked[0]["monthly_rows"]) == (9 * 29 * 3, 9 * 3)
+        assert assert_level_rollups_match(db_url, nc_table) == 9 * 29 * 3
 
         code, out, err, grib = cli("run-month", MONTH, "--dataset", "pressure-levels", "--levels", LEVELS,
                                    "--area", AREA, "--table", grib_table, "--data-format", "grib", "--json", env=env)
@@ -72,6 +79,18 @@ def test_a_pressure_level_month_in_netcdf_and_grib(db_url: str, cds: Any, tmp_pa
         assert code == 0, out + err
         assert again is not None and again["rows"] == expected
         assert _rows(db_url, nc_table) == from_nc
+        assert assert_level_rollups_match(db_url, nc_table) == 9 * 29 * 3
+        # A daily row wrong at one level: the check names that level, the day and the column.
+        from era5etl.read import rollup_check
+
+        with connect(db_url, autocommit=True) as conn:
+            conn.execute(f"UPDATE {nc_table}_daily SET temperature_max = temperature_max + 1"
+                         " WHERE level = 500 AND bucket = '2024-02-01'")
+        found = rollup_check.check(db_url, nc_table, Month.parse(MONTH), Area.parse(AREA), Grid(),
+                                   levels=(250, 500, 850))
+        assert not found.ok and all(m.startswith("at 500 hPa: ") for m in found.mismatches)
+        assert any("temperature_max on 2024-02-01 differs from the hourly rows at 9 point(s)" in m
+                   for m in found.mismatches)
     finally:
         forget(db_url, nc_table)
         forget(db_url, grib_table)
