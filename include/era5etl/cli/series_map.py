@@ -236,7 +236,7 @@ def _area_local(args: argparse.Namespace, table: str, start: datetime | None, en
     region = region_of(args)
     with connect(database_url()) as conn:
         if region is None:
-            s = area_local_daily(conn, table, Area.parse(args.area), first, last, variables, shift)
+            s = area_local_daily(conn, table, Area.parse(args.area), first, last, variables, shift, args.level)
         else:
             from era5etl.read.region_series import region_local_daily
 

@@ -185,7 +185,11 @@ def area_params(area: Area, start: datetime | None, end: datetime | None, grid: 
     step, n = grid.step, grid.lon_count
     first = int(np.floor((south + 90) / step)) * n + int(np.floor((west - grid.lon_first) / step)) + 1
     last = int(np.ceil((north + 90) / step)) * n + int(np.ceil((east - grid.lon_first) / step)) + 1
-    return {**box_params(grid, south, north, west, east), "first_id": first, "last_id": last,
+    # Latitudes are stored as float4: 44.3 is 44.2999992 there, so an edge on ERA5-Land's 0.1 degree
+    # lattice would drop its row of points. A thousandth of a cell either side keeps the edges in (the
+    # box holds the lattice points inside it, edges included) and takes no other row.
+    slack = grid.step / 1000
+    return {**box_params(grid, south - slack, north + slack, west, east), "first_id": first, "last_id": last,
             "start": start, "end": end, "level": level}
 
 

@@ -2,11 +2,13 @@
 shifted by the offset, grouped by the shifted calendar day, with the rollups' aggregates), then per day
 the points' cos(latitude)-weighted mean of their means and totals and the least and greatest of their
 minima and maxima, as ``read.area`` makes a UTC day of the daily rollup. ``points`` and ``hours`` say
-how whole each day is (a day the loaded range cuts has fewer hours)."""
+how whole each day is (a day the loaded range cuts has fewer hours). The box is taken on the table's
+own lattice (ERA5-Land's 0.1 degrees too), and a table on pressure levels is read at one level."""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
@@ -18,9 +20,10 @@ from era5etl.db import table_ident
 from era5etl.db.rollups import data_columns
 from era5etl.read.area import AreaSeries, area_columns, check_inside
 from era5etl.read.errors import ReadError
+from era5etl.read.levels import check_level, level_filter
 from era5etl.read.localday import LOCAL_DAY, day_aggregate
 from era5etl.read.packed import packed, unpack
-from era5etl.read.points import loaded_bounds, require_table
+from era5etl.read.points import loaded_bounds, require_table, table_dataset
 from era5etl.read.rollup_check import area_ids
 
 _W = sql.Identifier("w")
@@ -35,8 +38,9 @@ def _outer(column: str, i: int) -> sql.Composable:
                    " 0)").format(w=_W, c=c)
 
 
-def area_local_statement(table: str, columns: list[str], data: list[str]) -> sql.Composed:
-    """One row: the local days' starts (UTC instants), points, hours and each column, packed."""
+def area_local_statement(table: str, columns: list[str], data: list[str], level: int | None = None) -> sql.Composed:
+    """One row: the local days' starts (UTC instants), points, hours and each column, packed (of the
+    rows at %(level)s when ``level`` is given: a table on pressure levels)."""
     inner: list[sql.Composable] = [
         sql.SQL("{} AS d").format(LOCAL_DAY), sql.SQL("location_id"),
         sql.SQL("cos(radians(min(latitude)::float8)) AS w"), sql.SQL("count(*) AS n")]
@@ -50,33 +54,37 @@ def area_local_statement(table: str, columns: list[str], data: list[str]) -> sql
                                    packed(sql.Identifier("points"), "int8"), packed(sql.Identifier("hours"), "int8")]
     outer += [packed(sql.Identifier(f"v{i}"), "float8") for i in range(len(columns))]
     return sql.SQL("SELECT {} FROM (SELECT {} FROM (SELECT {} FROM {} WHERE location_id = ANY(%(ids)s)"
-                   " AND time >= %(start)s AND time < %(end)s GROUP BY 1, 2) p GROUP BY d ORDER BY d) q").format(
-        sql.SQL(", ").join(outer), sql.SQL(", ").join(middle), sql.SQL(", ").join(inner), table_ident(table))
+                   " AND time >= %(start)s AND time < %(end)s{} GROUP BY 1, 2) p GROUP BY d ORDER BY d) q").format(
+        sql.SQL(", ").join(outer), sql.SQL(", ").join(middle), sql.SQL(", ").join(inner), table_ident(table),
+        level_filter(level))
 
 
-def _span(conn: Any, table: str, ids: np.ndarray) -> tuple[datetime, datetime]:
-    row = conn.execute(sql.SQL("SELECT min(time), max(time) FROM {} WHERE location_id = ANY(%s)").format(
-        table_ident(table)), (ids.tolist(),)).fetchone()
+def _span(conn: Any, table: str, ids: np.ndarray, level: int | None = None) -> tuple[datetime, datetime]:
+    row = conn.execute(sql.SQL("SELECT min(time), max(time) FROM {} WHERE location_id = ANY(%(ids)s){}").format(
+        table_ident(table), level_filter(level)), {"ids": ids.tolist(), "level": level}).fetchone()
     if row is None or row[0] is None:
         raise ReadError(f"no hourly rows of {table} in the area")
     return row[0], row[1] + timedelta(hours=1)
 
 
 def area_local_daily(conn: Any, table: str, area: Area, start: datetime | None, end: datetime | None,
-                     variables: list[str] | None, offset_minutes: int) -> AreaSeries:
+                     variables: list[str] | None, offset_minutes: int, level: int | None = None) -> AreaSeries:
     """The area's days of UTC+``offset_minutes`` whose hours fall in [start, end) (UTC instants; None:
     the area's loaded span): an AreaSeries at step "day" whose ``time`` is each local day's start as a
-    UTC instant."""
+    UTC instant. ``level``: the level (hPa) of a table on pressure levels (required there)."""
     require_table(conn, table)
-    check_inside(table, area, loaded_bounds(conn, table))
+    dataset = table_dataset(conn, table)
+    level = check_level(conn, table, level)
+    check_inside(table, area, loaded_bounds(conn, table, dataset), dataset.grid)
     data = data_columns(conn, table)
     columns = area_columns(variables, data)
-    ids = area_ids(area, Grid())
+    ids = area_ids(area, Grid(Decimal(str(dataset.grid.step))), dataset)
     if start is None or end is None:
-        first, last = _span(conn, table, ids)
+        first, last = _span(conn, table, ids, level)
         start, end = start or first, end or last
-    params = {"ids": ids.tolist(), "start": start, "end": end, "shift": timedelta(minutes=offset_minutes)}
-    row = conn.cursor(binary=True).execute(area_local_statement(table, columns, data), params).fetchone()
+    params = {"ids": ids.tolist(), "start": start, "end": end, "shift": timedelta(minutes=offset_minutes),
+              "level": level}
+    row = conn.cursor(binary=True).execute(area_local_statement(table, columns, data, level), params).fetchone()
     parts = list(row) if row else [None] * (len(columns) + 3)
     times = unpack(parts[0], "timestamptz")
     if times.size == 0:

@@ -63,8 +63,10 @@ def _expected(db_url: str, table: str, area: str, step: str, variable: str, star
         " GROUP BY 1, 2, 3)"
         " SELECT b, count(*), sum(n), sum(m * w) / sum(w) FILTER (WHERE m IS NOT NULL), min(lo), max(hi),"
         " sum(s * w) / sum(w) FILTER (WHERE s IS NOT NULL) FROM p GROUP BY b ORDER BY b")
-    params = {"start": start, "end": end, "south": float(box.south), "north": float(box.north),
-              "west": float(box.west), "east": float(box.east), "level": level}
+    # The box's lattice points, edges included: the rows' float4 coordinates within 1e-4 of an edge
+    # (44.3 is 44.2999992 as a float4; on the 0.25 degree lattice every edge is exact).
+    params = {"start": start, "end": end, "south": float(box.south) - 1e-4, "north": float(box.north) + 1e-4,
+              "west": float(box.west) - 1e-4, "east": float(box.east) + 1e-4, "level": level}
     with connect(db_url) as conn:
         return conn.execute(statement, params).fetchall()
 
@@ -164,8 +166,28 @@ def test_an_areas_series_on_era5_land_is_its_hourly_rows_weighted_means_on_its_l
     last = "2020-01-02" if step == "hour" else "2020-01-31"
     got = _check(capsys, db_url, land_table, area, step, LAND, "2020-01-01", last,
                  "2020-01-03" if step == "hour" else "2020-02-01")
-    # ERA5-Land holds land points only: 40 of the lattice's 48 there have rows (the others are sea).
-    assert set(got["points"]) == {40} and Area.parse(area).points(Grid(Decimal("0.1"))) == 48
+    # Every one of the box's 48 lattice points is land there (edges included: 44.3 N and 20.4 E are
+    # not exact in float4).
+    assert set(got["points"]) == {48} == {Area.parse(area).points(Grid(Decimal("0.1")))}
+
+
+@pytest.mark.parametrize("which", ["land", "level"])
+def test_an_areas_local_days_on_land_and_at_a_level_read_the_same_points(
+    capsys: pytest.CaptureFixture[str], land_table: str, pl_table: str, which: str
+) -> None:
+    """Days of UTC+0 from the hourly rows (--tz) are the UTC days the rollups hold, checked above
+    against SQL: the same lattice's points (0.1 degree on land), the same level."""
+    table, area, span, at = ((land_table, "44.3/19.7/43.8/20.4", ("2020-01-01", "2020-01-31"), [])
+                             if which == "land" else
+                             (pl_table, "35.5/-117.5/35/-116.5", ("2016-05-01", "2025-06-30"), ["--level", "500"]))
+    variables = "temperature_2m" if which == "land" else "temperature"
+    args = ["series", "--area", area, "--table", table, "--daily", "--variables", variables, "--from", span[0],
+            "--to", span[1], *at, "--json"]
+    utc = _json(capsys, *args)
+    local = _json(capsys, *args, "--tz", "+0")
+    assert local["points"] == utc["points"] and local["hours"] == utc["hours"] and len(utc["time"]) > 1
+    for column in utc["columns"]:
+        assert _close(local["values"][column], utc["values"][column]), column
 
 
 @pytest.fixture(scope="module")
