@@ -13,7 +13,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 import numpy as np
@@ -125,6 +125,7 @@ class _Plan:
     monthly: MonthlyRollup
     levels: int = 0  # on pressure levels, a block's levels at most (0: all)
     per_level: int = 0  # on levels, ``order`` is one level's points' (this many), the same for each level
+    run_at: dict[int, int] = field(default_factory=dict)  # blocks by runs of levels: where each run's columns begin
 
 
 def _plan(url: str, table: str, staged: StagedDownload, footprint: Footprint, windows: list[Window], *,
@@ -155,13 +156,12 @@ def _plan(url: str, table: str, staged: StagedDownload, footprint: Footprint, wi
         order = None
     # The rollups, aggregated from the blocks as they pass (load.rollup) when the grid has location
     # ids (ERA5_ROLLUPS); a grid off the lattice has none, and SQL recomputes its footprint's days.
-    # On levels each (level, point) is a rollup row's key, in the blocks' order (level-major) while a
-    # block holds whole hours; a download whose hour is cut into runs of levels (block_levels) leaves
-    # its days to SQL, as a grid off the lattice does.
+    # On levels each (level, point) is a rollup row's key, in the blocks' order (level-major); a
+    # download whose hour is cut into runs of levels (block_levels) adds each run at its columns.
     monthly = MonthlyRollup()
     points: Points | None = None
     levels = 0 if tiled else block_levels(staged.points, len(staged.levels))
-    if rollups and staged.location_id is not None and not levels:
+    if rollups and staged.location_id is not None:
         ids, lat, level = staged.location_id, staged.latitude, staged.level
         if order is not None:
             whole = order if not per_level else levels_order(order, staged.points // per_level)
@@ -171,8 +171,12 @@ def _plan(url: str, table: str, staged: StagedDownload, footprint: Footprint, wi
         for w in windows:
             w.rollup = WindowRollup(w.times, points, footprint.columns, monthly, footprint.rollups_tiled,
                                     staged.level is not None)
+    run_at: dict[int, int] = {}  # a run of levels' first level -> its first column among the points
+    if levels and points is not None and points.level is not None:
+        n = staged.points // len(staged.levels)
+        run_at = {int(points.level[i]): i for i in range(0, staged.points, n)}
     return _Plan(footprint, windows, settings, order, tiles, block_hours(staged.points, tiled), points, monthly,
-                 levels, per_level)
+                 levels, per_level, run_at)
 
 
 class _Run:
@@ -269,7 +273,12 @@ class _Run:
                                   else levels_order(plan.order, len(block.latitude) // plan.per_level))
             if w.rollup is not None:
                 a0 = time.perf_counter()
-                w.rollup.add(block.valid_time, block.values)
+                cols = None
+                if plan.run_at:  # one hour of a run of levels: its columns of the rollup's points
+                    assert block.level is not None
+                    first = plan.run_at[int(block.level[0])]
+                    cols = slice(first, first + len(block.latitude))
+                w.rollup.add(block.valid_time, block.values, cols)
                 self.aggregating += time.perf_counter() - a0
             if not all(_put(w.data, (encode.encode_block(piece, plan.footprint.columns, piece_tiles), piece.rows), stop)
                        for piece, piece_tiles in block_pieces(block, encode.PIECE_ROWS, plan.tiles)):

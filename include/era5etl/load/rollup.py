@@ -189,6 +189,25 @@ def _add_hour(acc: Partial, hour: dict[str, npt.NDArray[Any]], clean: dict[str, 
             clean[variable] = clean.get(variable, 0) + 1
 
 
+def _add_hour_at(acc: Partial, hour: dict[str, npt.NDArray[Any]], cols: slice) -> None:
+    """:func:`_add_hour` for the points at ``cols`` only (one run of levels of an hour), counting each
+    point's hours and values there (the other columns' come in the hour's other blocks)."""
+    acc.hours[0, cols] += 1
+    for variable, x in hour.items():
+        if variable in acc.low:
+            low, high = acc.low[variable][0, cols], acc.high[variable][0, cols]  # views: updated in place
+            np.fmin(low, x, out=low)
+            np.fmax(high, x, out=high)
+        total, count = acc.total[variable][0, cols], acc.count[variable][0, cols]
+        if np.isnan(np.min(x)):
+            nan = np.isnan(x)
+            np.add(total, np.where(nan, 0.0, x), out=total)
+            count += ~nan
+        else:
+            np.add(total, x, out=total)
+            count += 1
+
+
 def _settle(acc: Partial, clean: dict[str, int]) -> Partial:
     """``acc`` with the hours :func:`_add_hour` counted in ``clean`` added to its counts (emptied)."""
     for variable, hours in clean.items():
@@ -265,9 +284,15 @@ class WindowRollup:
         self.last: tuple[np.datetime64, Partial] | None = None  # settled, not yet encoded (settle)
         self.rows = 0
 
-    def add(self, valid_time: npt.NDArray[np.datetime64], values: dict[str, npt.NDArray[np.float32]]) -> None:
-        """A block's hours (T,) and values (T, P), in the points' order."""
+    def add(self, valid_time: npt.NDArray[np.datetime64], values: dict[str, npt.NDArray[np.float32]],
+            cols: slice | None = None) -> None:
+        """A block's hours (T,) and values (T, P), in the points' order; ``cols``: the block is one hour
+        of a run of levels (a global hour on 37 levels: ``load.loader.block_levels``), these columns of
+        the points (level-major), the rest of the hour in the blocks before and after it."""
         if not self.whole:
+            return
+        if cols is not None:
+            self._add_run(valid_time, values, cols)
             return
         days = valid_time.astype("datetime64[D]")
         keep = np.isin(days, self._whole)
@@ -299,6 +324,22 @@ class WindowRollup:
         if len(run_days) > 1:
             self._done(run_days[:-1], partial.take(slice(0, len(run_days) - 1)))
         self.open = (run_days[-1], partial.take(slice(len(run_days) - 1, len(run_days))))
+
+    def _add_run(self, valid_time: npt.NDArray[np.datetime64], values: dict[str, npt.NDArray[np.float32]],
+                 cols: slice) -> None:
+        """One hour of a run of levels folded into its day's sums at ``cols``, in place."""
+        if len(valid_time) != 1:
+            raise ValueError(f"a block of a run of levels holds one hour, not {len(valid_time)}")
+        day = valid_time.astype("datetime64[D]")[0]
+        if day not in self.whole:
+            return
+        hour = _hour_values(values, self.rolled)
+        if self.open is not None and self.open[0] != day:
+            self._done(np.array([self.open[0]]), self._settled())
+            self.open = None
+        if self.open is None:
+            self.open = (day, _open_day(hour, self.rolled, len(self.points.location_id)))
+        _add_hour_at(self.open[1], hour, cols)
 
     def settle(self) -> None:
         """The window's last day complete, called once its last block has been added: from here the

@@ -207,5 +207,30 @@ def test_a_download_loaded_in_runs_of_levels_holds_the_same_rows(db_url: str, pl
         result = load(db_url, pl_table, staged, dataset=PRESSURE_LEVELS)
     assert result.rows == ROWS[name]
     _assert_holds(db_url, pl_table, _grib_expected(path) if name == GRIB else _netcdf_expected(path))
-    # Runs of levels leave the days to SQL over the hourly rows (load.loader._plan): the same rollups.
+    # Runs of levels add to their columns of each whole day's sums (load.rollup.WindowRollup.add with
+    # cols), partial days are SQL's: the same rollups as plain SQL over the hourly rows.
     assert assert_level_rollups_match(db_url, pl_table) > 0
+
+
+def test_whole_days_loaded_in_runs_of_levels_are_rolled_up_in_the_client(db_url: str, pl_table: str, samples: Path,
+                                                                          tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A whole UTC day read in runs of levels (a global day on 37 levels) is aggregated by the loader,
+    each run at its columns of the day's sums (the sample's own hours cut no day whole: 24 of them
+    here stamped as 2020-01-01): the rollups equal plain SQL over the hourly rows."""
+    from era5etl.load import load, loader
+    from era5etl.stage import open_download
+
+    with xr.open_dataset(samples / NEW_NC) as ds:
+        day = ds.isel(valid_time=slice(0, 24)).load()
+    day = day.assign_coords(valid_time=pd.date_range("2020-01-01", periods=24, freq="h").values)
+    path = tmp_path / "day.nc"
+    day.to_netcdf(path)
+    assert cli("load-file", str(path), "--table", pl_table)[0] == 0  # whole hours a block: the reference
+    reference = assert_level_rollups_match(db_url, pl_table)
+    with open_download([path], dataset=PRESSURE_LEVELS) as staged:
+        monkeypatch.setattr(loader, "BLOCK_ROWS", 3 * staged.points // len(staged.levels))
+        assert loader.block_levels(staged.points, len(staged.levels)) == 3
+        result = load(db_url, pl_table, staged, dataset=PRESSURE_LEVELS)
+    assert result.daily_rows == reference == 8 * 81  # one day, 8 levels, 81 points: the client's rows
+    assert assert_level_rollups_match(db_url, pl_table) == reference
