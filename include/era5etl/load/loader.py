@@ -137,6 +137,8 @@ def _plan(url: str, table: str, staged: StagedDownload, footprint: Footprint, wi
     if (sorted_copy or tiled) and staged.location_id is not None:
         if staged.level is None:
             order = np.argsort(staged.location_id, kind="stable")
+            if bool((np.diff(order) == 1).all()):
+                order = None  # in id order already (ERA5-Land's stager): blocks go as they are, not copied
         elif tiled:  # levels within a point in tiles
             order = np.lexsort((staged.level, staged.location_id))
         else:  # points within a level, hour by hour: each level holds the same points in the same order

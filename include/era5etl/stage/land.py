@@ -120,9 +120,11 @@ class LandDownload(BlockReader):
                                   "at any hour): not rows")
         else:
             mask = np.ones(inner.points, dtype=bool)
-        self._index = np.flatnonzero(mask)
-        self._all = bool(mask.all())
+        self._index = _by_id(np.flatnonzero(mask), inner.location_id, getattr(inner, "grid_shape", None))
+        self._all = bool(mask.all()) and bool((np.diff(self._index) == 1).all())
         self.land_points = int(mask.sum())
+        # Each point's latitude row in the file, as _positions takes it (made by _bands).
+        self._rows: tuple[npt.NDArray[np.intp], bool] | None = None
         self.latitude: F32 = readonly(inner.latitude[self._index])
         self.longitude: F32 = readonly(inner.longitude[self._index])
         ids = inner.location_id
@@ -234,6 +236,11 @@ class LandDownload(BlockReader):
             return [_Band(None, slice(0, self.land_points), None if self._all else self._index,
                           max(1, READ_VALUES // max(inner.points, 1)), True)]
         nlat, nlon = inner.grid_shape
+        if self._rows is None:  # ascending: the rows, or north to south in the file, their negatives
+            rows_of = self._index // nlon
+            descending = bool(rows_of.size and rows_of[0] > rows_of[-1])
+            self._rows = (-rows_of if descending else rows_of, descending)
+        key, descending = self._rows
         rows = min(nlat, max(1, READ_VALUES // max(nlon * steps, 1)))
         chunk = inner.row_chunk or nlat
         bands: list[_Band] = []
@@ -243,10 +250,12 @@ class LandDownload(BlockReader):
             c1 = min(c0 + chunk, nlat)
             for r0 in range(c0, c1, rows):
                 r1 = min(r0 + rows, c1)
-                lo, hi = (int(i) for i in np.searchsorted(self._index, (r0 * nlon, r1 * nlon)))
+                lo, hi = _positions(key, r0, r1, descending)
                 if hi > lo:  # a band of sea only is not read
-                    local = None if hi - lo == (r1 - r0) * nlon else self._index[lo:hi] - r0 * nlon
-                    bands.append(_Band((r0, r1), slice(lo, hi), local,
+                    picks = self._index[lo:hi] - r0 * nlon
+                    # Every point of the band, in file order: the read as it is.
+                    whole = hi - lo == (r1 - r0) * nlon and bool((np.diff(picks) == 1).all())
+                    bands.append(_Band((r0, r1), slice(lo, hi), None if whole else picks,
                                        max(1, READ_VALUES // ((r1 - r0) * nlon)), False))
             if bands and not bands[-1].release:
                 bands[-1] = replace(bands[-1], release=True)
@@ -269,6 +278,33 @@ class LandDownload(BlockReader):
     def __repr__(self) -> str:
         return (f"<LandDownload {', '.join(p.name for p in self.paths)}: {len(self.valid_time)} hours x "
                 f"{self.land_points} land points, columns {[v.column for v in self.variables]}>")
+
+
+def _by_id(index: npt.NDArray[np.intp], ids: npt.NDArray[np.int32] | None,
+           shape: tuple[int, int] | None) -> npt.NDArray[np.intp]:
+    """The land points (``index``, into the file's grid) in location_id order, the order a columnstore
+    chunk takes them: the loader then sends each block as it is instead of copying it into that order
+    (an hour of a global day, 73 MB). Each latitude row of the file stays one run (ids are latitude
+    row-major), so a band of rows is one run of points (``_positions``). Kept in file order when the grid
+    has no ids or its rows are not monotonic in them."""
+    if ids is None or index.size < 2:
+        return index
+    by_id = index[np.argsort(ids[index], kind="stable")]
+    if shape is not None:
+        rows = by_id // shape[1]
+        steps = np.diff(rows)
+        if not ((steps >= 0).all() or (steps <= 0).all()):
+            return index
+    return by_id
+
+
+def _positions(key: npt.NDArray[np.intp], r0: int, r1: int, descending: bool) -> tuple[int, int]:
+    """Where the points of the file's latitude rows r0..r1-1 are, [lo, hi), given each point's row in
+    ascending runs (``key``), or with ``descending`` (the file north to south, the ids south to north)
+    its negative."""
+    if descending:
+        return int(np.searchsorted(key, -r1, "right")), int(np.searchsorted(key, -r0, "right"))
+    return int(np.searchsorted(key, r0, "left")), int(np.searchsorted(key, r1, "left"))
 
 
 def _hourly(x: npt.NDArray[np.float64], times: npt.NDArray[np.int64], before: npt.NDArray[np.float64] | None,
