@@ -139,6 +139,8 @@ def _plan(url: str, table: str, staged: StagedDownload, footprint: Footprint, wi
     if (sorted_copy or tiled) and staged.location_id is not None:
         if staged.level is None:
             order = np.argsort(staged.location_id, kind="stable")
+            if bool((np.diff(order) == 1).all()):
+                order = None  # in id order already (ERA5-Land's stager): blocks go as they are, not copied
         elif tiled:  # levels within a point in tiles
             order = np.lexsort((staged.level, staged.location_id))
         else:  # points within a level, hour by hour: each level holds the same points in the same order
@@ -267,7 +269,10 @@ class _Run:
         plan, stop = self.plan, self.stop
         # Only the time steps this load owns: a month's bounds can cut a chunk window.
         w0, w1 = (datetime.fromtimestamp(int(t), UTC) for t in (w.times[0], w.times[-1] + 1))
-        for block in staged.blocks(start=w0, end=w1, hours=plan.hours, levels=plan.levels):
+        blocks = staged.blocks(start=w0, end=w1, hours=plan.hours, levels=plan.levels)
+        # Each block let go before the next is read: ERA5-Land's blocks are views of a window of every
+        # variable (439 MB of a global day), which a block kept alive while the stager read the next.
+        while (block := next(blocks, None)) is not None:
             if plan.order is not None:
                 block = reordered(block, plan.order if not plan.per_level
                                   else levels_order(plan.order, len(block.latitude) // plan.per_level))
@@ -283,9 +288,8 @@ class _Run:
             if not all(_put(w.data, (encode.encode_block(piece, plan.footprint.columns, piece_tiles), piece.rows), stop)
                        for piece, piece_tiles in block_pieces(block, encode.PIECE_ROWS, plan.tiles)):
                 break
-        # The last block's arrays go before the day is settled and encoded (ERA5-Land's blocks are
-        # views of a window of every variable, 439 MB of a global day, which the block kept alive).
-        block = None  # type: ignore[assignment]
+            block = None
+        block = None  # the last one too, before the day is settled and encoded
         # The hourly rows are all queued: the writer goes on to the daily rows while the last day
         # is encoded, piece by piece (load.rollup.WindowRollup.pieces).
         _put(w.data, None, stop)
@@ -296,7 +300,7 @@ class _Run:
                 self.monthly_thread = threading.Thread(target=self._months_early, name="era5-load-monthly",
                                                        daemon=True)
                 self.monthly_thread.start()
-            w.rollup.close()  # its last day out, encoded
+            w.rollup.close(stop)  # its last day out, encoded, a few pieces ahead of its writer
             self.aggregating += time.perf_counter() - a0
 
 

@@ -40,17 +40,19 @@ from era5etl.core.tiles import TILE_COLUMN, tile_of
 from era5etl.load import encode
 
 F64 = npt.NDArray[np.float64]
+# Pieces of a window's last daily rows waiting for its writer at most (WindowRollup.close).
+CLOSING_PIECES = 2
 
 
 @dataclass
 class Partial:
     """Aggregates over some hours, per (bucket, point): arrays of shape (n, P)."""
 
-    hours: npt.NDArray[np.int64]
+    hours: npt.NDArray[np.integer[Any]]  # int32 in an open day (_open_day), int64 where numpy widens
     low: dict[str, npt.NDArray[Any]] = field(default_factory=dict)
     high: dict[str, npt.NDArray[Any]] = field(default_factory=dict)
     total: dict[str, F64] = field(default_factory=dict)
-    count: dict[str, npt.NDArray[np.int64]] = field(default_factory=dict)
+    count: dict[str, npt.NDArray[np.integer[Any]]] = field(default_factory=dict)
 
     def take(self, rows: slice | npt.NDArray[np.intp]) -> Partial:
         return Partial(self.hours[rows], {k: v[rows] for k, v in self.low.items()},
@@ -158,13 +160,16 @@ def _hour_values(values: dict[str, npt.NDArray[np.float32]], rolled: dict[str, t
 
 def _open_day(hour: dict[str, npt.NDArray[Any]], rolled: dict[str, tuple[str, ...]], p: int) -> Partial:
     """An empty partial of shape (1, P) for the variables of ``hour``: NaN extremes, zero sums."""
-    out = Partial(np.zeros((1, p), dtype=np.int64))
-    for variable, x in hour.items():
+    # Counts of a day's hours in int32, extremes in float32 (a wind speed's too: rounding is monotonic,
+    # so the float32 of the float8 extreme is the extreme of its float32s, what the rollup stores): 2.6M
+    # points of a global ERA5-Land day hold 144 bytes each in int64 and float64, 108 so.
+    out = Partial(np.zeros((1, p), dtype=np.int32))
+    for variable in hour:
         if "min" in rolled[variable]:
-            out.low[variable] = np.full((1, p), np.nan, dtype=x.dtype)
-            out.high[variable] = np.full((1, p), np.nan, dtype=x.dtype)
+            out.low[variable] = np.full((1, p), np.nan, dtype=np.float32)
+            out.high[variable] = np.full((1, p), np.nan, dtype=np.float32)
         out.total[variable] = np.zeros((1, p), dtype=np.float64)
-        out.count[variable] = np.zeros((1, p), dtype=np.int64)
+        out.count[variable] = np.zeros((1, p), dtype=np.int32)
     return out
 
 
@@ -282,6 +287,7 @@ class WindowRollup:
         # Unbounded: a chunk's daily rows are a small part of its hourly ones (a twenty-fourth).
         self.encoded: queue.Queue[bytes | None] = queue.Queue()
         self.last: tuple[np.datetime64, Partial] | None = None  # settled, not yet encoded (settle)
+        self.closing: threading.Event | None = None  # the load's stop, once closing (close)
         self.rows = 0
 
     def add(self, valid_time: npt.NDArray[np.datetime64], values: dict[str, npt.NDArray[np.float32]],
@@ -351,9 +357,13 @@ class WindowRollup:
             self.last = (day, partial)
             self.open = None
 
-    def close(self) -> None:
-        """The window's last day out, encoded; then the end of its pieces."""
+    def close(self, stop: threading.Event | None = None) -> None:
+        """The window's last day out, encoded; then the end of its pieces. With ``stop`` (called once the
+        window's hourly rows are all queued, so its writer goes on to these), at most
+        ``CLOSING_PIECES`` pieces wait at a time: a global ERA5-Land day's daily rows are ten pieces,
+        which were all queued at once while the writer was still finishing the hourly COPY."""
         self.settle()
+        self.closing = stop
         if self.last is not None:
             self._emit(np.array([self.last[0]]), self.last[1])
             self.last = None
@@ -381,8 +391,11 @@ class WindowRollup:
         self._emit(days, partial)
 
     def _emit(self, days: npt.NDArray[np.datetime64], partial: Partial) -> None:
-        """Complete days' rows, encoded in pieces for the chunk's writer."""
+        """Complete days' rows, encoded in pieces for the chunk's writer (a few at a time once closing)."""
         for piece in encoded_pieces(days, self.points, partial, self.rolled, self.columns, self.tiled, self.levels):
+            while self.closing is not None and self.encoded.qsize() >= CLOSING_PIECES \
+                    and not self.closing.wait(0.05):
+                pass
             self.encoded.put(piece)
         self.rows += partial.hours.size
 
@@ -405,18 +418,21 @@ def encoded_pieces(buckets: npt.NDArray[np.datetime64], points: Points, partial:
     in (bucket, location_id) order: the server takes the first while the next is encoded (a global
     day's million daily rows are four pieces, so the chunk's writer starts on them while the last day
     is still being encoded; the monthly rows of a load likewise)."""
-    values = partial.values(rolled)
-    hours = partial.hours.astype(np.int32)
     stamps = buckets.astype("datetime64[s]")
     tiles = tile_of(points.location_id) if tiled else None
-    for t, p in encode.piece_slices(*hours.shape):
-        ints = {"hours": hours[t, p]} | ({} if tiles is None else {TILE_COLUMN: tiles[None, p]})
+    for t, p in encode.piece_slices(*partial.hours.shape):
+        # A piece's values made for the piece: a global ERA5-Land day's were 14 float32 columns of
+        # 2.6M points (146 MB) made at once, for the daily rows and again for the monthly ones.
+        piece = Partial(partial.hours[t, p], {k: v[t, p] for k, v in partial.low.items()},
+                        {k: v[t, p] for k, v in partial.high.items()}, {k: v[t, p] for k, v in partial.total.items()},
+                        {k: v[t, p] for k, v in partial.count.items()})
+        ints = {"hours": piece.hours.astype(np.int32)} | ({} if tiles is None else {TILE_COLUMN: tiles[None, p]})
         level = None
         if levels:
             assert points.level is not None
             level = points.level[p]
-        yield encode.encode_grid(stamps[t], points.location_id[p], points.latitude[p], ints,
-                                 {k: v[t, p] for k, v in values.items()}, columns, level)
+        yield encode.encode_grid(stamps[t], points.location_id[p], points.latitude[p], ints, piece.values(rolled),
+                                 columns, level)
 
 
 def _first_merged(open_: Partial, partial: Partial) -> Partial:

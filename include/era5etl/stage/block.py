@@ -31,8 +31,9 @@ class Block:
     """A run of consecutive time steps over all grid points, in table columns and units."""
 
     valid_time: DT64  # (T,) datetime64[s], UTC
-    # (P,) latitude-major in file order, shared between blocks; None for a grid off the global 0.25
-    # degree lattice, whose points have no location_id (stored NULL).
+    # (P,) latitude-major in file order (ERA5-Land's land points: location_id order), shared between
+    # blocks; None for a grid off the global 0.25 degree lattice, whose points have no location_id
+    # (stored NULL).
     location_id: npt.NDArray[np.int32] | None
     latitude: F32  # (P,)
     longitude: F32  # (P,) in (-180, 180]

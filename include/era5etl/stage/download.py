@@ -57,6 +57,8 @@ class NetcdfDownload(BlockReader):
     level: npt.NDArray[np.int16] | None  # (P,) hPa on pressure levels: P runs over (level, point) pairs
     levels: tuple[int, ...]  # hPa ascending; () for a dataset without levels
     time_chunk: int  # the deepest time chunking of a table variable: blocks of this many hours read best
+    row_chunk: int  # the largest latitude chunking of a table variable (0: none): reads of whole rows of chunks
+    grid_shape: tuple[int, int]  # (latitude rows, longitude columns) of the grid; points are row-major
 
     def __init__(self, paths: list[Path], parts: list[Part], tmpdir: Path | None,
                  variables: Sequence[Variable] = VARIABLES, lattice: LatLonGrid | None = None) -> None:
@@ -107,6 +109,8 @@ class NetcdfDownload(BlockReader):
         self.valid_time = np.unique(np.concatenate([p.times for p in table_parts if p.times is not None]))
         self.expver = sorted({e for p in table_parts for e in p.expver})
         self.time_chunk = max(p.time_chunk for p in table_parts)
+        self.row_chunk = max(p.row_chunk for p in table_parts)
+        self.grid_shape = (first.lat.size, first.lon.size)
 
         self.levels = first.levels
         grid = grid_points(first.lat, first.lon, _grid(first), lattice).on_levels(self.levels)
@@ -139,12 +143,18 @@ class NetcdfDownload(BlockReader):
     def read_column(self, column: str, i0: int, i1: int) -> F32:
         return self._read(column, self.valid_time[i0:i1], None, self.points)
 
+    def read_rows(self, column: str, i0: int, i1: int, r0: int, r1: int) -> F32:
+        """As ``read_column``, at the points of the grid's latitude rows r0..r1-1 only (file order): what
+        reading a band of rows costs is that band's chunks, not the grid's."""
+        return self._read(column, self.valid_time[i0:i1], None, (r1 - r0) * self.grid_shape[1], (r0, r1))
+
     def release_column(self, column: str) -> None:
         for s in self._sources[column]:
             if s.part.nc is not None:
                 release_chunk_caches(s.part.nc, [s.name])
 
-    def _read(self, column: str, times: DT64, run: tuple[int, int] | None, points: int) -> F32:
+    def _read(self, column: str, times: DT64, run: tuple[int, int] | None, points: int,
+              rows: tuple[int, int] | None = None) -> F32:
         sources = self._sources[column]
         spans = [(s, int(np.searchsorted(s.times, times[0], "left")),
                   int(np.searchsorted(s.times, times[-1], "right"))) for s in sources]
@@ -153,12 +163,12 @@ class NetcdfDownload(BlockReader):
         for s, j0, j1 in spans:
             if j1 - j0 == len(times):
                 s.part.cached = True
-                return s.read(j0, j1, self.dtype, run)
+                return s.read(j0, j1, self.dtype, run, rows)
         out = np.full((len(times), points), np.nan, dtype=self.dtype)
         for s, j0, j1 in spans:
             if j1 > j0:
                 s.part.cached = True
-                out[np.searchsorted(times, s.times[j0:j1])] = s.read(j0, j1, self.dtype, run)
+                out[np.searchsorted(times, s.times[j0:j1])] = s.read(j0, j1, self.dtype, run, rows)
         return out
 
     def _release(self) -> None:

@@ -33,8 +33,9 @@ before loading.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -45,7 +46,34 @@ from era5etl.stage.block import DT64, F32, Block, BlockReader, StagedDownload, S
 from era5etl.stage.points import readonly
 
 _MASK_ROWS = 2_000_000  # values a variable per block while reading the mask
+# Values of one variable read at once while loading: a band of latitude rows over some time steps
+# (stage.land._bands); with one row of the file's chunks cached, what reading holds beside the window.
+READ_VALUES = 2_000_000
 _HOUR = 3600
+
+
+@runtime_checkable
+class RowReader(Protocol):
+    """An inner download that reads a band of the grid's latitude rows (NetCDF; not GRIB, whose
+    messages are decoded whole)."""
+
+    grid_shape: tuple[int, int]
+    row_chunk: int
+
+    def read_rows(self, column: str, i0: int, i1: int, r0: int, r1: int) -> F32 | npt.NDArray[np.float64]: ...
+
+
+@dataclass(frozen=True)
+class _Band:
+    """Latitude rows of the grid read together (None: the whole grid, by ``read_column``), where their
+    land points go in a block (``columns``), which of the rows' points they are (``local``; None: all),
+    the time steps a read takes at most, and whether the cached chunks are given back after it."""
+
+    rows: tuple[int, int] | None
+    columns: slice
+    local: npt.NDArray[np.intp] | None
+    steps: int
+    release: bool
 
 
 def raw_variables(variables: Sequence[Variable]) -> list[Variable]:
@@ -92,9 +120,11 @@ class LandDownload(BlockReader):
                                   "at any hour): not rows")
         else:
             mask = np.ones(inner.points, dtype=bool)
-        self._index = np.flatnonzero(mask)
-        self._all = bool(mask.all())
+        self._index = _by_id(np.flatnonzero(mask), inner.location_id, getattr(inner, "grid_shape", None))
+        self._all = bool(mask.all()) and bool((np.diff(self._index) == 1).all())
         self.land_points = int(mask.sum())
+        # Each point's latitude row in the file, as _positions takes it (made by _bands).
+        self._rows: tuple[npt.NDArray[np.intp], bool] | None = None
         self.latitude: F32 = readonly(inner.latitude[self._index])
         self.longitude: F32 = readonly(inner.longitude[self._index])
         ids = inner.location_id
@@ -140,9 +170,11 @@ class LandDownload(BlockReader):
 
     def _blocks(self, i0: int, i1: int, hours: int, run: tuple[int, int] | None = None) -> Iterator[Block]:
         """Windows of whole time chunks of the file (at least ``hours``), each read variable by
-        variable: a variable's land values over the window, then its cached chunks given back, so
-        memory holds one variable's chunks and the window's land values, not every variable's chunks
-        and whole grid (a global day: 7 x 155 MB of chunk caches and 7 x 52 MB of float64 an hour).
+        variable and, within a variable, by bands of latitude rows (``_bands``): a variable's land
+        values over the window, read a band at a time, its cached chunks given back once a row of
+        chunks is read. Memory holds the window's land values (every variable's: a block is an hour of
+        all of them), one row of one variable's chunks and one band's read, not a variable's chunks
+        over the whole grid (a global day: 155 MB a variable) or every variable's (1.09 GB).
         The window is handed out ``hours`` at a time."""
         if i0 >= i1:
             return
@@ -150,7 +182,7 @@ class LandDownload(BlockReader):
         # The hour before the window, when the download has it: the first hour's amount needs it.
         j0 = i0 - 1 if self._accum and i0 > 0 and secs[i0 - 1] == secs[i0] - _HOUR else i0
         width = max(hours, self.time_chunk)
-        step = max(1, _MASK_ROWS // max(self._inner.points, 1))  # steps read at once: whole grids in float64
+        bands = self._bands(width)
         previous: dict[str, npt.NDArray[np.float64]] = {}
         prev_time: int | None = None
         a = j0
@@ -160,33 +192,85 @@ class LandDownload(BlockReader):
             values: dict[str, F32] = {}
             for v in self.variables:
                 out = values[v.column] = np.empty((b - a, self.land_points), dtype=np.float32)
-                before, before_time = previous.get(v.column), prev_time
-                for t0 in range(a, b, step):
-                    t1 = min(t0 + step, b)
-                    x = self._land(v.column, t0, t1)
-                    if v.column in self._accum:
-                        last = x[-1].copy()
-                        x = _hourly(x, secs[t0:t1], before, before_time)
-                        before, before_time = last, int(secs[t1 - 1])
-                    scale, offset = self._scale[v.column]
-                    np.multiply(x, scale, out=x)
-                    np.add(x, offset, out=x)
-                    out[t0 - a:t1 - a] = x  # float64 to float32, as astype rounds
-                if before is not None:
-                    previous[v.column] = before
-                self._inner.release_column(v.column)
+                accum = v.column in self._accum
+                before_all = previous.get(v.column)
+                last = np.empty(self.land_points, dtype=np.float64) if accum else None
+                for band in bands:
+                    before = None if before_all is None else before_all[band.columns]
+                    before_time = prev_time
+                    for t0 in range(a, b, band.steps):
+                        t1 = min(t0 + band.steps, b)
+                        x = self._land(v.column, t0, t1, band)
+                        if accum:
+                            tail = x[-1].copy()
+                            x = _hourly(x, secs[t0:t1], before, before_time)
+                            before, before_time = tail, int(secs[t1 - 1])
+                        scale, offset = self._scale[v.column]
+                        np.multiply(x, scale, out=x)
+                        np.add(x, offset, out=x)
+                        out[t0 - a:t1 - a, band.columns] = x  # float64 to float32, as astype rounds
+                        del x
+                    if last is not None and before is not None:
+                        last[band.columns] = before
+                    if band.release:
+                        self._inner.release_column(v.column)
+                if last is not None:
+                    previous[v.column] = last
+                del out
             prev_time = int(times[-1])
             first = int(np.searchsorted(times, secs[i0]))  # not the hour read before the window
             for k in range(first, b - a, hours):
                 end = min(k + hours, b - a)
                 yield Block(self.valid_time[a + k:a + end].copy(), self.location_id, self.latitude, self.longitude,
                             {c: val[k:end] for c, val in values.items()})
+            del values
             a = b
 
-    def _land(self, column: str, a: int, b: int) -> npt.NDArray[np.float64]:
-        """Steps a..b-1 of one column at the land points, float64 (a fresh array)."""
-        raw = self._inner.read_column(column, a, b)
-        return np.array(raw if self._all else raw[:, self._index], dtype=np.float64)
+    def _bands(self, steps: int) -> list[_Band]:
+        """How a window of ``steps`` time steps of a variable is read: bands of the grid's latitude rows
+        of at most about READ_VALUES values (at least one row), each read ``steps`` at a time or fewer,
+        bands without a land point skipped. A download that reads whole fields only (GRIB) is one band
+        of the whole grid, read as many steps at a time as keep to READ_VALUES."""
+        inner = self._inner
+        if not isinstance(inner, RowReader):
+            return [_Band(None, slice(0, self.land_points), None if self._all else self._index,
+                          max(1, READ_VALUES // max(inner.points, 1)), True)]
+        nlat, nlon = inner.grid_shape
+        if self._rows is None:  # ascending: the rows, or north to south in the file, their negatives
+            rows_of = self._index // nlon
+            descending = bool(rows_of.size and rows_of[0] > rows_of[-1])
+            self._rows = (-rows_of if descending else rows_of, descending)
+        key, descending = self._rows
+        rows = min(nlat, max(1, READ_VALUES // max(nlon * steps, 1)))
+        chunk = inner.row_chunk or nlat
+        bands: list[_Band] = []
+        # Bands are cut within each row of the file's chunks, so the cache holds one row of chunks:
+        # given back after the row's last band, each chunk decompressed once a window.
+        for c0 in range(0, nlat, chunk):
+            c1 = min(c0 + chunk, nlat)
+            for r0 in range(c0, c1, rows):
+                r1 = min(r0 + rows, c1)
+                lo, hi = _positions(key, r0, r1, descending)
+                if hi > lo:  # a band of sea only is not read
+                    picks = self._index[lo:hi] - r0 * nlon
+                    # Every point of the band, in file order: the read as it is.
+                    whole = hi - lo == (r1 - r0) * nlon and bool((np.diff(picks) == 1).all())
+                    bands.append(_Band((r0, r1), slice(lo, hi), None if whole else picks,
+                                       max(1, READ_VALUES // ((r1 - r0) * nlon)), False))
+            if bands and not bands[-1].release:
+                bands[-1] = replace(bands[-1], release=True)
+        return bands
+
+    def _land(self, column: str, a: int, b: int, band: _Band) -> npt.NDArray[np.float64]:
+        """Steps a..b-1 of one column at the land points of ``band``, float64 (a fresh array)."""
+        if band.rows is None:
+            raw = self._inner.read_column(column, a, b)
+        else:
+            assert isinstance(self._inner, RowReader)
+            raw = self._inner.read_rows(column, a, b, *band.rows)
+        # The inner readers hand out fresh arrays (in float64: LandDownload asks for it), so the
+        # band's values are used in place, not copied again.
+        return np.asarray(raw if band.local is None else raw[:, band.local], dtype=np.float64)
 
     def _release(self) -> None:
         self._inner.close()
@@ -194,6 +278,33 @@ class LandDownload(BlockReader):
     def __repr__(self) -> str:
         return (f"<LandDownload {', '.join(p.name for p in self.paths)}: {len(self.valid_time)} hours x "
                 f"{self.land_points} land points, columns {[v.column for v in self.variables]}>")
+
+
+def _by_id(index: npt.NDArray[np.intp], ids: npt.NDArray[np.int32] | None,
+           shape: tuple[int, int] | None) -> npt.NDArray[np.intp]:
+    """The land points (``index``, into the file's grid) in location_id order, the order a columnstore
+    chunk takes them: the loader then sends each block as it is instead of copying it into that order
+    (an hour of a global day, 73 MB). Each latitude row of the file stays one run (ids are latitude
+    row-major), so a band of rows is one run of points (``_positions``). Kept in file order when the grid
+    has no ids or its rows are not monotonic in them."""
+    if ids is None or index.size < 2:
+        return index
+    by_id = index[np.argsort(ids[index], kind="stable")]
+    if shape is not None:
+        rows = by_id // shape[1]
+        steps = np.diff(rows)
+        if not ((steps >= 0).all() or (steps <= 0).all()):
+            return index
+    return by_id
+
+
+def _positions(key: npt.NDArray[np.intp], r0: int, r1: int, descending: bool) -> tuple[int, int]:
+    """Where the points of the file's latitude rows r0..r1-1 are, [lo, hi), given each point's row in
+    ascending runs (``key``), or with ``descending`` (the file north to south, the ids south to north)
+    its negative."""
+    if descending:
+        return int(np.searchsorted(key, -r1, "right")), int(np.searchsorted(key, -r0, "right"))
+    return int(np.searchsorted(key, r0, "left")), int(np.searchsorted(key, r1, "left"))
 
 
 def _hourly(x: npt.NDArray[np.float64], times: npt.NDArray[np.int64], before: npt.NDArray[np.float64] | None,

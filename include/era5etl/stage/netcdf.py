@@ -80,6 +80,7 @@ class Part:
     expver: tuple[str, ...] = ()
     expver_order: tuple[int, ...] = ()  # set when expver is a dimension: indices, ERA5 before ERA5T
     time_chunk: int = 1
+    row_chunk: int = 0  # the latitude chunking of its table variables (0: not chunked, any rows read alike)
     level_dim: str = ""  # set when the variables have a pressure level dimension
     levels: tuple[int, ...] = ()  # its levels, hPa ascending
     level_order: tuple[int, ...] = ()  # indices of the file's levels in ascending hPa
@@ -100,14 +101,17 @@ class Source:
         assert self.part.times is not None
         return self.part.times
 
-    def read(self, j0: int, j1: int, dtype: type[np.floating] = np.float32, run: tuple[int, int] | None = None
-             ) -> F32:
+    def read(self, j0: int, j1: int, dtype: type[np.floating] = np.float32, run: tuple[int, int] | None = None,
+             rows: tuple[int, int] | None = None) -> F32:
         """Time steps j0..j1-1 of this part as (steps, points) float32 (or ``dtype``) in table units;
-        ``run``: only the ascending levels run[0]..run[1]-1."""
+        ``run``: only the ascending levels run[0]..run[1]-1; ``rows``: only the grid's latitude rows
+        rows[0]..rows[1]-1 (file order), whose points are those rows' columns."""
         p = self.part
         dims = [p.time_dim, *([_EXPVER] if p.expver_order else []), *([p.level_dim] if p.level_dim else []),
                 p.lat_dim, p.lon_dim]
         da = p.ds[self.name].isel({p.time_dim: slice(j0, j1)})
+        if rows is not None:
+            da = da.isel({p.lat_dim: slice(*rows)})
         if p.level_dim:
             wanted = p.level_order if run is None else p.level_order[run[0]:run[1]]
             if wanted != tuple(range(len(p.level_order))):
@@ -265,6 +269,20 @@ def _size_chunk_caches(nc: Any, names: list[str], label: str, cap: int) -> int:
     return time_chunk
 
 
+def _lat_chunk(nc: Any, names: list[str]) -> int:
+    """The largest latitude chunking of the variables ``names`` (0 when none is chunked)."""
+    rows = 0
+    for name in names:
+        var = nc.variables[name]
+        chunks = var.chunking()
+        if chunks == "contiguous":
+            continue
+        for c, d in zip(chunks, var.dimensions, strict=True):
+            if d in _LAT_NAMES:
+                rows = max(rows, int(c))
+    return rows
+
+
 def release_chunk_caches(nc: Any, names: list[str]) -> None:
     """Free what a part's chunk caches hold. Setting a variable's cache makes netCDF-C reopen its HDF5
     dataset, which drops the cached chunks; the size itself is kept for a later read."""
@@ -286,10 +304,11 @@ def open_part(path: Path, label: str, kind: str, chunk_cache_bytes: int,
     except OSError as exc:
         raise StageError(f"{label}: not a readable NetCDF file, corrupt or truncated ({exc})") from None
     try:
-        time_chunk = 1
+        time_chunk, row_chunk = 1, 0
         if kind == "hdf5":
             names = [n for n in nc.variables if n in by_name]
             time_chunk = _size_chunk_caches(nc, names, label, chunk_cache_bytes)
+            row_chunk = _lat_chunk(nc, names)
         # Wrapping our own handle keeps the chunk caches set above and lets ds.close() close it.
         store = xr.backends.NetCDF4DataStore(nc)  # type: ignore[no-untyped-call]  # untyped in xarray
         ds = xr.open_dataset(store, mask_and_scale=True, decode_times=True,
@@ -299,6 +318,7 @@ def open_part(path: Path, label: str, kind: str, chunk_cache_bytes: int,
         raise StageError(f"{label}: cannot be read as NetCDF ({type(exc).__name__}: {exc})") from exc
     try:
         part = _describe(ds, label, time_chunk, by_name, levels)
+        part.row_chunk = row_chunk
         if kind == "hdf5":
             part.nc = nc
         return part

@@ -59,7 +59,8 @@ def test_the_dataset_record() -> None:
 
 @pytest.mark.parametrize("name", [GRIB_MONTH, NC_HOUR, NC_SSRD, GRIB_OLD])
 def test_each_land_sample_stages_exactly(samples: Path, name: str) -> None:
-    expected = expected_land_frame(samples / name)
+    # The stager hands the land points out in location_id order (the order the loader sends them in).
+    expected = expected_land_frame(samples / name).sort_values(["time", "location_id"], ignore_index=True)
     got = staged_frame(samples / name, hours=50)
     assert len(got) == len(expected) == ROWS[name]
     assert sorted(got.columns) == sorted(expected.columns)
@@ -126,3 +127,47 @@ def test_single_levels_unchanged_by_a_land_file(samples: Path) -> None:
     refused for a 0.1 degree grid (NULL), accumulations as the file says."""
     with open_download([samples / NC_HOUR]) as st:
         assert st.points == 121 and st.location_id is None
+
+
+def test_a_window_is_read_in_bands_of_rows_bounded_by_read_values(samples: Path, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the stager holds while reading: a variable a time, a band of latitude rows a time, the
+    band's rows bounded by READ_VALUES and cut within a row of the file's chunks (one row of chunks
+    cached). NC_SSRD's values chunked (2, 40, 471) instead of whole, so there are rows of chunks to cut;
+    the rows staged are still exactly the file's."""
+    import xarray as xr
+
+    from era5etl.stage import land
+
+    chunked = tmp_path / "ssrd-chunked.nc"
+    with xr.open_dataset(samples / NC_SSRD) as ds:
+        ds.to_netcdf(chunked, encoding={"ssrd": {"chunksizes": (2, 40, 471), "zlib": True}})
+    monkeypatch.setattr(land, "READ_VALUES", 2 * 471 * 10)  # 2 steps (the time chunk) x 10 rows of 471
+    reads: list[tuple[str, int, int, int, int]] = []
+    with open_download([chunked], dataset=LAND) as st:
+        inner = st._inner  # type: ignore[attr-defined]
+        assert (inner.grid_shape, inner.row_chunk, inner.time_chunk) == ((171, 471), 40, 2)
+        read_rows = inner.read_rows
+
+        def spy(column: str, i0: int, i1: int, r0: int, r1: int) -> np.ndarray:
+            reads.append((column, i0, i1, r0, r1))
+            return read_rows(column, i0, i1, r0, r1)  # type: ignore[no-any-return]
+
+        monkeypatch.setattr(inner, "read_rows", spy)
+        blocks = list(st.blocks(hours=1))
+        land_rows = np.unique(np.flatnonzero(np.isfinite(
+            xr.open_dataset(chunked)["ssrd"].values).any(axis=0).any(axis=1)))
+    assert [len(b.valid_time) for b in blocks] == [1, 1, 1, 1]
+    assert reads and all(r1 - r0 <= 10 and r0 // 40 == (r1 - 1) // 40 and i1 - i0 <= 2 for _, i0, i1, r0, r1 in reads)
+    # Each window (steps 0-1, then 2-3) reads each band once, and only bands with land.
+    for window in ((0, 2), (2, 4)):
+        bands = [(r0, r1) for _, i0, i1, r0, r1 in reads if (i0, i1) == window]
+        assert len(bands) == len(set(bands))
+        covered = np.concatenate([np.arange(r0, r1) for r0, r1 in bands])
+        assert set(land_rows) <= set(covered.tolist())
+        assert all(np.isin(np.arange(r0, r1), land_rows).any() for r0, r1 in bands)
+    got = staged_frame(chunked, hours=1)
+    expected = expected_land_frame(samples / NC_SSRD).sort_values(["time", "location_id"], ignore_index=True)
+    assert len(got) == len(expected) == ROWS[NC_SSRD]
+    for column in expected.columns:
+        np.testing.assert_array_equal(got[column].to_numpy(), expected[column].to_numpy(), err_msg=column)
