@@ -54,7 +54,7 @@ class Partial:
     total: dict[str, F64] = field(default_factory=dict)
     count: dict[str, npt.NDArray[np.integer[Any]]] = field(default_factory=dict)
 
-    def take(self, rows: slice | npt.NDArray[np.intp]) -> Partial:
+    def take(self, rows: slice | npt.NDArray[np.intp] | tuple[slice, slice]) -> Partial:
         return Partial(self.hours[rows], {k: v[rows] for k, v in self.low.items()},
                        {k: v[rows] for k, v in self.high.items()}, {k: v[rows] for k, v in self.total.items()},
                        {k: v[rows] for k, v in self.count.items()})
@@ -173,44 +173,33 @@ def _open_day(hour: dict[str, npt.NDArray[Any]], rolled: dict[str, tuple[str, ..
     return out
 
 
-def _add_hour(acc: Partial, hour: dict[str, npt.NDArray[Any]], clean: dict[str, int]) -> None:
+def _add_hour(acc: Partial, hour: dict[str, npt.NDArray[Any]], clean: dict[str, int] | None,
+              cols: slice = slice(None)) -> None:
     """One hour folded into ``acc`` in place: a global hour is a million points, and making new
     arrays for every step of every variable cost more than the arithmetic (a global day's rollup took
     11 s of numpy that way, on a loaded machine). An hour without a NULL adds to ``clean`` (per
     variable) instead of to every point's count: :func:`_settle` adds those hours once, when the day
     is taken out. (Whether an hour has a NULL is one reduction, np.min propagating NaN, rather than a
-    mask of a million booleans.)"""
-    acc.hours += 1
-    for variable, x in hour.items():
-        if variable in acc.low:
-            np.fmin(acc.low[variable][0], x, out=acc.low[variable][0])
-            np.fmax(acc.high[variable][0], x, out=acc.high[variable][0])
-        if np.isnan(np.min(x)):
-            nan = np.isnan(x)
-            np.add(acc.total[variable][0], np.where(nan, 0.0, x), out=acc.total[variable][0])
-            acc.count[variable][0] += ~nan
-        else:
-            np.add(acc.total[variable][0], x, out=acc.total[variable][0])
-            clean[variable] = clean.get(variable, 0) + 1
-
-
-def _add_hour_at(acc: Partial, hour: dict[str, npt.NDArray[Any]], cols: slice) -> None:
-    """:func:`_add_hour` for the points at ``cols`` only (one run of levels of an hour), counting each
-    point's hours and values there (the other columns' come in the hour's other blocks)."""
+    mask of a million booleans.) ``cols``: the hour holds these points only (one run of levels of an
+    hour; the other columns' come in the hour's other blocks), whose counts are then added at once
+    (``clean`` None), since :func:`_settle` would add to every point's."""
     acc.hours[0, cols] += 1
     for variable, x in hour.items():
         if variable in acc.low:
             low, high = acc.low[variable][0, cols], acc.high[variable][0, cols]  # views: updated in place
             np.fmin(low, x, out=low)
             np.fmax(high, x, out=high)
-        total, count = acc.total[variable][0, cols], acc.count[variable][0, cols]
+        total = acc.total[variable][0, cols]
         if np.isnan(np.min(x)):
             nan = np.isnan(x)
             np.add(total, np.where(nan, 0.0, x), out=total)
-            count += ~nan
+            acc.count[variable][0, cols] += ~nan
         else:
             np.add(total, x, out=total)
-            count += 1
+            if clean is None:
+                acc.count[variable][0, cols] += 1
+            else:
+                clean[variable] = clean.get(variable, 0) + 1
 
 
 def _settle(acc: Partial, clean: dict[str, int]) -> Partial:
@@ -345,7 +334,7 @@ class WindowRollup:
             self.open = None
         if self.open is None:
             self.open = (day, _open_day(hour, self.rolled, len(self.points.location_id)))
-        _add_hour_at(self.open[1], hour, cols)
+        _add_hour(self.open[1], hour, None, cols)
 
     def settle(self) -> None:
         """The window's last day complete, called once its last block has been added: from here the
@@ -423,9 +412,7 @@ def encoded_pieces(buckets: npt.NDArray[np.datetime64], points: Points, partial:
     for t, p in encode.piece_slices(*partial.hours.shape):
         # A piece's values made for the piece: a global ERA5-Land day's were 14 float32 columns of
         # 2.6M points (146 MB) made at once, for the daily rows and again for the monthly ones.
-        piece = Partial(partial.hours[t, p], {k: v[t, p] for k, v in partial.low.items()},
-                        {k: v[t, p] for k, v in partial.high.items()}, {k: v[t, p] for k, v in partial.total.items()},
-                        {k: v[t, p] for k, v in partial.count.items()})
+        piece = partial.take((t, p))
         ints = {"hours": piece.hours.astype(np.int32)} | ({} if tiles is None else {TILE_COLUMN: tiles[None, p]})
         level = None
         if levels:
