@@ -35,7 +35,7 @@ from era5etl.db.layout import (
     columnstore_settings,
     has_tile_column,
 )
-from era5etl.db.rollups import box_filter, box_params, daily_from_hourly
+from era5etl.db.rollups import box_filter, box_params, daily_from_hourly, level_filter
 from era5etl.load import encode
 from era5etl.load.chunks import chunk_of, chunks_between, empty_chunk
 from era5etl.load.locks import lock_chunk, lock_month
@@ -149,7 +149,7 @@ class Footprint:
         return self.params() | box_params(self.grid, self.south, self.north, self.west, self.east)
 
     def level_filter(self) -> sql.Composable:
-        return sql.SQL(" AND level = ANY(%(levels)s)") if self.levels else sql.SQL("")
+        return level_filter(bool(self.levels))
 
 
 @dataclass
