@@ -120,7 +120,8 @@ def cmd_load_file(args: argparse.Namespace) -> int:
             "download_bytes": download_bytes,
             "finish_seconds": round(finish_seconds, 3),
             "rollups": {"daily_rows": result.daily_rows, "monthly_rows": result.monthly_rows,
-                        "seconds": result.rollup_seconds, "bytes": rollup_bytes} if result.rollup_seconds else None,
+                        "sql_days": result.sql_days, "seconds": result.rollup_seconds,
+                        "bytes": rollup_bytes} if result.rollup_seconds else None,
         }
     if not args.json:
         _tell_loaded(result, table, packed, len(months), stored, download_bytes, rollup_bytes, finish_seconds)

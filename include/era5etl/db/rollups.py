@@ -184,6 +184,24 @@ def daily_from_hourly(table: str, data: Sequence[str], tiled: bool = False, leve
         table=table_ident(table))
 
 
+def other_hours(relation: sql.Composable, gaps: int, levels: bool = False) -> sql.Composed:
+    """SELECT of whether ``relation`` (a weather table, or one of its chunks) holds a row inside the box
+    %(south)s..%(north)s, %(west)s..%(east)s (of the levels in %(levels)s on pressure levels) in one of
+    ``gaps`` time ranges, each open at both ends: %(lo0)s < time < %(hi0)s, and so on, between
+    %(first)s and %(last)s. A day's gaps between the hours a load brings say whether the table holds
+    any other hour of that day. Ranges, not ``time <> ALL(hours)``: the columnstore skips every batch
+    whose time range lies outside them (measured on a global day, 24.9M rows, none outside the load's
+    24 hours: 11-39 ms against 0.3-2.1 s)."""
+    ranges = sql.SQL(" OR ").join(
+        sql.SQL("(time > {} AND time < {})").format(sql.Placeholder(f"lo{i}"), sql.Placeholder(f"hi{i}"))
+        for i in range(gaps))
+    return sql.SQL(
+        "SELECT EXISTS (SELECT 1 FROM {table} WHERE time >= %(first)s AND time < %(last)s AND ({ranges})"
+        " AND latitude BETWEEN %(south)s AND %(north)s"
+        " AND longitude BETWEEN %(west)s AND %(east)s{filter})").format(
+        table=relation, ranges=ranges, filter=level_filter(levels))
+
+
 def level_filter(levels: bool) -> sql.Composable:
     """The rows of the levels in %(levels)s, for a table on pressure levels (nothing otherwise)."""
     return sql.SQL(" AND level = ANY(%(levels)s)") if levels else sql.SQL("")

@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 
 import numpy as np
 import psycopg
+from psycopg import sql
 
 from era5etl import settings as settings_model
 from era5etl.core.datasets import SINGLE_LEVELS, Dataset
@@ -25,11 +26,11 @@ from era5etl.core.errors import first_line
 from era5etl.core.tiles import tile_groups, tile_of
 from era5etl.db import connect, extents
 from era5etl.load import encode
-from era5etl.load.chunks import chunk_plan
+from era5etl.load.chunks import chunk_of, chunk_plan
 from era5etl.load.monthly import write_monthly
 from era5etl.load.results import ChunkResult, LoadError, LoadResult
 from era5etl.load.rollup import MonthlyRollup, Points, WindowRollup
-from era5etl.load.writer import Footprint, Window, copy_settings, rollups_in_tiles, write_chunk
+from era5etl.load.writer import Footprint, Window, copy_settings, lone_days, rollups_in_tiles, write_chunk
 from era5etl.stage import Block, StagedDownload
 
 log = logging.getLogger(__name__)
@@ -173,12 +174,28 @@ def _plan(url: str, table: str, staged: StagedDownload, footprint: Footprint, wi
         for w in windows:
             w.rollup = WindowRollup(w.times, points, footprint.columns, monthly, footprint.rollups_tiled,
                                     staged.level is not None)
+        _adopt_lone_days(url, table, footprint, windows, points)
     run_at: dict[int, int] = {}  # a run of levels' first level -> its first column among the points
     if levels and points is not None and points.level is not None:
         n = staged.points // len(staged.levels)
         run_at = {int(points.level[i]): i for i in range(0, staged.points, n)}
     return _Plan(footprint, windows, settings, order, tiles, block_hours(staged.points, tiled), points, monthly,
                  levels, per_level, run_at)
+
+
+def _adopt_lone_days(url: str, table: str, footprint: Footprint, windows: list[Window], points: Points | None) -> None:
+    """The partial days the table holds no other hour of, aggregated by the loader as whole days are
+    (``load.rollup.WindowRollup.adopt``); without grid points every day is SQL's. Each window's days
+    are asked of its chunk (made by ``chunk_plan``): asked of the table, each question planned over
+    every chunk, 40-100 ms a day over 85 yearly chunks, where the chunk answers 12 days in 6-15 ms."""
+    partial = [w for w in windows if w.rollup is not None and w.rollup.partial_days]
+    if points is None or not partial:
+        return
+    with connect(url) as conn, conn.cursor() as cur:
+        for w in partial:
+            assert w.rollup is not None
+            schema, name, _, _ = chunk_of(cur, table, w.start)
+            w.rollup.adopt(lone_days(cur, sql.Identifier(schema, name), footprint, w.rollup.partial_days, w.times))
 
 
 class _Run:
@@ -199,8 +216,10 @@ class _Run:
                  on_chunk: Callable[[ChunkResult], None] | None) -> None:
         self.url, self.table, self.plan, self.on_chunk = url, table, plan, on_chunk
         self.touched = list(np.unique(times.astype("datetime64[M]")))
+        # Nor a lone day's (load.rollup.WindowRollup.adopt): its chunk may find it lone no more and
+        # fail, and the months are then left as they were.
         self.early = plan.windows[0].rollup is not None and not any(
-            w.rollup is not None and w.rollup.partial_days for w in plan.windows)
+            w.rollup is not None and (w.rollup.partial_days or w.rollup.lone) for w in plan.windows)
         self.todo: queue.Queue[Window | None] = queue.Queue()
         self.failures: list[BaseException] = []
         self.stop = threading.Event()

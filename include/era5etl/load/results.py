@@ -23,6 +23,7 @@ class ChunkResult:
     replaced: str = "new"  # "new", "truncate" (the chunk held only what this load replaces) or "delete"
     rollup_rows: int = 0  # daily rollup rows written in the chunk's transaction
     rollup_seconds: float = 0.0  # writing them (their aggregation is in the reader's time)
+    sql_days: int = 0  # days of them SQL aggregated from the hourly rows, not the loader (load.rollup)
 
     @property
     def rows_per_s(self) -> float:
@@ -45,6 +46,11 @@ class LoadResult:
     @property
     def rows_per_s(self) -> float:
         return self.rows / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def sql_days(self) -> int:
+        """Days whose daily rows SQL aggregated from the hourly rows (the loader did the rest)."""
+        return sum(c.sql_days for c in self.chunks)
 
     def chunk_rates(self) -> list[dict[str, object]]:
         return [{**asdict(c), "rows_per_s": round(c.rows_per_s)} for c in self.chunks]

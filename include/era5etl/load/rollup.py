@@ -11,9 +11,10 @@ emits COPY tuples, so this is hand-written; it is checked against SQL aggregates
 (tests/integration/read/test_rollups.py) and by every month's validation.
 
 * :class:`WindowRollup` follows one chunk's blocks: every UTC day whose 24 hours are all in the load
-  (a *whole* day) is aggregated here; a day the load holds only some hours of is left to SQL over the
-  hourly rows inside the chunk's transaction (``db.rollups.daily_from_hourly``: it needs the hours the
-  load does not bring).
+  (a *whole* day) is aggregated here, and so is a day the load brings only some hours of when the
+  table holds no other hour of it (a *lone* day: a global hour loaded on its own); any other day the
+  load holds only some hours of is left to SQL over the hourly rows inside the chunk's transaction
+  (``db.rollups.daily_from_hourly``: it needs the hours the load does not bring).
 * :class:`MonthlyRollup` adds up the whole days per calendar month; at the end of the load each month
   touched is written once, the days the loader did not aggregate (other loads', partial days) taken
   from the daily rollup with SQL.
@@ -252,7 +253,8 @@ class WindowRollup:
 
     def __init__(self, times: npt.NDArray[np.int64], points: Points | None, data_columns: tuple[str, ...],
                  monthly: MonthlyRollup, tiled: bool = False, levels: bool = False) -> None:
-        hours = np.asarray(times, dtype=np.int64).astype("datetime64[s]")  # epoch seconds
+        self.times = np.asarray(times, dtype=np.int64)  # the load's time steps in the chunk, epoch seconds
+        hours = self.times.astype("datetime64[s]")
         days = np.unique(hours.astype("datetime64[D]"))
         # A whole day: its 24 hours all in this load (on the hour); the rest are SQL's (the hours the
         # load lacks are in the table). Without points (a grid off the lattice) every day is SQL's.
@@ -262,6 +264,7 @@ class WindowRollup:
         self.whole = {d for d in days if d.item() in full}
         self._whole = np.array(sorted(self.whole), dtype="datetime64[D]")
         self.partial_days = [d for d in days if d not in self.whole]
+        self.lone: list[np.datetime64] = []  # partial days aggregated here all the same (adopt)
         self.days = days
         self.points = points or Points(np.zeros(0, np.int32), np.zeros(0, np.float32))
         self.levels = levels  # the table is on pressure levels: its rollup rows have a level
@@ -278,6 +281,17 @@ class WindowRollup:
         self.last: tuple[np.datetime64, Partial] | None = None  # settled, not yet encoded (settle)
         self.closing: threading.Event | None = None  # the load's stop, once closing (close)
         self.rows = 0
+
+    def adopt(self, lone: list[np.datetime64]) -> None:
+        """Partial days the table holds no other hour of (``load.writer.lone_days``, before any block):
+        the load's hours are all such a day will hold, so they are aggregated here as a whole day's are.
+        SQL would aggregate them again from the table: a global hour on 37 levels is 38.4M daily rows,
+        which that ``INSERT ... SELECT`` had not written after 19 minutes. The chunk's transaction checks
+        that they are still lone (another load of the same day may have come first)."""
+        self.lone = [d for d in self.partial_days if d in set(lone)]
+        self.whole |= set(self.lone)
+        self._whole = np.array(sorted(self.whole), dtype="datetime64[D]")
+        self.partial_days = [d for d in self.days if d not in self.whole]
 
     def add(self, valid_time: npt.NDArray[np.datetime64], values: dict[str, npt.NDArray[np.float32]],
             cols: slice | None = None) -> None:

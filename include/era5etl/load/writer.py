@@ -20,6 +20,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import psycopg
 from psycopg import sql
 
@@ -35,7 +36,7 @@ from era5etl.db.layout import (
     columnstore_settings,
     has_tile_column,
 )
-from era5etl.db.rollups import box_filter, box_params, daily_from_hourly, level_filter
+from era5etl.db.rollups import box_filter, box_params, daily_from_hourly, level_filter, other_hours
 from era5etl.load import encode
 from era5etl.load.chunks import chunk_of, chunks_between, empty_chunk
 from era5etl.load.locks import lock_chunk, lock_month
@@ -176,15 +177,17 @@ def write_chunk(conn: psycopg.Connection[tuple[Any, ...]], table: str, footprint
         t_index = time.perf_counter()
         rollup_rows = 0
         if w.rollup is not None:
-            rollup_rows = write_daily(cur, table, footprint, w.start, w.end, w.rollup, whole=replaced != "delete",
-                                      empty=replaced == "new", columnstore=columnstore, stop=stop)
+            rollup_rows = write_daily(cur, table, chunk, footprint, w.start, w.end, w.rollup,
+                                      whole=replaced != "delete", empty=replaced == "new", columnstore=columnstore,
+                                      stop=stop)
         t_rollup = time.perf_counter()
         if not columnstore:
             _index(cur, chunk, name)
         t_done = time.perf_counter()
     return ChunkResult(w.start.isoformat(), rows, deleted, nbytes, time.perf_counter() - t0,
                        copy_seconds=t_index - t_copy, index_seconds=t_done - t_rollup, replaced=replaced,
-                       rollup_rows=rollup_rows, rollup_seconds=t_rollup - t_index)
+                       rollup_rows=rollup_rows, rollup_seconds=t_rollup - t_index,
+                       sql_days=0 if w.rollup is None else len(w.rollup.partial_days))
 
 
 def _take_chunk(conn: psycopg.Connection[tuple[Any, ...]], cur: psycopg.Cursor[tuple[Any, ...]], table: str,
@@ -310,14 +313,21 @@ def _index(cur: psycopg.Cursor[tuple[Any, ...]], chunk: sql.Identifier, name: st
     cur.execute(sql.SQL("ANALYZE {} (time, location_id)").format(chunk))
 
 
-def write_daily(cur: psycopg.Cursor[tuple[Any, ...]], table: str, footprint: Footprint, start: datetime, end: datetime,
-                rollup: WindowRollup, *, whole: bool, empty: bool, columnstore: bool, stop: threading.Event) -> int:
+def write_daily(cur: psycopg.Cursor[tuple[Any, ...]], table: str, hourly: sql.Identifier, footprint: Footprint,
+                start: datetime, end: datetime, rollup: WindowRollup, *, whole: bool, empty: bool, columnstore: bool,
+                stop: threading.Event) -> int:
     """The chunk's daily rollup rows, in its transaction: the rows of its days inside the footprint replaced
     by the whole days the loader aggregated (one binary COPY) and the partial days SQL aggregates from
-    the hourly rows just written. ``whole``: the hourly chunk held nothing but what this load
+    the hourly rows just written to the chunk ``hourly``. ``whole``: the hourly chunk held nothing but what this load
     replaced, so the daily chunk made with it (same range) is emptied instead; ``empty``: it held
     nothing at all, so neither does its daily chunk (daily rows are only written with hourly ones).
     ``stop``: set when the load is abandoned (the pieces stop coming). Returns the rows written."""
+    # Asked of the chunk itself: the table would have the planner lock every chunk, and two writers
+    # asking it, each holding the chunk it had truncated, deadlocked.
+    if rollup.lone and len(lone_days(cur, hourly, footprint, rollup.lone, rollup.times)) < len(rollup.lone):
+        raise LoadError(f"another load wrote other hours of {', '.join(str(d) for d in rollup.lone)} in {table} "
+                        "while this one ran, so the loader's daily rows for them would leave those hours out: "
+                        "run this load again")
     daily = rollup_tables(table)["day"]
     found = chunks_between(cur, daily, start, end)
     aligned = len(found) == 1 and found[0][2] == start and found[0][3] == end
@@ -349,3 +359,26 @@ def write_daily(cur: psycopg.Cursor[tuple[Any, ...]], table: str, footprint: Foo
                     {**bounds, "first": partial[0], "last": partial[-1] + timedelta(days=1), "days": partial})
         return rollup.rows + max(cur.rowcount, 0)
     return rollup.rows
+
+
+def lone_days(cur: psycopg.Cursor[tuple[Any, ...]], relation: sql.Composable, footprint: Footprint,
+              days: list[np.datetime64], times: npt.NDArray[np.int64]) -> list[np.datetime64]:
+    """Of ``days`` (UTC days the load brings some hours of, ``times`` in epoch seconds), those
+    ``relation`` (the table, or the chunk holding the days) holds no other hour of inside the
+    footprint: after the load their hours are the load's alone (``load.rollup.WindowRollup.adopt``).
+    A day's gaps between the load's hours are asked about as ranges (``db.rollups.other_hours``)."""
+    stamps = np.asarray(times, dtype=np.int64)
+    lone = []
+    for day in days:
+        start = int(day.astype("datetime64[s]").astype(np.int64))
+        inside = stamps[(stamps >= start) & (stamps < start + 86_400)]
+        first = datetime.fromtimestamp(start, UTC)
+        # Open ranges between the day's edges and its hours: the first from a microsecond before midnight.
+        edges = [first - timedelta(microseconds=1), *(datetime.fromtimestamp(int(t), UTC) for t in inside),
+                 first + timedelta(days=1)]
+        gaps = {f"lo{i}": lo for i, lo in enumerate(edges[:-1])} | {f"hi{i}": hi for i, hi in enumerate(edges[1:])}
+        found = cur.execute(other_hours(relation, len(edges) - 1, bool(footprint.levels)),
+                            {**footprint.params(), **gaps, "first": first, "last": edges[-1]}).fetchone()
+        if found is not None and not found[0]:
+            lone.append(day)
+    return lone

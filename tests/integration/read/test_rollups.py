@@ -166,19 +166,72 @@ def test_a_load_with_added_columns_part_days_and_partial_reloads_keeps_the_rollu
                                 env={"PGOPTIONS": "-c timescaledb.max_tuples_decompressed_per_dml_transaction=10"})
     assert code == 0, err
     assert summary is not None and summary["rows"] == 6 * 9
+    assert summary["rollups"]["sql_days"] == 1  # the day's other hours are in the table
     after = assert_rollups_match(db_url, table, MAY, JUNE)
     # The reload shows in the day it touched, and only in the box's points.
     day = after["day"].xs(np.datetime64("2025-05-02"), level="bucket")
     assert len(day) == 25 and (day["hours"] == 24).all()
 
-    # Three-hourly steps of another month: eight hours of a day, every rollup row SQL's.
+    # Three-hourly steps of another month: eight hours of a day the table holds nothing of, a lone
+    # day the loader aggregates (load.rollup.WindowRollup.adopt).
     code, _, err, summary = cli("load-file", str(samples / OLD_3H), "--table", table, "--json")
     assert code == 0, err
-    assert summary is not None and summary["rollups"]["daily_rows"] > 0
+    assert summary is not None and summary["rollups"]["daily_rows"] > 0 and summary["rollups"]["sql_days"] == 0
     january = datetime(2023, 1, 1, tzinfo=UTC)
     three = assert_rollups_match(db_url, table, january, datetime(2023, 2, 1, tzinfo=UTC))
     assert set(three["day"]["hours"]) == {8}
     assert_rollups_match(db_url, table, MAY, JUNE)  # the other month untouched
+
+
+def test_a_lone_hour_is_rolled_up_by_the_loader_and_the_hours_beside_it_by_sql(
+    db_url: str, table: str, samples: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An hour loaded into a day the table holds nothing of is aggregated by the loader (SQL took over
+    19 minutes for a global hour on 37 levels); a second hour of that day, and a reload of the first
+    beside it, are SQL's over the hours the table holds. Another load writing the day's other hours
+    while a lone-hour load runs fails that load, which leaves nothing behind."""
+    from era5etl.load import load, loader
+    from era5etl.load.results import LoadError
+    from era5etl.stage import open_download
+
+    paths = {}
+    with xr.open_dataset(samples / NEW_INSTANT) as ds:
+        for i in (29, 33):  # two hours of 2025-05-02
+            paths[i] = tmp_path / f"hour{i}.nc"
+            ds.isel(valid_time=slice(i, i + 1)).load().to_netcdf(paths[i])
+
+    def run(i: int) -> tuple[int, int]:
+        with open_download([paths[i]]) as staged:
+            result = load(db_url, table, staged)
+        return result.sql_days, result.daily_rows
+
+    def hours() -> set[int]:
+        day = assert_rollups_match(db_url, table, MAY, JUNE)["day"]
+        return set(day["hours"])
+
+    assert run(29) == (0, 25)  # the loader's
+    assert hours() == {1}
+    assert run(33) == (1, 25)  # SQL's: the day holds hour 29 too
+    assert hours() == {2}
+    assert run(29) == (1, 25)  # a reload beside hour 33: SQL's
+    assert hours() == {2}
+
+    # A lone hour whose day another load fills while it runs: found in its chunk's transaction.
+    with connect(db_url, autocommit=True) as conn:
+        conn.execute(f"TRUNCATE {table}, {table}_daily, {table}_monthly")
+    adopt = loader._adopt_lone_days
+
+    def racing(*args: object, **kwargs: object) -> None:
+        adopt(*args, **kwargs)  # type: ignore[arg-type]
+        monkeypatch.setattr(loader, "_adopt_lone_days", adopt)
+        assert run(33) == (0, 25)  # lone when it looked too
+    monkeypatch.setattr(loader, "_adopt_lone_days", racing)
+    with pytest.raises(LoadError, match="another load wrote other hours of 2025-05-02"):
+        run(29)
+    assert hours() == {1}  # hour 33 alone, as the other load left it
+    with connect(db_url) as conn:
+        assert conn.execute(f"SELECT count(*) FROM {table} WHERE time = %s",
+                            (datetime(2025, 5, 2, 5, tzinfo=UTC),)).fetchone() == (0,)
 
 
 @pytest.fixture
