@@ -317,15 +317,17 @@ def write_daily(cur: psycopg.Cursor[tuple[Any, ...]], table: str, hourly: sql.Id
                 start: datetime, end: datetime, rollup: WindowRollup, *, whole: bool, empty: bool, columnstore: bool,
                 stop: threading.Event) -> int:
     """The chunk's daily rollup rows, in its transaction: the rows of its days inside the footprint replaced
-    by the whole days the loader aggregated (one binary COPY) and the partial days SQL aggregates from
-    the hourly rows just written to the chunk ``hourly``. ``whole``: the hourly chunk held nothing but what this load
-    replaced, so the daily chunk made with it (same range) is emptied instead; ``empty``: it held
-    nothing at all, so neither does its daily chunk (daily rows are only written with hourly ones).
+    by the whole (and lone) days the loader aggregated (one binary COPY) and the partial days SQL
+    aggregates from the hourly rows just written to the chunk ``hourly``. ``whole``: the hourly chunk
+    held nothing but what this load replaced, so the daily chunk made with it (same range) is emptied
+    instead; ``empty``: it held nothing at all, so neither does its daily chunk (daily rows are only
+    written with hourly ones).
     ``stop``: set when the load is abandoned (the pieces stop coming). Returns the rows written."""
     # Asked of the chunk itself: the table would have the planner lock every chunk, and two writers
     # asking it, each holding the chunk it had truncated, deadlocked.
-    if rollup.lone and len(lone_days(cur, hourly, footprint, rollup.lone, rollup.times)) < len(rollup.lone):
-        raise LoadError(f"another load wrote other hours of {', '.join(str(d) for d in rollup.lone)} in {table} "
+    lost = set(rollup.lone) - set(lone_days(cur, hourly, footprint, rollup.lone, rollup.times) if rollup.lone else ())
+    if lost:
+        raise LoadError(f"another load wrote other hours of {', '.join(str(d) for d in sorted(lost))} in {table} "
                         "while this one ran, so the loader's daily rows for them would leave those hours out: "
                         "run this load again")
     daily = rollup_tables(table)["day"]

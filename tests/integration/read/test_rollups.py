@@ -10,6 +10,7 @@ import os
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 from unittest import mock
 
 import numpy as np
@@ -219,13 +220,14 @@ def test_a_lone_hour_is_rolled_up_by_the_loader_and_the_hours_beside_it_by_sql(
     # A lone hour whose day another load fills while it runs: found in its chunk's transaction.
     with connect(db_url, autocommit=True) as conn:
         conn.execute(f"TRUNCATE {table}, {table}_daily, {table}_monthly")
-    adopt = loader._adopt_lone_days
+    asked = loader.lone_days  # what the loader asks before the load (its chunk's writer asks again)
 
-    def racing(*args: object, **kwargs: object) -> None:
-        adopt(*args, **kwargs)  # type: ignore[arg-type]
-        monkeypatch.setattr(loader, "_adopt_lone_days", adopt)
+    def racing(*args: Any, **kwargs: Any) -> Any:
+        lone = asked(*args, **kwargs)
+        monkeypatch.setattr(loader, "lone_days", asked)
         assert run(33) == (0, 25)  # lone when it looked too
-    monkeypatch.setattr(loader, "_adopt_lone_days", racing)
+        return lone
+    monkeypatch.setattr(loader, "lone_days", racing)
     with pytest.raises(LoadError, match="another load wrote other hours of 2025-05-02"):
         run(29)
     assert hours() == {1}  # hour 33 alone, as the other load left it
