@@ -24,6 +24,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from era5bench import cold
 
         return cold.main(argv[1:])
+    if argv[:1] == ["daily-chunks"]:  # a place's daily series from the daily rollup in yearly and decade chunks
+        from era5bench import daily_chunks
+
+        return daily_chunks.main(argv[1:])
     if argv[:1] == ["load-file"]:  # the product's load-file on a global day and on decades, timed
         from era5bench import loadfile
 

@@ -18,8 +18,9 @@ import numpy as np
 from psycopg import sql
 
 from era5etl.core.datasets import PRESSURE_LEVELS
-from era5etl.db import columnstore_enabled, connect, has_level_column, table_ident
+from era5etl.db import columnstore_available, columnstore_enabled, connect, has_level_column, table_ident
 from era5etl.db.rollups import daily_from_hourly, data_columns, drop_rollups, ensure_rollups
+from era5etl.load.chunks import daily_rollup_chunks
 from era5etl.load.monthly import write_monthly
 from era5etl.load.rollup import MonthlyRollup
 from era5etl.load.writer import Footprint, copy_settings, rollups_in_tiles
@@ -47,6 +48,7 @@ def rebuild(url: str, table: str, on_month: Callable[[str, int], None] | None = 
     if not found or found[0] is None:
         return out
     month = datetime(found[0].year, found[0].month, 1, tzinfo=UTC)
+    _daily_chunks(url, table, found[0], found[1])
     settings, _ = copy_settings(url, table)
     # On pressure levels every level ERA5 has: a rollup row per (bucket, level, point).
     world = replace(_WORLD, rollups_tiled=rollups_in_tiles(url, table), levels=PRESSURE_LEVELS.levels if levels else ())
@@ -67,3 +69,20 @@ def rebuild(url: str, table: str, on_month: Callable[[str, int], None] | None = 
                 on_month(f"{month:%Y-%m}", daily)
         month = after
     return out
+
+
+def _daily_chunks(url: str, table: str, first: datetime, last: datetime) -> None:
+    """The daily rollup's chunks from the month of ``first`` (the table's first hour) to ``last``'s,
+    made as a load makes them (``load.chunks.daily_rollup_chunks``: a decade where one fits, for the
+    rows of the first hour); an INSERT would make one of the hourly table's interval each, a chunk a day."""
+    with connect(url) as conn:
+        chunk_api = columnstore_available(conn)
+        row = conn.execute(sql.SQL("SELECT count(*) FROM {} WHERE time = %s").format(table_ident(table)),
+                           (first,)).fetchone()
+    windows = []
+    month = datetime(first.year, first.month, 1, tzinfo=UTC)
+    while month <= last:
+        after = datetime(month.year + month.month // 12, month.month % 12 + 1, 1, tzinfo=UTC)
+        windows.append((month, after))
+        month = after
+    daily_rollup_chunks(url, table, windows, chunk_api, int(row[0]) if row else 0)

@@ -72,7 +72,7 @@ def source_of(conn: Any, table: str, step: Step) -> tuple[str, str]:
     return rollup, "bucket"
 
 
-def _statement(relation: str, time_column: str, columns: list[str], start: datetime | None,
+def series_statement(relation: str, time_column: str, columns: list[str], start: datetime | None,
                end: datetime | None, level: int | None = None, tiled: bool = False) -> sql.Composed:
     """One row: the time column and each column packed, of one point's rows in the range, in time order.
     ``tiled``: the relation has the tile column (``core.tiles``), named beside the point so the server
@@ -114,7 +114,7 @@ def series(conn: Any, table: str, point: Point, start: datetime | None, end: dat
     relation, time_column = source_of(conn, table, step)
     params = {"id": point.location_id, "start": start, "end": end, "level": level}
     tiled = in_tiles(conn, relation)
-    row = conn.cursor(binary=True).execute(_statement(relation, time_column, columns, start, end, level, tiled),
+    row = conn.cursor(binary=True).execute(series_statement(relation, time_column, columns, start, end, level, tiled),
                                            params).fetchone()
     parts = list(row) if row else [None] * (len(columns) + 1)
     times = unpack(parts[0], "timestamptz")
@@ -139,8 +139,8 @@ def _monthly_means(conn: Any, table: str, point: Point, start: datetime | None, 
     data = data_columns(conn, table)
     columns = resolve("hour", variables or list(data), data)
     start, end = as_utc(start), as_utc(end)
-    row = conn.cursor(binary=True).execute(_statement(table, "time", columns, start, end, None, in_tiles(conn, table)),
-                                           {"id": point.location_id, "start": start, "end": end}).fetchone()
+    statement = series_statement(table, "time", columns, start, end, None, in_tiles(conn, table))
+    row = conn.cursor(binary=True).execute(statement, {"id": point.location_id, "start": start, "end": end}).fetchone()
     parts = list(row) if row else [None] * (len(columns) + 1)
     times = unpack(parts[0], "timestamptz")
     if times.size == 0:
@@ -192,4 +192,4 @@ def series_json(s: Series) -> dict[str, Any]:
 
 
 __all__ = ["TOTALS", "Point", "ReadError", "Series", "nearest_point", "series", "series_csv", "series_json",
-           "series_times"]
+           "series_statement", "series_times"]

@@ -91,11 +91,23 @@ def test_every_table_gets_its_rollups_with_exactly_the_contracts_columns(db_url:
     assert _hypertables(db_url, table) == {f"{table}_daily": True, f"{table}_monthly": True}
 
 
+def _daily_chunks(url: str, table: str) -> list[tuple[datetime, datetime]]:
+    with connect(url) as conn:
+        return [(a, b) for a, b in conn.execute(
+            "SELECT range_start, range_end FROM timescaledb_information.chunks WHERE hypertable_name = %s"
+            " ORDER BY 1", (f"{table}_daily",)).fetchall()]
+
+
+DECADE = [(datetime(2020, 1, 1, tzinfo=UTC), datetime(2030, 1, 1, tzinfo=UTC))]
+
+
 def test_rollups_an_earlier_version_made_are_refused_then_rebuilt_from_the_hourly_rows(
     db_url: str, table: str, samples: Path
 ) -> None:
     code, _, err, _ = cli("load-file", str(samples / NEW_INSTANT), str(samples / NEW_ACCUM), "--table", table)
     assert code == 0, err
+    # 25 points: the daily rollup's chunk is the decade (load.chunks.daily_ranges), the hourly's the year.
+    assert _daily_chunks(db_url, table) == DECADE
     # An older version's continuous aggregates in place of the rollups, empty (refreshed month by month).
     with connect(db_url, autocommit=True) as conn:
         conn.execute(f"DROP TABLE {table}_monthly")
@@ -112,6 +124,7 @@ def test_rollups_an_earlier_version_made_are_refused_then_rebuilt_from_the_hourl
     assert code == 0, out + err
     assert done is not None and (done["months"], done["daily_rows"], done["monthly_rows"]) == (1, 12 * 25, 25)
     assert _hypertables(db_url, table) == {f"{table}_daily": True, f"{table}_monthly": True}
+    assert _daily_chunks(db_url, table) == DECADE  # made as a load makes them, not a chunk a day
     assert_rollups_match(db_url, table, MAY, JUNE)
     ensure_schema(db_url, table)  # accepted again
 

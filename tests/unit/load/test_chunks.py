@@ -71,3 +71,24 @@ def test_times_are_assigned_to_the_chunk_holding_them() -> None:
                      _epoch("2024-04-02T00:00")])
     assert chunks.containing(secs, ranges).tolist() == [-1, 0, 1, -1]
     assert chunks.uncovered(secs, ranges).tolist() == [secs[0], secs[3]]
+
+
+def test_the_daily_rollup_gets_a_chunk_a_decade_less_what_is_there() -> None:
+    years = [(_utc(y, 1, 1), _utc(y + 1, 1, 1)) for y in (1999, 2000, 2001, 2024)]
+    # Four yearly windows in three decades: a chunk for each decade, made once.
+    assert chunks.daily_ranges(years, [], decades=True) == [
+        (_utc(1990, 1, 1), _utc(2000, 1, 1)), (_utc(2000, 1, 1), _utc(2010, 1, 1)),
+        (_utc(2020, 1, 1), _utc(2030, 1, 1))]
+    # Yearly chunks made by an earlier version stay: the new chunk takes the decade's free part
+    # around its window, and a window they cover gets none.
+    have = [(_utc(y, 1, 1), _utc(y + 1, 1, 1)) for y in (2000, 2002, 2003)]
+    assert chunks.daily_ranges(years, have, decades=True) == [
+        (_utc(1990, 1, 1), _utc(2000, 1, 1)), (_utc(2001, 1, 1), _utc(2002, 1, 1)),
+        (_utc(2020, 1, 1), _utc(2030, 1, 1))]
+    # Too many points for a decade (decades=False): the hourly chunks' own ranges, as before.
+    march = [(_utc(2024, 3, d), _utc(2024, 3, d + 1)) for d in (1, 2)]
+    assert chunks.daily_ranges(march, [march[0]], decades=False) == [march[1]]
+    # A month's window in a decade where a later month already has a chunk: up to that chunk.
+    may = [(_utc(2024, 5, 1), _utc(2024, 6, 1))]
+    assert chunks.daily_ranges(may, [(_utc(2024, 7, 1), _utc(2024, 8, 1))], decades=True) == [
+        (_utc(2020, 1, 1), _utc(2024, 7, 1))]
