@@ -12,12 +12,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 
 import numpy as np
 from psycopg import sql
 
 from era5etl.core.datasets import PRESSURE_LEVELS
+from era5etl.core.months import Month
 from era5etl.db import columnstore_available, columnstore_enabled, connect, has_level_column, table_ident
 from era5etl.db.rollups import daily_from_hourly, data_columns, drop_rollups, ensure_rollups
 from era5etl.load.chunks import daily_rollup_chunks
@@ -47,14 +48,15 @@ def rebuild(url: str, table: str, on_month: Callable[[str, int], None] | None = 
     out = {"months": 0, "daily_rows": 0, "monthly_rows": 0}
     if not found or found[0] is None:
         return out
-    month = datetime(found[0].year, found[0].month, 1, tzinfo=UTC)
-    _daily_chunks(url, table, found[0], found[1])
+    months = [Month.of(found[0])]
+    while months[-1].end <= found[1]:
+        months.append(months[-1].next())
+    _daily_chunks(url, table, found[0], months)
     settings, _ = copy_settings(url, table)
     # On pressure levels every level ERA5 has: a rollup row per (bucket, level, point).
     world = replace(_WORLD, rollups_tiled=rollups_in_tiles(url, table), levels=PRESSURE_LEVELS.levels if levels else ())
-    while month <= found[1]:
-        after = datetime(month.year + month.month // 12, month.month % 12 + 1, 1, tzinfo=UTC)
-        days = [month + timedelta(days=i) for i in range((after - month).days)]
+    for each in months:
+        month, after, days = each.start, each.end, each.day_starts()
         with connect(url) as conn, conn.transaction():
             params = {**world.rollup_params(), "first": month, "last": after, "days": days}
             cur = conn.execute(daily_from_hourly(table, data, world.rollups_tiled, levels), params)
@@ -66,23 +68,16 @@ def rebuild(url: str, table: str, on_month: Callable[[str, int], None] | None = 
             out["daily_rows"] += daily
             out["monthly_rows"] += monthly
             if on_month:
-                on_month(f"{month:%Y-%m}", daily)
-        month = after
+                on_month(str(each), daily)
     return out
 
 
-def _daily_chunks(url: str, table: str, first: datetime, last: datetime) -> None:
-    """The daily rollup's chunks from the month of ``first`` (the table's first hour) to ``last``'s,
-    made as a load makes them (``load.chunks.daily_rollup_chunks``: a decade where one fits, for the
-    rows of the first hour); an INSERT would make one of the hourly table's interval each, a chunk a day."""
+def _daily_chunks(url: str, table: str, first: datetime, months: list[Month]) -> None:
+    """The daily rollup's chunks over ``months``, made as a load makes them
+    (``load.chunks.daily_rollup_chunks``: a decade where one fits, for the rows of the table's first
+    hour, ``first``); an INSERT would make one of the hourly table's interval each, a chunk a day."""
     with connect(url) as conn:
         chunk_api = columnstore_available(conn)
         row = conn.execute(sql.SQL("SELECT count(*) FROM {} WHERE time = %s").format(table_ident(table)),
                            (first,)).fetchone()
-    windows = []
-    month = datetime(first.year, first.month, 1, tzinfo=UTC)
-    while month <= last:
-        after = datetime(month.year + month.month // 12, month.month % 12 + 1, 1, tzinfo=UTC)
-        windows.append((month, after))
-        month = after
-    daily_rollup_chunks(url, table, windows, chunk_api, int(row[0]) if row else 0)
+    daily_rollup_chunks(url, table, [(m.start, m.end) for m in months], chunk_api, int(row[0]) if row else 0)
