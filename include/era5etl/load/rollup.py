@@ -291,7 +291,7 @@ class WindowRollup:
         self.lone = [d for d in self.partial_days if d in set(lone)]
         self.whole |= set(self.lone)
         self._whole = np.array(sorted(self.whole), dtype="datetime64[D]")
-        self.partial_days = [d for d in self.days if d not in self.whole]
+        self.partial_days = [d for d in self.partial_days if d not in self.whole]
 
     def add(self, valid_time: npt.NDArray[np.datetime64], values: dict[str, npt.NDArray[np.float32]],
             cols: slice | None = None) -> None:
