@@ -202,6 +202,19 @@ def other_hours(relation: sql.Composable, gaps: int, levels: bool = False) -> sq
         table=relation, ranges=ranges, filter=level_filter(levels))
 
 
+def other_days(table: str, gaps: int, grid: LatLonGrid, levels: bool = False) -> sql.Composed:
+    """SELECT of whether the daily rollup of ``table`` holds a row inside the box (:func:`box_filter` on
+    ``grid``; of the levels in %(levels)s on pressure levels) on a day in one of ``gaps`` ranges
+    %(lo0)s <= bucket < %(hi0)s, and so on: whether a month holds days besides a load's. Ranges, as in
+    :func:`other_hours`, so the columnstore skips the batches of the load's own days."""
+    ranges = sql.SQL(" OR ").join(
+        sql.SQL("(bucket >= {} AND bucket < {})").format(sql.Placeholder(f"lo{i}"), sql.Placeholder(f"hi{i}"))
+        for i in range(gaps))
+    return sql.SQL("SELECT EXISTS (SELECT 1 FROM {daily} WHERE ({ranges}) AND {box}{filter})").format(
+        daily=table_ident(rollup_tables(table)["day"]), ranges=ranges, box=box_filter(grid),
+        filter=level_filter(levels))
+
+
 def level_filter(levels: bool) -> sql.Composable:
     """The rows of the levels in %(levels)s, for a table on pressure levels (nothing otherwise)."""
     return sql.SQL(" AND level = ANY(%(levels)s)") if levels else sql.SQL("")

@@ -92,7 +92,16 @@ def load(
             ids = staged.location_id[:staged.points // len(staged.levels)] if staged.levels else staged.location_id
             extents.widen(conn, table, extents.extent_of(ids, dataset.grid), dataset.grid)
     plan = _plan(url, table, staged, footprint, windows, rollups=rollups)
-    run = _Run(url, table, plan, times, on_chunk)
+    try:
+        return _written(_Run(url, table, plan, times, on_chunk), staged, workers, rollups, began)
+    finally:
+        plan.monthly.spill.close()
+
+
+def _written(run: _Run, staged: StagedDownload, workers: int, rollups: bool, began: float) -> LoadResult:
+    """The load's windows written, then its months; what it wrote."""
+    windows = run.plan.windows
+    result = LoadResult()
     run.write(staged, workers)
     for w in windows:
         assert w.result is not None

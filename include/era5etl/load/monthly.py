@@ -18,18 +18,21 @@ monthly rows with the daily ones, so no month is called validated on stale month
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from datetime import datetime
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import psycopg
 from psycopg import sql
 
 from era5etl.core.rollups import rolled_up
 from era5etl.db import connect, rollup_tables, table_ident
-from era5etl.db.rollups import box_filter, months_from_daily
+from era5etl.db.rollups import box_filter, months_from_daily, other_days
 from era5etl.load import encode
-from era5etl.load.rollup import MonthlyRollup, Partial, Points, encoded_pieces, rollup_copy_columns
+from era5etl.load.rollup import MonthlyRollup, Partial, Points, encoded_pieces, hour_partial, rollup_copy_columns
+from era5etl.load.spill import SpilledRun
 from era5etl.load.writer import DECOMPRESSION_LIMIT, Footprint
 
 
@@ -99,7 +102,8 @@ def write_monthly(url: str, table: str, footprint: Footprint, touched: Sequence[
     name = rollup_tables(table)["month"]
     ident = table_ident(name)
     whole = {m for m in months if m in monthly.days and len(set(monthly.days[m])) == _days_in(m)}
-    ask = [m for m in months if m not in whole]
+    # A month with runs of levels on disk (load.spill) is asked of the server run by run, below.
+    ask = [m for m in months if m not in whole and m not in monthly.runs]
     bounds = footprint.rollup_params()
     levels = bool(footprint.levels)  # a reload of a download's levels replaces those levels' rows only
     first = months[0].astype("datetime64[s]").item()
@@ -135,7 +139,8 @@ def write_monthly(url: str, table: str, footprint: Footprint, touched: Sequence[
             # location_id) order, as the columnstore is told they come.
             run: list[np.datetime64] = []
             for month in [*months, None]:
-                if month is not None and month in monthly.months and month not in server and points is not None:
+                if month is not None and month in monthly.months and month not in server \
+                        and month not in monthly.runs and points is not None:
                     run.append(month)
                     continue
                 if run and points is not None:
@@ -147,28 +152,90 @@ def write_monthly(url: str, table: str, footprint: Footprint, touched: Sequence[
                     run = []
                 if month is None:
                     break
-                found = _merged(month, monthly, points, server)
-                if found is None:
-                    continue
-                for piece in encoded_pieces(np.array([month]), *found, rolled, columns, footprint.rollups_tiled,
-                                            levels):
-                    cp.write(piece)
-                written += found[0].location_id.size
+                figures: Iterable[tuple[Points, Partial]]
+                if month in monthly.runs and points is not None:
+                    figures = _month_runs(url, table, footprint, month, monthly, points, month not in whole)
+                else:
+                    parts = [(_key(points), points, monthly.months[month])] if (
+                        month in monthly.months and points is not None) else []
+                    merged = _merged(parts + ([server[month]] if month in server else []))
+                    figures = () if merged is None else (merged,)
+                for pts, partial in figures:
+                    for piece in encoded_pieces(np.array([month]), pts, partial, rolled, columns,
+                                                footprint.rollups_tiled, levels):
+                        cp.write(piece)
+                    written += pts.location_id.size
     return written, time.perf_counter() - t0
 
 
-def _merged(month: np.datetime64, monthly: MonthlyRollup, points: Points | None,
-            server: dict[np.datetime64, tuple[npt.NDArray[np.int64], Points, Partial]],
-            ) -> tuple[Points, Partial] | None:
-    """The month's grid points and partial aggregates: the loader's and the server's (its days outside
-    this load) merged point by point; None when neither holds the month."""
-    parts: list[tuple[npt.NDArray[np.int64], Points, Partial]] = []
-    if month in monthly.months and points is not None:
-        parts.append((_key(points), points, monthly.months[month]))
-    if month in server:
-        parts.append(server[month])
+def _month_runs(url: str, table: str, footprint: Footprint, month: np.datetime64, monthly: MonthlyRollup,
+                points: Points, ask: bool) -> Iterator[tuple[Points, Partial]]:
+    """A month's points and figures, a run of levels at a time, where the loader holds runs of levels
+    of one-hour days on disk (``load.spill``): run by run, in level order, each run's days read back
+    and added to the loader's sums at its columns and (``ask``: the month holds days of other loads)
+    to the server's figures of its levels, asked on a connection of its own (the caller's is in its
+    COPY). Memory follows one run, not the month's rows over every level."""
+    rolled = rolled_up(footprint.columns)
+    groups: dict[tuple[int, int], list[SpilledRun]] = {}
+    for run in monthly.runs[month]:
+        groups.setdefault((run.cols.start, run.cols.stop), []).append(run)
+    levels = bool(footprint.levels)
+    stamp = month.astype("datetime64[s]").item()
+    skip = [d.astype("datetime64[s]").item() for d in sorted(set(monthly.days[month]))]
+    statement, names = months_from_daily(table, footprint.columns, footprint.grid, levels)
+
+    def first_level(key: tuple[int, int]) -> int:
+        return int(points.level[key[0]]) if points.level is not None else key[0]
+
+    with connect(url) as reader:
+        # Asked of the server run by run only if the month holds days besides the load's (one
+        # question): a run's question reads the month's daily rows of its levels.
+        ask = ask and _other_days(reader, table, footprint, month, monthly.days[month])
+        for start, stop in sorted(groups, key=first_level):
+            cols = slice(start, stop)
+            pts = points.take(cols)
+            partial = monthly.months[month].take((slice(0, 1), cols)) if month in monthly.months else None
+            for run in groups[(start, stop)]:
+                day = hour_partial(monthly.spill.get(run), rolled)
+                partial = day if partial is None else partial.merge(day)
+            assert partial is not None
+            parts = [(_key(pts), pts, partial)]
+            if ask:
+                run_levels = np.unique(pts.level).tolist() if pts.level is not None else []
+                rows = reader.execute(statement, {
+                    **footprint.rollup_params(), "levels": run_levels, "first": stamp,
+                    "last": (month + 1).astype("datetime64[s]").item(), "months": [stamp], "skip": skip}).fetchall()
+                parts += list(_server_partials(rows, names, rolled, levels).values())
+            found = _merged(parts)
+            assert found is not None
+            yield found
+
+
+def _other_days(conn: psycopg.Connection[Any], table: str, footprint: Footprint, month: np.datetime64,
+                days: list[np.datetime64]) -> bool:
+    """Whether the daily rollup holds, inside ``footprint``, a day of ``month`` that is not in ``days``."""
+    gaps: list[tuple[datetime, datetime]] = []
+    at, end = month.astype("datetime64[D]"), (month + 1).astype("datetime64[D]")
+    for day in [*sorted(set(days)), end]:
+        if day > at:
+            gaps.append((at.astype("datetime64[s]").item(), day.astype("datetime64[s]").item()))
+        at = day + 1
+    if not gaps:
+        return False
+    bounds = {f"{side}{i}": stamp for i, gap in enumerate(gaps) for side, stamp in zip(("lo", "hi"), gap, strict=True)}
+    found = conn.execute(other_days(table, len(gaps), footprint.grid, bool(footprint.levels)),
+                         {**footprint.rollup_params(), **bounds}).fetchone()
+    return bool(found and found[0])
+
+
+def _merged(parts: list[tuple[npt.NDArray[np.int64], Points, Partial]]) -> tuple[Points, Partial] | None:
+    """Grid points and partial aggregates (the loader's, the server's of its days outside this load)
+    merged point by point, in key order; None when there are none (the one part as it is when its keys
+    ascend already: a run of levels the month has no other day of)."""
     if not parts:
         return None
+    if len(parts) == 1 and bool((np.diff(parts[0][0]) > 0).all()):
+        return parts[0][1], parts[0][2]
     keys = np.unique(np.concatenate([p[0] for p in parts]))
     lat = np.full(keys.size, np.nan, dtype=np.float32)
     merged: Partial | None = None

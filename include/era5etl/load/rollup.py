@@ -14,7 +14,9 @@ emits COPY tuples, so this is hand-written; it is checked against SQL aggregates
   (a *whole* day) is aggregated here, and so is a day the load brings only some hours of when the
   table holds no other hour of it (a *lone* day: a global hour loaded on its own); any other day the
   load holds only some hours of is left to SQL over the hourly rows inside the chunk's transaction
-  (``db.rollups.daily_from_hourly``: it needs the hours the load does not bring).
+  (``db.rollups.daily_from_hourly``: it needs the hours the load does not bring). A lone day the load
+  holds one hour of, read in runs of levels (a global hour on 37 levels), is not summed: each run
+  is its points' whole day, kept on disk (``load.spill``) until its rows go out.
 * :class:`MonthlyRollup` adds up the whole days per calendar month; at the end of the load each month
   touched is written once, the days the loader did not aggregate (other loads', partial days) taken
   from the daily rollup with SQL.
@@ -39,6 +41,7 @@ import numpy.typing as npt
 from era5etl.core.rollups import KEY_COLUMNS, rolled_up, sources
 from era5etl.core.tiles import TILE_COLUMN, tile_of
 from era5etl.load import encode
+from era5etl.load.spill import Spill, SpilledRun
 
 F64 = npt.NDArray[np.float64]
 # Pieces of a window's last daily rows waiting for its writer at most (WindowRollup.close).
@@ -174,6 +177,20 @@ def _open_day(hour: dict[str, npt.NDArray[Any]], rolled: dict[str, tuple[str, ..
     return out
 
 
+def hour_partial(hour: dict[str, npt.NDArray[Any]], rolled: dict[str, tuple[str, ...]]) -> Partial:
+    """The (1, P) partial of a day the load holds one hour of (``hour``: :func:`_hour_values`): every
+    aggregate is the hour's value, or NULL (no count) where it is NULL."""
+    first = next(iter(hour.values()))
+    out = Partial(np.ones((1, first.size), dtype=np.int32))
+    for variable, x in hour.items():
+        row = x.reshape(1, -1)
+        if "min" in rolled[variable]:
+            out.low[variable] = out.high[variable] = row.astype(np.float32, copy=False)
+        out.total[variable] = row.astype(np.float64, copy=False)
+        out.count[variable] = (~np.isnan(row)).astype(np.int32)
+    return out
+
+
 def _add_hour(acc: Partial, hour: dict[str, npt.NDArray[Any]], clean: dict[str, int] | None,
               cols: slice = slice(None)) -> None:
     """One hour folded into ``acc`` in place: a global hour is a million points, and making new
@@ -229,13 +246,30 @@ class Points:
     # (the order the hourly rows go in: time, level, location_id); None for a table without levels.
     level: npt.NDArray[np.int16] | None = None
 
+    def take(self, cols: slice) -> Points:
+        """The points of a run of levels (views)."""
+        return Points(self.location_id[cols], self.latitude[cols], None if self.level is None else self.level[cols])
+
 
 class MonthlyRollup:
-    """Whole days added up per calendar month, for the whole load."""
+    """Whole days added up per calendar month, for the whole load; and the runs of levels of one-hour
+    days, kept on disk (``load.spill``), each month's added to its rows run by run (``load.monthly``)."""
 
     def __init__(self) -> None:
         self.months: dict[np.datetime64, Partial] = {}
         self.days: dict[np.datetime64, list[np.datetime64]] = {}
+        self.spill = Spill()
+        self.runs: dict[np.datetime64, list[SpilledRun]] = {}
+
+    def add_run(self, day: np.datetime64, cols: slice, hour: dict[str, npt.NDArray[Any]]) -> SpilledRun:
+        """One run of levels of a day the load holds one hour of: to disk, and into its month's runs."""
+        run = self.spill.put(day, cols, hour)
+        month = day.astype("datetime64[M]")
+        self.runs.setdefault(month, []).append(run)
+        days = self.days.setdefault(month, [])
+        if not days or days[-1] != day:
+            days.append(day)
+        return run
 
     def add(self, days: npt.NDArray[np.datetime64], partial: Partial) -> None:
         months = days.astype("datetime64[M]")
@@ -262,6 +296,11 @@ class WindowRollup:
         per_day = np.unique(on_hour.astype("datetime64[D]"), return_counts=True)
         full = set(per_day[0][per_day[1] == 24].tolist()) if points is not None else set()
         self.whole = {d for d in days if d.item() in full}
+        # Days the load holds one hour of: read in runs of levels, each run is its points' whole day
+        # (when the day is lone), kept on disk until its rows go out (load.spill).
+        per_hour = np.unique(hours.astype("datetime64[D]"), return_counts=True)
+        self.one_hour = set(per_hour[0][per_hour[1] == 1].tolist())
+        self.spilled: list[SpilledRun] = []  # runs of one-hour days whose daily rows are not out yet
         self._whole = np.array(sorted(self.whole), dtype="datetime64[D]")
         self.partial_days = [d for d in days if d not in self.whole]
         self.lone: list[np.datetime64] = []  # partial days aggregated here all the same (adopt)
@@ -346,6 +385,9 @@ class WindowRollup:
         if self.open is not None and self.open[0] != day:
             self._done(np.array([self.open[0]]), self._settled())
             self.open = None
+        if day.item() in self.one_hour:  # the run holds its points' whole day: to disk, not into sums
+            self.spilled.append(self.monthly.add_run(day, cols, hour))
+            return
         if self.open is None:
             self.open = (day, _open_day(hour, self.rolled, len(self.points.location_id)))
         _add_hour(self.open[1], hour, None, cols)
@@ -367,8 +409,9 @@ class WindowRollup:
         which were all queued at once while the writer was still finishing the hourly COPY."""
         self.settle()
         self.closing = stop
+        self._emit_spilled()
         if self.last is not None:
-            self._emit(np.array([self.last[0]]), self.last[1])
+            self._emit(np.array([self.last[0]]), self.last[1], self.points)
             self.last = None
         self.encoded.put(None)
 
@@ -391,11 +434,21 @@ class WindowRollup:
     def _done(self, days: npt.NDArray[np.datetime64], partial: Partial) -> None:
         """Complete days: into the monthly rollup, and out as daily rows."""
         self.monthly.add(days, partial)
-        self._emit(days, partial)
+        self._emit_spilled()
+        self._emit(days, partial, self.points)
 
-    def _emit(self, days: npt.NDArray[np.datetime64], partial: Partial) -> None:
-        """Complete days' rows, encoded in pieces for the chunk's writer (a few at a time once closing)."""
-        for piece in encoded_pieces(days, self.points, partial, self.rolled, self.columns, self.tiled, self.levels):
+    def _emit_spilled(self) -> None:
+        """The daily rows of the runs kept on disk, run by run: before any later day's (a day's first
+        block closes the day before it), so the rows go in (bucket, level, location_id) order."""
+        runs, self.spilled = self.spilled, []
+        for run in runs:
+            hour = self.monthly.spill.get(run)
+            self._emit(np.array([run.day]), hour_partial(hour, self.rolled), self.points.take(run.cols))
+
+    def _emit(self, days: npt.NDArray[np.datetime64], partial: Partial, points: Points) -> None:
+        """Complete days' rows of ``points`` (the load's, or a run of levels'), encoded in pieces for the
+        chunk's writer (a few at a time once closing)."""
+        for piece in encoded_pieces(days, points, partial, self.rolled, self.columns, self.tiled, self.levels):
             while self.closing is not None and self.encoded.qsize() >= CLOSING_PIECES \
                     and not self.closing.wait(0.05):
                 pass

@@ -234,3 +234,45 @@ def test_whole_days_loaded_in_runs_of_levels_are_rolled_up_in_the_client(db_url:
         result = load(db_url, pl_table, staged, dataset=PRESSURE_LEVELS)
     assert result.daily_rows == reference == 8 * 81  # one day, 8 levels, 81 points: the client's rows
     assert assert_level_rollups_match(db_url, pl_table) == reference
+
+
+def test_a_lone_hour_in_runs_of_levels_is_rolled_up_from_disk_run_by_run(db_url: str, pl_table: str, samples: Path,
+                                                                           tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A global hour on 37 levels is its day's only hour (a lone day): each run of levels is then its
+    points' whole day, kept on disk (load.spill) rather than summed over every (level, point) of the
+    globe, and its month's rows are made run by run, each run's days added to the server's figures of
+    the other days the table holds. Here on the sample's 8 levels cut into runs of 3: its hour of
+    2016-05-28 loaded beside an hour of 2016-05-30 already in the table, then reloaded; the daily and
+    monthly rollups equal plain SQL over the hourly rows each time."""
+    from era5etl.load import load, loader
+    from era5etl.load.spill import Spill
+    from era5etl.stage import open_download
+
+    with xr.open_dataset(samples / NEW_NC) as ds:
+        stamps = [str(ds.valid_time.values[i]) for i in (0, 23)]
+        assert stamps[0][:13] == "2016-05-28T07" and stamps[1][:10] == "2016-05-30"
+        ds.isel(valid_time=slice(0, 1)).load().to_netcdf(tmp_path / "lone.nc")
+        ds.isel(valid_time=slice(23, 24)).load().to_netcdf(tmp_path / "other.nc")
+    assert cli("load-file", str(tmp_path / "other.nc"), "--table", pl_table)[0] == 0
+    spilled: list[tuple[int, int]] = []
+    put = Spill.put
+
+    def spy(self: Spill, day: np.datetime64, cols: slice, hour: dict[str, np.ndarray]) -> object:
+        spilled.append((cols.start, cols.stop))
+        return put(self, day, cols, hour)
+
+    monkeypatch.setattr(Spill, "put", spy)
+    for attempt in (1, 2):  # a load, then a reload of the same hour
+        spilled.clear()
+        with open_download([tmp_path / "lone.nc"], dataset=PRESSURE_LEVELS) as staged:
+            monkeypatch.setattr(loader, "BLOCK_ROWS", 3 * staged.points // len(staged.levels))
+            assert loader.block_levels(staged.points, len(staged.levels)) == 3
+            result = load(db_url, pl_table, staged, dataset=PRESSURE_LEVELS)
+        assert result.rows == 8 * 81, attempt
+        assert spilled == [(0, 243), (243, 486), (486, 648)], attempt  # every run on disk, none summed
+        assert result.daily_rows == 8 * 81 and result.monthly_rows == 8 * 81, attempt
+        assert assert_level_rollups_match(db_url, pl_table) == 2 * 8 * 81, attempt
+        with connect(db_url) as conn:
+            row = conn.execute(f"SELECT count(*), sum(hours) FROM {pl_table}_monthly").fetchone()
+        assert row == (8 * 81, 2 * 8 * 81), attempt  # one month, its two hours in every row

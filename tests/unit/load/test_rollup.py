@@ -22,14 +22,17 @@ START = np.datetime64("2024-02-27T00", "s")
 class Recorded(WindowRollup):
     """The rollup rows as values instead of COPY bytes."""
 
-    def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         self.rows: dict[np.datetime64, dict[str, np.ndarray]] = {}
+        self.emitted: list[tuple[np.datetime64, np.ndarray | None, dict[str, np.ndarray]]] = []  # in order
 
-    def _emit(self, days: np.ndarray, partial: Any) -> None:
+    def _emit(self, days: np.ndarray, partial: Any, points: Points) -> None:
         values = partial.values(self.rolled)
         for i, day in enumerate(days):
-            self.rows[day] = {"hours": partial.hours[i], **{c: v[i] for c, v in values.items()}}
+            row = {"hours": partial.hours[i], **{c: v[i] for c, v in values.items()}}
+            self.rows[day] = row
+            self.emitted.append((day, points.level, row))
 
 
 def _data(hours: int, seed: int = 0) -> tuple[np.ndarray, dict[str, np.ndarray]]:
@@ -115,3 +118,61 @@ def test_a_day_the_load_holds_part_of_is_left_to_sql() -> None:
     assert [str(d) for d in window.partial_days] == ["2024-02-27", "2024-03-01"]
     assert sorted(str(d) for d in window.rows) == ["2024-02-28", "2024-02-29"]
 
+
+
+def _levels_window(times: np.ndarray, levels: int) -> Recorded:
+    """A window on pressure levels: ``levels`` levels of the P points, level-major (as the loader's)."""
+    points = Points(np.tile(np.arange(P, dtype=np.int32), levels), np.zeros(levels * P, np.float32),
+                    np.repeat(np.arange(levels, dtype=np.int16) * 100 + 100, P))
+    return Recorded(times.astype(np.int64), points, DATA_COLUMNS, MonthlyRollup(), levels=True)
+
+
+def test_a_lone_hour_read_in_runs_of_levels_goes_to_disk_and_out_run_by_run() -> None:
+    """An hour its day holds alone, read a run of levels at a time (load.loader.block_levels): each run
+    is its points' whole day, spilled (load.spill) rather than summed over every (level, point), and out
+    run by run in level order before the next day's rows; its month holds the runs, not sums."""
+    times, values = _data(25, seed=5)  # 00 UTC of 02-27 .. 00 UTC of 02-28
+    times, values = times[23:25], {c: v[23:25] for c, v in values.items()}  # 23 UTC alone, 02-28's first hour
+    window = _levels_window(times[:1], 3)
+    window.adopt([np.datetime64("2024-02-27", "D")])
+    with np.errstate(all="ignore"):
+        for level in range(3):
+            window.add(times[:1], {c: v[:1] for c, v in values.items()}, slice(level * P, (level + 1) * P))
+        window.close()
+        want = _expected(times[:1], {c: v[:1] for c, v in values.items()}, np.datetime64("2024-02-27", "D"))
+    assert window.open is None and not window.monthly.months  # nothing summed
+    assert [(str(d), None if lv is None else sorted(set(lv.tolist()))) for d, lv, _ in window.emitted] == [
+        ("2024-02-27", [100]), ("2024-02-27", [200]), ("2024-02-27", [300])]
+    for _, _, row in window.emitted:  # every level the same values here: the hour's, or NULL
+        assert set(row) == set(want)
+        for column, value in want.items():
+            np.testing.assert_array_equal(row[column], value, err_msg=column)
+    feb = np.datetime64("2024-02", "M")
+    assert [(str(r.day), r.cols) for r in window.monthly.runs[feb]] == [
+        ("2024-02-27", slice(0, P)), ("2024-02-27", slice(P, 2 * P)), ("2024-02-27", slice(2 * P, 3 * P))]
+    assert window.monthly.days[feb] == [np.datetime64("2024-02-27", "D")]
+    np.testing.assert_array_equal(window.monthly.spill.get(window.monthly.runs[feb][1])["temperature_2m"],
+                                  values["temperature_2m"][0])
+    window.monthly.spill.close()
+
+
+def test_a_spilled_days_rows_go_out_before_the_whole_day_after_it() -> None:
+    """A lone hour at 23 UTC then the whole next day, both in runs of levels: the lone day's runs go out
+    first, then the whole day summed in the client, so the daily COPY stays in bucket order."""
+    times, values = _data(48, seed=6)
+    times, values = times[23:48], {c: v[23:48] for c, v in values.items()}
+    window = _levels_window(times, 2)
+    window.adopt([np.datetime64("2024-02-27", "D")])
+    with np.errstate(all="ignore"):
+        for h in range(len(times)):
+            for level in range(2):
+                hour = {c: v[h:h + 1] for c, v in values.items()}
+                window.add(times[h:h + 1], hour, slice(level * P, (level + 1) * P))
+        window.close()
+        whole = _expected(times, values, np.datetime64("2024-02-28", "D"))
+    assert [(str(d), lv is None or len(lv)) for d, lv, _ in window.emitted] == [
+        ("2024-02-27", P), ("2024-02-27", P), ("2024-02-28", 2 * P)]
+    row = window.emitted[-1][2]
+    assert (row["hours"] == 24).all()
+    np.testing.assert_allclose(row["temperature_2m_mean"][:P], whole["temperature_2m_mean"], rtol=1e-6)
+    window.monthly.spill.close()
