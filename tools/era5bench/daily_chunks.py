@@ -14,26 +14,16 @@ from typing import Any
 
 from psycopg import sql
 
+from era5bench.common import copy_hypertable
+
 
 def _copy(conn: Any, source: str, name: str, interval: str) -> int:
-    """``source`` copied into a new hypertable ``name`` with chunks of ``interval``, compressed; its chunks."""
-    ident = sql.Identifier(name)
-    conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(ident))
-    conn.execute(sql.SQL("CREATE TABLE {} (LIKE {} INCLUDING DEFAULTS)").format(ident, sql.Identifier(source)))
-    conn.execute("SELECT create_hypertable(%s::regclass, by_range('bucket', %s::interval))", (name, interval))
+    """``source`` copied into a new hypertable ``name`` with chunks of ``interval``, laid out as it is; its chunks."""
+    conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(name)))
     found = conn.execute("SELECT segmentby, orderby FROM timescaledb_information.hypertable_columnstore_settings"
                          " WHERE hypertable = %s::regclass", (source,)).fetchone()
     segmentby, orderby = (found[0] or "", found[1]) if found else ("", "bucket")
-    conn.execute(sql.SQL("ALTER TABLE {} SET (timescaledb.enable_columnstore, timescaledb.segmentby = {},"
-                         " timescaledb.orderby = {})").format(ident, sql.Literal(segmentby), sql.Literal(orderby)))
-    order = ", ".join(c for c in (segmentby, orderby) if c)
-    conn.execute(sql.SQL("INSERT INTO {} SELECT * FROM {} ORDER BY " + order).format(  # order: the settings'
-        ident, sql.Identifier(source)))
-    chunks = conn.execute("SELECT format('%%I.%%I', chunk_schema, chunk_name) FROM timescaledb_information.chunks"
-                          " WHERE hypertable_name = %s", (name,)).fetchall()
-    for (chunk,) in chunks:
-        conn.execute("CALL convert_to_columnstore(%s::regclass)", (chunk,))
-    return len(chunks)
+    return copy_hypertable(conn, source, name, "bucket", interval, segmentby, orderby)
 
 
 def _explain(url: str, statement: str) -> tuple[float, float]:

@@ -33,7 +33,7 @@ import time
 from datetime import date
 from typing import Any
 
-from era5bench.common import log
+from era5bench.common import copy_hypertable, log
 from era5bench.downloads import cached_download, day_request
 from era5bench.loadfile import decades_download, run
 
@@ -145,8 +145,6 @@ def yearly_copy(url: str, source: str, target: str) -> None:
     """``target``: ``source``'s rows in chunks of a year (365 days), segmented by tile and ordered by
     (location_id, time), written tile by tile in that order: the shape of a place-major copy of
     finished years, where a place's year is ~9 batches of its own rows."""
-    from psycopg import sql
-
     from era5etl.db import connect
 
     with connect(url, autocommit=True) as conn:
@@ -154,14 +152,7 @@ def yearly_copy(url: str, source: str, target: str) -> None:
         if have and have[0]:
             return
         log(f"bench: copying {source} into {target} in yearly chunks ...")
-        src, dst = sql.Identifier(source), sql.Identifier(target)
-        conn.execute(sql.SQL("CREATE TABLE {} (LIKE {})").format(dst, src))
-        conn.execute("SELECT create_hypertable(%s, by_range('time', INTERVAL '365 days'))", (target,))
-        conn.execute(sql.SQL("ALTER TABLE {} SET (timescaledb.enable_columnstore, timescaledb.segmentby = 'tile',"
-                             " timescaledb.orderby = 'location_id, time')").format(dst))
-        conn.execute(sql.SQL("INSERT INTO {} SELECT * FROM {} ORDER BY tile, location_id, time").format(dst, src))
-        for (chunk,) in conn.execute("SELECT show_chunks(%s)", (target,)).fetchall():
-            conn.execute("CALL convert_to_columnstore(%s)", (chunk,))
+        copy_hypertable(conn, source, target, "time", "365 days", "tile", "location_id, time")
 
 
 def history(url: str, table: str, runs: int, jit: str) -> dict[str, Any]:
