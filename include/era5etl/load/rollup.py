@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -289,20 +289,17 @@ class WindowRollup:
                  monthly: MonthlyRollup, tiled: bool = False, levels: bool = False) -> None:
         self.times = np.asarray(times, dtype=np.int64)  # the load's time steps in the chunk, epoch seconds
         hours = self.times.astype("datetime64[s]")
-        days = np.unique(hours.astype("datetime64[D]"))
+        days, steps = np.unique(hours.astype("datetime64[D]"), return_counts=True)
         # A whole day: its 24 hours all in this load (on the hour); the rest are SQL's (the hours the
         # load lacks are in the table). Without points (a grid off the lattice) every day is SQL's.
         on_hour = hours[hours.astype("datetime64[h]") == hours]
         per_day = np.unique(on_hour.astype("datetime64[D]"), return_counts=True)
         full = set(per_day[0][per_day[1] == 24].tolist()) if points is not None else set()
-        self.whole = {d for d in days if d.item() in full}
+        self._aggregate({d for d in days if d.item() in full}, days)
         # Days the load holds one hour of: read in runs of levels, each run is its points' whole day
         # (when the day is lone), kept on disk until its rows go out (load.spill).
-        per_hour = np.unique(hours.astype("datetime64[D]"), return_counts=True)
-        self.one_hour = set(per_hour[0][per_hour[1] == 1].tolist())
+        self.one_hour = set(days[steps == 1].tolist())
         self.spilled: list[SpilledRun] = []  # runs of one-hour days whose daily rows are not out yet
-        self._whole = np.array(sorted(self.whole), dtype="datetime64[D]")
-        self.partial_days = [d for d in days if d not in self.whole]
         self.lone: list[np.datetime64] = []  # partial days aggregated here all the same (adopt)
         self.days = days
         self.points = points or Points(np.zeros(0, np.int32), np.zeros(0, np.float32))
@@ -328,9 +325,14 @@ class WindowRollup:
         which that ``INSERT ... SELECT`` had not written after 19 minutes. The chunk's transaction checks
         that they are still lone (another load of the same day may have come first)."""
         self.lone = [d for d in self.partial_days if d in set(lone)]
-        self.whole |= set(self.lone)
-        self._whole = np.array(sorted(self.whole), dtype="datetime64[D]")
-        self.partial_days = [d for d in self.partial_days if d not in self.whole]
+        self._aggregate(self.whole | set(self.lone), self.partial_days)
+
+    def _aggregate(self, whole: set[np.datetime64], days: Iterable[np.datetime64]) -> None:
+        """The days aggregated here (``whole``, and the same as a sorted array for the blocks' test);
+        the rest of ``days`` are SQL's."""
+        self.whole = whole
+        self._whole = np.array(sorted(whole), dtype="datetime64[D]")
+        self.partial_days = [d for d in days if d not in whole]
 
     def add(self, valid_time: npt.NDArray[np.datetime64], values: dict[str, npt.NDArray[np.float32]],
             cols: slice | None = None) -> None:
