@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from psycopg import sql
 
 from era5etl.core.months import as_utc
@@ -112,10 +113,18 @@ def series(conn: Any, table: str, point: Point, start: datetime | None, end: dat
     columns = resolve(step, variables, data_columns(conn, table))
     start, end = as_utc(start), as_utc(end)
     relation, time_column = source_of(conn, table, step)
-    params = {"id": point.location_id, "start": start, "end": end, "level": level}
-    tiled = in_tiles(conn, relation)
-    row = conn.cursor(binary=True).execute(series_statement(relation, time_column, columns, start, end, level, tiled),
-                                           params).fetchone()
+    times, values = _point_rows(conn, table, relation, time_column, columns, point, step, start, end, level)
+    return Series(point, step, columns, times, values)
+
+
+def _point_rows(conn: Any, table: str, relation: str, time_column: str, columns: list[str], point: Point, step: Step,
+                start: datetime | None, end: datetime | None, level: int | None = None
+                ) -> tuple[npt.NDArray[np.datetime64], dict[str, npt.NDArray[Any]]]:
+    """The point's rows of ``relation`` in [start, end), read packed and unpacked, in time order: their
+    times and each column's values (``hours`` int64, the rest float32); ReadError if there are none."""
+    statement = series_statement(relation, time_column, columns, start, end, level, in_tiles(conn, relation))
+    row = conn.cursor(binary=True).execute(
+        statement, {"id": point.location_id, "start": start, "end": end, "level": level}).fetchone()
     parts = list(row) if row else [None] * (len(columns) + 1)
     times = unpack(parts[0], "timestamptz")
     if times.size == 0:
@@ -125,7 +134,7 @@ def series(conn: Any, table: str, point: Point, start: datetime | None, end: dat
     if times.size > 1 and not bool(np.all(times[1:] > times[:-1])):
         order = np.argsort(times, kind="stable")
         times, values = times[order], {c: v[order] for c, v in values.items()}
-    return Series(point, step, columns, times, values)
+    return times, values
 
 
 def _monthly_means(conn: Any, table: str, point: Point, start: datetime | None, end: datetime | None,
@@ -139,13 +148,7 @@ def _monthly_means(conn: Any, table: str, point: Point, start: datetime | None, 
     data = data_columns(conn, table)
     columns = resolve("hour", variables or list(data), data)
     start, end = as_utc(start), as_utc(end)
-    statement = series_statement(table, "time", columns, start, end, None, in_tiles(conn, table))
-    row = conn.cursor(binary=True).execute(statement, {"id": point.location_id, "start": start, "end": end}).fetchone()
-    parts = list(row) if row else [None] * (len(columns) + 1)
-    times = unpack(parts[0], "timestamptz")
-    if times.size == 0:
-        raise _empty(conn, table, table, "time", point, "hour", start, end)
-    values = {c: unpack(b, "float4").astype(np.float32) for c, b in zip(columns, parts[1:], strict=True)}
+    times, values = _point_rows(conn, table, table, "time", columns, point, "hour", start, end)
     return Series(point, "month", columns, times, values, units=units_of(dataset, columns))
 
 
