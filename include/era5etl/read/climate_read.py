@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
+from era5etl.core.datasets import Dataset
 from era5etl.db.rollups import data_columns
 from era5etl.read.climate import summarize, value_column
 from era5etl.read.columns import UNITS
@@ -41,8 +42,9 @@ def _loaded_years(daily: Any) -> tuple[int, int]:
 
 def point_climate(conn: Any, table: str, point: Point, variable: str, *, baseline: tuple[int, int] = DEFAULT_BASELINE,
                   first_year: int | None = None, last_year: int | None = None, indices: list[str] | None = None,
-                  offset_minutes: int | None = None) -> dict[str, Any]:
-    """The climate of ``variable`` at ``point``: ``variable``, ``unit``, ``statistic``,
+                  offset_minutes: int | None = None, dataset: Dataset | None = None) -> dict[str, Any]:
+    """The climate of ``variable`` at ``point`` (of ``table``, loaded as ``dataset``: asked if None):
+    ``variable``, ``unit``, ``statistic``,
     ``utc_offset_hours``, ``baseline``, ``years``, ``months`` (the baseline's climatology per calendar
     month), ``monthly``, ``highest``/``lowest``, ``trend_per_decade``, ``indices``, ``notes``, and the
     ``grid_point`` read. Days of UTC+``offset_minutes`` from the hourly rows, or UTC days from the daily
@@ -51,7 +53,7 @@ def point_climate(conn: Any, table: str, point: Point, variable: str, *, baselin
     if variable not in data_columns(conn, table) and variable != "wind_speed_10m":
         raise ReadError(f"unknown variable {variable!r}; {table} has {', '.join(data_columns(conn, table))}")
     column, statistic = value_column(variable)
-    dataset = table_dataset(conn, table)
+    dataset = dataset or table_dataset(conn, table)
     if dataset.monthly and indices:
         raise refuse_days(table, dataset, f"the daily indices ({', '.join(indices)})")
     names = [] if dataset.monthly else check_indices(indices, variable)
@@ -92,8 +94,8 @@ def climate_request(conn: Any, table: str, at: Where, variable: str = "temperatu
     span = parse_years(baseline) if isinstance(baseline, str) else baseline
     if first is not None and last is not None and last < first:
         raise ReadError(f"the last year {last} is before the first {first}")
-    point, named = describe_point(conn, table, at)
     dataset = table_dataset(conn, table)
+    point, named = describe_point(conn, table, at, dataset)
     if dataset.monthly:  # months, not days: no day boundary to shift
         if tz is not None:
             raise refuse_days(table, dataset, f"days of {tz}")
@@ -104,7 +106,7 @@ def climate_request(conn: Any, table: str, at: Where, variable: str = "temperatu
         standard = tz is None and shift is not None
         named += f", days of {offset_text(shift or 0)}" + (" (the place's standard offset)" if standard else "")
     summary = point_climate(conn, table, point, variable, baseline=span, first_year=first, last_year=last,
-                            indices=indices, offset_minutes=shift)
+                            indices=indices, offset_minutes=shift, dataset=dataset)
     grid_point = summary.pop("grid_point")
     return {**_where_json(at, grid_point, named), **summary}
 

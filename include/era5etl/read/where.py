@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from era5etl.core.datasets import Dataset
 from era5etl.read.errors import ReadError
 from era5etl.read.places import Place
 from era5etl.read.points import Point
@@ -55,11 +56,12 @@ def offset_minutes(text: str | None, at: Where | None, default_local: bool = Fal
     return parse_offset(text, standard)
 
 
-def describe_point(conn: Any, table: str, at: Where) -> tuple[Point, str]:
-    """(the nearest grid point, how a read names it: the place, its grid point and the distance)."""
+def describe_point(conn: Any, table: str, at: Where, dataset: Dataset | None = None) -> tuple[Point, str]:
+    """(the nearest grid point, how a read names it: the place, its grid point and the distance);
+    ``dataset``: the table's, if the caller has it already (else asked, ``read.points.table_dataset``)."""
     from era5etl.read.points import describe, nearest_point, table_dataset
 
-    dataset = table_dataset(conn, table)
+    dataset = dataset or table_dataset(conn, table)
     point = nearest_point(conn, table, at.latitude, at.longitude, dataset)
     return point, at.label() + describe(point, at.latitude, at.longitude, dataset)
 
