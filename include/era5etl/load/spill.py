@@ -5,11 +5,12 @@ about a million (``load.loader.block_levels``). When the load holds that one hou
 *lone* day, ``load.rollup.WindowRollup.adopt``), each run already holds its points' whole day: the
 day's rows are the hour's values. Summing them into arrays over all 38.4M columns, as a day of
 several hours needs, held 5.9 GB of client memory (docs/benchmarks.md#rollups-on-pressure-levels).
-Instead each run's values go to an unlinked temporary file as they pass (20 bytes a row for five
-variables), and are read back one run at a time: for the chunk's daily rows once its hourly rows
-are copied, and for the month's rows once the chunks are committed (``load.monthly``). Memory then
-follows a run, not the globe; the disk holds the hour's rolled-up values once (768 MB for the
-global hour), and the operating system's page cache usually serves them back.
+Instead each run's values go to an unlinked temporary file as they pass (4 bytes a variable and
+row, 8 for a wind speed), and are read back one run at a time: for the chunk's daily rows once its
+hourly rows are copied, and for the month's rows once the chunks are committed (``load.monthly``).
+Memory then follows a run, not the globe; the disk holds the hour's rolled-up values once (922 MB
+for the global hour's six variables), and the operating system's page cache usually serves them
+back.
 """
 
 from __future__ import annotations
