@@ -178,17 +178,12 @@ def _open_day(hour: dict[str, npt.NDArray[Any]], rolled: dict[str, tuple[str, ..
 
 
 def hour_partial(hour: dict[str, npt.NDArray[Any]], rolled: dict[str, tuple[str, ...]]) -> Partial:
-    """The (1, P) partial of a day the load holds one hour of (``hour``: :func:`_hour_values`): every
-    aggregate is the hour's value, or NULL (no count) where it is NULL."""
-    first = next(iter(hour.values()))
-    out = Partial(np.ones((1, first.size), dtype=np.int32))
-    for variable, x in hour.items():
-        row = x.reshape(1, -1)
-        if "min" in rolled[variable]:
-            out.low[variable] = out.high[variable] = row.astype(np.float32, copy=False)
-        out.total[variable] = row.astype(np.float64, copy=False)
-        out.count[variable] = (~np.isnan(row)).astype(np.int32)
-    return out
+    """The (1, P) partial of a day the load holds one hour of (``hour``: :func:`_hour_values`): a day
+    opened and its hour folded in as every hour is (a NULL adds nothing to the sums, so the day merges
+    with other days' partials as theirs do)."""
+    acc = _open_day(hour, rolled, next(iter(hour.values())).size)
+    _add_hour(acc, hour, None)
+    return acc
 
 
 def _add_hour(acc: Partial, hour: dict[str, npt.NDArray[Any]], clean: dict[str, int] | None,

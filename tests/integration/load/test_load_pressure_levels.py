@@ -243,8 +243,9 @@ def test_a_lone_hour_in_runs_of_levels_is_rolled_up_from_disk_run_by_run(db_url:
     points' whole day, kept on disk (load.spill) rather than summed over every (level, point) of the
     globe, and its month's rows are made run by run, each run's days added to the server's figures of
     the other days the table holds. Here on the sample's 8 levels cut into runs of 3: its hour of
-    2016-05-28 loaded beside an hour of 2016-05-30 already in the table, then reloaded; the daily and
-    monthly rollups equal plain SQL over the hourly rows each time."""
+    2016-05-28 (its temperature NULL at a few points) loaded beside an hour of 2016-05-30 already in
+    the table, then reloaded; the daily and monthly rollups equal plain SQL over the hourly rows each
+    time."""
     from era5etl.load import load, loader
     from era5etl.load.spill import Spill
     from era5etl.stage import open_download
@@ -252,7 +253,10 @@ def test_a_lone_hour_in_runs_of_levels_is_rolled_up_from_disk_run_by_run(db_url:
     with xr.open_dataset(samples / NEW_NC) as ds:
         stamps = [str(ds.valid_time.values[i]) for i in (0, 23)]
         assert stamps[0][:13] == "2016-05-28T07" and stamps[1][:10] == "2016-05-30"
-        ds.isel(valid_time=slice(0, 1)).load().to_netcdf(tmp_path / "lone.nc")
+        lone = ds.isel(valid_time=slice(0, 1)).load()
+        # NULL at a few (level, point)s: their day is NULL there, and their month the other day's alone.
+        lone["t"][0, :2, 0, :3] = np.nan
+        lone.to_netcdf(tmp_path / "lone.nc")
         ds.isel(valid_time=slice(23, 24)).load().to_netcdf(tmp_path / "other.nc")
     assert cli("load-file", str(tmp_path / "other.nc"), "--table", pl_table)[0] == 0
     spilled: list[tuple[int, int]] = []
