@@ -192,9 +192,7 @@ def other_hours(relation: sql.Composable, gaps: int, levels: bool = False) -> sq
     any other hour of that day. Ranges, not ``time <> ALL(hours)``: the columnstore skips every batch
     whose time range lies outside them (measured on a global day, 24.9M rows, none outside the load's
     24 hours: 11-39 ms against 0.3-2.1 s)."""
-    ranges = sql.SQL(" OR ").join(
-        sql.SQL("(time > {} AND time < {})").format(sql.Placeholder(f"lo{i}"), sql.Placeholder(f"hi{i}"))
-        for i in range(gaps))
+    ranges = _ranges("time", ">", gaps)
     return sql.SQL(
         "SELECT EXISTS (SELECT 1 FROM {table} WHERE time >= %(first)s AND time < %(last)s AND ({ranges})"
         " AND latitude BETWEEN %(south)s AND %(north)s"
@@ -207,12 +205,19 @@ def other_days(table: str, gaps: int, grid: LatLonGrid, levels: bool = False) ->
     ``grid``; of the levels in %(levels)s on pressure levels) on a day in one of ``gaps`` ranges
     %(lo0)s <= bucket < %(hi0)s, and so on: whether a month holds days besides a load's. Ranges, as in
     :func:`other_hours`, so the columnstore skips the batches of the load's own days."""
-    ranges = sql.SQL(" OR ").join(
-        sql.SQL("(bucket >= {} AND bucket < {})").format(sql.Placeholder(f"lo{i}"), sql.Placeholder(f"hi{i}"))
-        for i in range(gaps))
+    ranges = _ranges("bucket", ">=", gaps)
     return sql.SQL("SELECT EXISTS (SELECT 1 FROM {daily} WHERE ({ranges}) AND {box}{filter})").format(
         daily=table_ident(rollup_tables(table)["day"]), ranges=ranges, box=box_filter(grid),
         filter=level_filter(levels))
+
+
+def _ranges(column: str, low: str, gaps: int) -> sql.Composed:
+    """``gaps`` time ranges of ``column`` ORed: %(lo0)s ``low`` column < %(hi0)s, and so on (``low``: ">" or
+    ">=")."""
+    return sql.SQL(" OR ").join(
+        sql.SQL("({c} {low} {lo} AND {c} < {hi})").format(c=sql.Identifier(column), low=sql.SQL(low),
+                                                         lo=sql.Placeholder(f"lo{i}"), hi=sql.Placeholder(f"hi{i}"))
+        for i in range(gaps))
 
 
 def level_filter(levels: bool) -> sql.Composable:
