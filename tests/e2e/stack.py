@@ -98,6 +98,8 @@ class AirflowStack:
         self.table = f"e2e_{uuid.uuid4().hex[:10]}"
         self.area = AREA
         self.meta_db = f"airflow_e2e_{uuid.uuid4().hex[:10]}"
+        # The pools the DAG's tasks use, as scripts/setup.sh creates them (a stack may change a size).
+        self.pools = {"era5_cds": 4, "era5_db": 2}
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
@@ -506,21 +508,22 @@ def _wait_ready(stack: AirflowStack) -> None:
     errors = stack.api("GET", "importErrors")
     if errors["total_entries"]:
         raise stack.fail(f"DAG import errors: {errors}")
-    # The pools the DAG's tasks use, as scripts/setup.sh creates them.
-    for name, slots in (("era5_cds", 4), ("era5_db", 2)):
+    for name, slots in stack.pools.items():
         stack.api("POST", "pools", {"name": name, "slots": slots, "include_deferred": False})
 
 
 @contextlib.contextmanager
 def running_stack(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
                   derived: Callable[[AirflowStack], dict[str, str]] | None = None,
-                  **settings: str) -> Iterator[AirflowStack]:
+                  pools: dict[str, int] | None = None, **settings: str) -> Iterator[AirflowStack]:
     """A stack started and torn down around the block; ``settings`` override its environment, and so
-    does ``derived(stack)``, for settings made of the stack's own names (its metadata database)."""
+    does ``derived(stack)``, for settings made of the stack's own names (its metadata database);
+    ``pools`` override the sizes of the DAG's pools."""
     work = tmp_path_factory.mktemp("airflow-stack")
     db_url = database_url()
     with LocalCDS() as cds:
         stack = AirflowStack(work, db_url, cds)
+        stack.pools.update(pools or {})
         stack.env.update(settings)
         if derived is not None:
             stack.env.update(derived(stack))

@@ -26,6 +26,7 @@ import os
 import signal
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -108,6 +109,14 @@ def _frozen_mid_load(stack: AirflowStack, tries: list[str]) -> tuple[str, int, s
     _signal_worker(stack, worker, signal.SIGCONT)
     tries.append(f"{month} on {worker} (pid {pid}): its COPY had committed; thawed")
     return None
+
+
+def test_each_worker_preloaded_the_pipeline_before_forking_its_pool(stack: AirflowStack) -> None:
+    """``era5etl.airflow.celery_config``: the worker's main process imported Great Expectations (and with
+    it pandas, whose compiled modules are then mapped into it), which Airflow's worker alone does not."""
+    for name in WORKERS:
+        maps = Path(f"/proc/{stack.procs[name].pid}/maps").read_text()
+        assert "/pandas/_libs/" in maps, f"{name}'s main process did not preload era5etl.airflow.preload"
 
 
 def test_backfill_over_two_workers_one_killed_mid_load(stack: AirflowStack) -> None:

@@ -445,6 +445,22 @@ def test_forkserver_preload_is_on_as_measured(compose: Compose) -> None:
         assert importlib.util.find_spec(module) is not None, module
 
 
+def test_celery_workers_preload_as_the_forkserver_does(compose: Compose) -> None:
+    """The celery profile's workers read era5etl.airflow.celery_config: Airflow's own Celery settings,
+    and Celery's ``imports`` ending with the forkserver's preload, as Airflow's Celery app reads them."""
+    env = airflow_services(full(compose))["airflow-worker"]["environment"]
+    key = "AIRFLOW__CELERY__CELERY_CONFIG_OPTIONS"
+    code = ("import json\n"
+            "from airflow.providers.celery.executors.celery_executor_utils import app\n"
+            "from airflow.providers.celery.executors.default_celery import DEFAULT_CELERY_CONFIG as d\n"
+            "print(json.dumps([list(app.conf.imports), app.conf.broker_url == d['broker_url'],"
+            " app.conf.worker_concurrency == d['worker_concurrency']]))")
+    proc = subprocess.run([sys.executable, "-c", code], env={**os.environ, key: env[key]},
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == [["era5etl.airflow.preload"], True, True]
+
+
 def test_task_handover_settings_are_the_one_command_stacks(compose: Compose) -> None:
     """The compose file's Airflow hands a finished task over as `airflow up` does (the same values as
     era5etl.cli.database.LATENCY, which the backfill benchmark measured), and Airflow reads them as set."""

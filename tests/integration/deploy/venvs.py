@@ -12,10 +12,11 @@ from pathlib import Path
 from typing import Any
 
 # What the compose stack imports at run time beyond the DAGs: FAB's auth manager, the Celery executor,
-# the postgres provider, the StatsD client, Great Expectations and the modules the forkserver preloads.
+# the postgres provider, the StatsD client, Great Expectations and the modules the forkserver preloads, and
+# the Celery workers' configuration.
 STACK_MODULES = ("airflow.providers.fab.auth_manager.fab_auth_manager",
                  "airflow.providers.celery.executors.celery_executor", "airflow.providers.postgres.hooks.postgres",
-                 "statsd", "great_expectations", "era5etl.pipeline.steps")
+                 "statsd", "great_expectations", "era5etl.pipeline.steps", "era5etl.airflow.celery_config")
 
 _PARSE = """if True:
     import importlib, json, sys
