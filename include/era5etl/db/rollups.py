@@ -128,11 +128,15 @@ def ensure_rollups(conn: psycopg.Connection[Any], table: str, columnstore: bool)
     return added
 
 
+# The rows of the points between %(south)s and %(north)s.
+LATITUDES = sql.SQL("latitude BETWEEN %(south)s AND %(north)s")
+
+
 def box_filter(grid: LatLonGrid) -> sql.Composed:
     """The rollup rows of the points inside %(south)s..%(north)s and the longitude columns
     %(col0)s..%(col1)s of ``grid`` (:func:`box_params`): a rollup has no longitude, its id fixes it."""
-    return sql.SQL("latitude BETWEEN %(south)s AND %(north)s AND (location_id - 1) %% {} BETWEEN %(col0)s"
-                   " AND %(col1)s").format(sql.Literal(grid.lon_count))
+    return sql.SQL("{} AND (location_id - 1) %% {} BETWEEN %(col0)s AND %(col1)s").format(
+        LATITUDES, sql.Literal(grid.lon_count))
 
 
 def box_params(grid: LatLonGrid, south: float, north: float, west: float, east: float) -> dict[str, Any]:

@@ -38,7 +38,7 @@ from era5etl.core.grid import Area, Grid
 from era5etl.core.months import as_utc
 from era5etl.core.rollups import sources, split_value_column
 from era5etl.db import table_ident
-from era5etl.db.rollups import box_filter, box_params, data_columns
+from era5etl.db.rollups import LATITUDES, box_filter, box_params, data_columns
 from era5etl.read.columns import STEP_NAMES, UNITS, Step, check_step, known, resolve
 from era5etl.read.errors import ReadError
 from era5etl.read.gaps import gap_text, gaps
@@ -137,11 +137,13 @@ def _aggregates(step: Step, column: str, i: int) -> tuple[list[sql.Composable], 
 
 def area_statement(relation: str, time_column: str, step: Step, columns: list[str],
                    bounded: tuple[bool, bool] = (True, True), grid: LatLonGrid = ERA5_GRID,
-                   level: bool = False) -> sql.Composed:
+                   level: bool = False, other_longitudes: bool = True) -> sql.Composed:
     """One row: the step's time, points, hours and each column packed, one element per step in time
     order, of the rows in the box %(south)s..%(north)s, %(west)s..%(east)s and in [%(start)s, %(end)s)
     (``bounded`` says which bound is asked for; one not asked is open), on ``grid``'s lattice;
-    ``level``: the table is on pressure levels, its rows at %(level)s only.
+    ``level``: the table is on pressure levels, its rows at %(level)s only; ``other_longitudes``:
+    the table may hold points west or east of the box (False: its loaded box is within the box's
+    longitudes, and the longitude test, made on every decoded row, is left out).
 
     The rows are grouped twice: by step and latitude first, with plain sums, counts, minima and
     maxima (which TimescaleDB aggregates vectorised, on the columnstore's batches), then by step,
@@ -163,7 +165,7 @@ def area_statement(relation: str, time_column: str, step: Step, columns: list[st
     # The box by latitude and by the ids' longitude columns, on the hourly rows as on the rollups
     # (which keep no longitude: ``db.rollups.box_filter``).
     where: list[sql.Composable] = [sql.SQL("location_id BETWEEN %(first_id)s AND %(last_id)s AND {}").format(
-        box_filter(grid))]
+        box_filter(grid) if other_longitudes else LATITUDES)]
     if level:
         where.append(sql.SQL("level = %(level)s"))
     if bounded[0]:
@@ -193,6 +195,14 @@ def area_params(area: Area, start: datetime | None, end: datetime | None, grid: 
             "start": start, "end": end, "level": level}
 
 
+def holds_other_longitudes(held: Bounds, params: dict[str, Any], grid: LatLonGrid) -> bool:
+    """Whether a table whose loaded box is ``held`` may hold points outside the longitude columns
+    %(col0)s..%(col1)s of ``params``: unless its columns lie within them (a table of the area's box,
+    or a narrower one), its rows need the longitude test."""
+    first, last = grid.column_range(held.west, held.east)
+    return not (params["col0"] <= first and last <= params["col1"])
+
+
 def area_series(conn: Any, table: str, area: Area, start: datetime | None, end: datetime | None,
                 variables: list[str] | None, step: Step, level: int | None = None) -> AreaSeries:
     """The area's series in [start, end) (None: from the first / to the last loaded) at ``step``.
@@ -207,13 +217,14 @@ def area_series(conn: Any, table: str, area: Area, start: datetime | None, end: 
     dataset = table_dataset(conn, table)
     grid = dataset.grid
     level = check_level(conn, table, level)  # one row per level: a mean over levels would mix them
-    check_inside(table, area, loaded_bounds(conn, table, dataset), grid)
+    held = loaded_bounds(conn, table, dataset)
+    check_inside(table, area, held, grid)
     columns = area_columns(variables, data_columns(conn, table))
     start, end = as_utc(start), as_utc(end)
     relation, time_column = source_of(conn, table, step)
     params = area_params(area, start, end, grid, level)
     statement = area_statement(relation, time_column, step, columns, (start is not None, end is not None), grid,
-                               level is not None)
+                               level is not None, holds_other_longitudes(held, params, grid))
     row = conn.cursor(binary=True).execute(statement, params).fetchone()
     parts = list(row) if row else [None] * (len(columns) + 3)
     times = unpack(parts[0], "timestamptz")
@@ -274,4 +285,4 @@ def area_json(s: AreaSeries) -> dict[str, Any]:
 
 
 __all__ = ["AreaSeries", "ReadError", "area_columns", "area_csv", "area_json", "area_series", "check_inside",
-           "lattice_points"]
+           "holds_other_longitudes", "lattice_points"]

@@ -8,8 +8,18 @@ import json
 import numpy as np
 import pytest
 
+from era5etl.core.datasets import ERA5_GRID
 from era5etl.core.grid import Area, location_ids
-from era5etl.read.area import AreaSeries, area_csv, area_json, area_params, area_statement, check_inside, lattice_points
+from era5etl.read.area import (
+    AreaSeries,
+    area_csv,
+    area_json,
+    area_params,
+    area_statement,
+    check_inside,
+    holds_other_longitudes,
+    lattice_points,
+)
 from era5etl.read.errors import ReadError
 from era5etl.read.points import Bounds
 
@@ -46,6 +56,20 @@ def test_the_statement_binds_every_value_and_quotes_every_name() -> None:
     params = area_params(Area.parse("50/5/45/10"), None, None)
     # The ids of the south-west and north-east corners bound the box's points.
     assert (params["first_id"], params["last_id"]) == (int(location_ids(45, 5)), int(location_ids(50, 10)))
+
+
+def test_the_longitude_test_is_left_out_only_where_the_table_holds_no_other_longitude() -> None:
+    params = area_params(Area.parse("50/5/45/10"), None, None)
+    assert not holds_other_longitudes(LOADED, params, ERA5_GRID)  # the table's own box
+    assert not holds_other_longitudes(Bounds(50.0, 6.0, 45.0, 9.0), params, ERA5_GRID)  # a narrower table
+    assert holds_other_longitudes(Bounds(50.0, 4.75, 45.0, 10.0), params, ERA5_GRID)  # one column west more
+    assert holds_other_longitudes(Bounds(50.0, 5.0, 45.0, 10.25), params, ERA5_GRID)  # one column east more
+    narrower = area_params(Area.parse("50/6/45/9"), None, None)
+    assert holds_other_longitudes(LOADED, narrower, ERA5_GRID)
+    kept = repr(area_statement("w", "time", "hour", ["temperature_2m_mean"]))
+    left_out = repr(area_statement("w", "time", "hour", ["temperature_2m_mean"], other_longitudes=False))
+    assert "%(col0)s" in kept and "%(col0)s" not in left_out
+    assert "%(south)s" in left_out and "%(first_id)s" in left_out
 
 
 def _series() -> AreaSeries:
