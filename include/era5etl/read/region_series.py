@@ -27,7 +27,7 @@ from era5etl.read.columns import Step, check_step
 from era5etl.read.errors import ReadError
 from era5etl.read.localday import LOCAL_DAY, day_aggregate
 from era5etl.read.packed import packed, unpack
-from era5etl.read.points import loaded_bounds, require_table, table_dataset
+from era5etl.read.points import Bounds, loaded_bounds, require_table, table_dataset
 from era5etl.read.region_weights import weighed
 from era5etl.read.regions import Region
 from era5etl.read.series import source_of
@@ -123,9 +123,8 @@ def check_region(conn: Any, table: str, region: Region) -> Region:
     return _checked(conn, table, region)[0]
 
 
-def _checked(conn: Any, table: str, region: Region) -> tuple[Region, bool]:
-    """:func:`check_region`'s region, and whether ``table``'s loaded box holds enough longitude columns
-    outside the region's for filtering them out before the join to pay."""
+def _checked(conn: Any, table: str, region: Region) -> tuple[Region, Bounds]:
+    """:func:`check_region`'s region, and ``table``'s loaded box."""
     dataset = table_dataset(conn, table)
     if dataset.grid.step != GLOBAL_STEP:
         raise ReadError(f"{table} holds {dataset.title} on its {dataset.grid.step:g} degree grid; a region's series "
@@ -141,10 +140,14 @@ def _checked(conn: Any, table: str, region: Region) -> tuple[Region, bool]:
         n, w, s, e = region.describe()["box"]
         raise ReadError(f"none of the {region.points:,} grid points of {region} (within {n:g}/{w:g}/{s:g}/{e:g}, "
                         f"N/W/S/E) lies in what {table} holds: {b} (N/W/S/E); load the region's box first")
-    inside = region.inside(~outside) if outside.any() else region
-    col0, col1 = ERA5_GRID.column_range(float(inside.longitudes.min()), float(inside.longitudes.max()))
-    held0, held1 = ERA5_GRID.column_range(b.west, b.east)
-    return inside, (held1 - held0 + 1) > _COLUMNS_WORTH_FILTERING * (col1 - col0 + 1)
+    return (region.inside(~outside) if outside.any() else region), b
+
+
+def _other_longitudes(held: Bounds, params: dict[str, Any]) -> bool:
+    """Whether ``held``, a table's loaded box, holds enough longitude columns beside the region's
+    (%(col0)s..%(col1)s of :func:`_params`) for filtering them out before the join to pay."""
+    first, last = ERA5_GRID.column_range(held.west, held.east)
+    return bool((last - first + 1) > _COLUMNS_WORTH_FILTERING * (params["col1"] - params["col0"] + 1))
 
 
 def _series(region: Region, table: str, step: str, columns: list[str], row: Any) -> AreaSeries:
@@ -176,14 +179,15 @@ def region_series(conn: Any, table: str, region: Region, start: datetime | None,
     """The region's series in [start, end) (None: open) at ``step``, as ``read.area.area_series``."""
     step = check_step(step)
     require_table(conn, table)
-    region, other_longitudes = _checked(conn, table, region)
+    region, held = _checked(conn, table, region)
     columns = area_columns(variables, data_columns(conn, table))
     start, end = as_utc(start), as_utc(end)
     relation, time_column = source_of(conn, table, step)
+    params = _params(region, start, end)
     statement = region_statement(relation, time_column, step, columns, (start is not None, end is not None),
-                                 other_longitudes)
+                                 _other_longitudes(held, params))
     _hash_join(conn)
-    row = conn.cursor(binary=True).execute(statement, _params(region, start, end)).fetchone()
+    row = conn.cursor(binary=True).execute(statement, params).fetchone()
     return _series(region, table, step, columns, row)
 
 
@@ -192,12 +196,14 @@ def region_local_daily(conn: Any, table: str, region: Region, start: datetime | 
     """The region's days of UTC+``offset_minutes`` whose hours fall in [start, end) (None: the region's
     loaded span), as ``read.area_localday.area_local_daily``."""
     require_table(conn, table)
-    region, other_longitudes = _checked(conn, table, region)
+    region, held = _checked(conn, table, region)
     data = data_columns(conn, table)
     columns = area_columns(variables, data)
+    unbounded = _params(region, None, None)
+    other_longitudes = _other_longitudes(held, unbounded)
     if start is None or end is None:
         found = conn.execute(sql.SQL("SELECT min(time), max(time) FROM {} r WHERE {}").format(
-            table_ident(table), _box(other_longitudes)), _params(region, None, None)).fetchone()
+            table_ident(table), _box(other_longitudes)), unbounded).fetchone()
         if found is None or found[0] is None:
             raise ReadError(f"no hourly rows of {table} for the region {region}")
         start, end = start or found[0], end or found[1] + timedelta(hours=1)
