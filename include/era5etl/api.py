@@ -130,11 +130,13 @@ def climate(place: str | None = None, **request: Any) -> pd.DataFrame:
 
 def region_series(region: str | None = None, *, region_file: str | None = None, start: str | datetime | None = None,
                   end: str | datetime | None = None, variables: list[str] | None = None, step: str = "day",
-                  tz: str | None = None, table: str | None = None, url: str | None = None) -> pd.DataFrame:
+                  tz: str | None = None, table: str | None = None, url: str | None = None,
+                  level: int | None = None) -> pd.DataFrame:
     """A region's series (a country by name or ISO code, or a GeoJSON file) as a DataFrame: index
     ``time`` (UTC, or with ``tz``, a fixed offset, each of its days' start), ``points``, ``hours`` and
-    the rollup columns (``temperature_2m_mean`` ...), its points weighted by their cells' overlap with
-    the outline; ``attrs``: the ``region`` (name, source, points, box) and ``units``."""
+    the rollup columns (``temperature_2m_mean`` ...), its points (the table's lattice's: ERA5-Land's
+    0.1 degree cells on a land table) weighted by their cells' overlap with the outline; ``level``: the
+    hPa of a table on pressure levels; ``attrs``: the ``region`` (name, source, points, box) and ``units``."""
     import pandas as pd
 
     from era5etl.db import connect
@@ -150,11 +152,11 @@ def region_series(region: str | None = None, *, region_file: str | None = None, 
     first, last, name = _moment(start), _moment(end), _table(table)
     with connect(_url(url)) as conn:
         if shift is None:
-            s = read_region(conn, name, outline, first, last, variables, step)  # type: ignore[arg-type]
+            s = read_region(conn, name, outline, first, last, variables, step, level)  # type: ignore[arg-type]
         else:
             lag = timedelta(minutes=shift)
             s = region_local_daily(conn, name, outline, first - lag if first else None,
-                                   last - lag if last else None, variables, shift)
+                                   last - lag if last else None, variables, shift, level)
     index = pd.DatetimeIndex(pd.to_datetime(s.time).tz_localize("UTC"), name="time")
     if shift is not None:
         index = index.tz_convert(timezone(timedelta(minutes=shift)))

@@ -199,7 +199,7 @@ def _area_series(args: argparse.Namespace, table: str, start: datetime | None, e
         else:
             from era5etl.read.region_series import region_series
 
-            s = region_series(conn, table, region, start, end, variables, args.step)
+            s = region_series(conn, table, region, start, end, variables, args.step, args.level)
     where = f"{_named(s)}, {len(s.time):,} {STEP_NAMES[args.step]} steps of {table}"
     print(f"# {where}" if args.csv else where)
     if args.csv:
@@ -240,7 +240,7 @@ def _area_local(args: argparse.Namespace, table: str, start: datetime | None, en
         else:
             from era5etl.read.region_series import region_local_daily
 
-            s = region_local_daily(conn, table, region, first, last, variables, shift)
+            s = region_local_daily(conn, table, region, first, last, variables, shift, args.level)
     if region is None:
         data = area_local_json(s, shift)
     else:

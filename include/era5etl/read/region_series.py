@@ -2,7 +2,10 @@
 the outline (``read.regions``), the least and greatest of its points' values, an accumulation's
 weighted mean total; hourly from the hypertable, daily and monthly from the rollups, or days of a
 fixed UTC offset from the hourly rows. The columns, ``points`` and ``hours`` are those of an area's
-series (``read.area``): a region is an area whose points weigh what their cells hold of it.
+series (``read.area``): a region is an area whose points weigh what their cells hold of it. As an
+area's, its cells are the table's lattice's (ERA5-Land's 0.1 degrees; its sea points hold no row,
+so the mean is over the land in the outline), and a table on pressure levels is read one level at
+a time.
 
 The points' weights are PostGIS's, kept in ``era5_region_weights`` (``read.region_weights``): the
 rows are joined to them by ``location_id``, so the read costs the region's own points, not its
@@ -16,15 +19,15 @@ from typing import Any
 import numpy as np
 from psycopg import sql
 
-from era5etl.core.datasets import ERA5_GRID
-from era5etl.core.grid import GLOBAL_STEP
+from era5etl.core.datasets import LatLonGrid
 from era5etl.core.months import as_utc
 from era5etl.core.rollups import split_value_column
-from era5etl.db import has_level_column, table_ident
+from era5etl.db import table_ident
 from era5etl.db.rollups import box_filter, box_params, data_columns
 from era5etl.read.area import AreaSeries, area_columns, step_value
 from era5etl.read.columns import Step, check_step
 from era5etl.read.errors import ReadError
+from era5etl.read.levels import check_level
 from era5etl.read.localday import LOCAL_DAY, day_aggregate
 from era5etl.read.packed import packed, unpack
 from era5etl.read.points import Bounds, loaded_bounds, require_table, table_dataset
@@ -45,7 +48,6 @@ _IDS = sql.SQL("r.location_id BETWEEN %(first_id)s AND %(last_id)s")
 # then drops the other columns' rows for less than the filter costs on every row (measured at 1 and 2
 # times; a global table holds 37 times Chile's, and keeps the filter).
 _COLUMNS_WORTH_FILTERING = 2
-_BOX = sql.SQL("{} AND {}").format(_IDS, box_filter(ERA5_GRID))
 _JOIN = sql.SQL("JOIN (SELECT location_id AS id, weight FROM era5_region_weights WHERE region_id = %(region_id)s)"
                 " w ON r.location_id = w.id")
 
@@ -58,16 +60,20 @@ def _weighted(value: sql.Composable, agg: str, weight: sql.Composable) -> sql.Co
     return sql.SQL("sum({w} * {v}) / nullif(sum({w}) FILTER (WHERE {v} IS NOT NULL), 0)").format(w=weight, v=value)
 
 
-def _box(other_longitudes: bool) -> sql.Composable:
-    return _BOX if other_longitudes else _IDS
+def _box(grid: LatLonGrid | None, level: bool = False) -> sql.Composable:
+    """The rows of the region's box (``grid``: the table's lattice, when the table holds points of
+    other longitudes to filter out; None: it does not); ``level``: of %(level)s only."""
+    box = _IDS if grid is None else sql.SQL("{} AND {}").format(_IDS, box_filter(grid))
+    return sql.SQL("{} AND level = %(level)s").format(box) if level else box
 
 
 def region_statement(relation: str, time_column: str, step: Step, columns: list[str],
-                     bounded: tuple[bool, bool], other_longitudes: bool = True) -> sql.Composed:
+                     bounded: tuple[bool, bool], other_longitudes: LatLonGrid | None = None,
+                     level: bool = False) -> sql.Composed:
     """One row: the steps' times, points, hours and each column, packed, of the region's points' rows
-    in [%(start)s, %(end)s) (a bound not asked for is open); ``other_longitudes``: whether the table
-    holds points outside the region's longitudes (:func:`check_region`), which are then filtered out
-    before the join."""
+    in [%(start)s, %(end)s) (a bound not asked for is open); ``other_longitudes``: the table's lattice
+    when it holds points outside the region's longitudes (:func:`_other_longitudes`), which are then
+    filtered out before the join; ``level``: a table on pressure levels, read at %(level)s."""
     t = sql.Identifier(time_column)
     hours = sql.SQL("count(*)") if step == "hour" else sql.SQL("sum(hours)")
     inner: list[sql.Composable] = [sql.SQL("{} AS t").format(t), sql.SQL("count(*)::int8 AS points"),
@@ -79,7 +85,7 @@ def region_statement(relation: str, time_column: str, step: Step, columns: list[
     outer = [packed(sql.Identifier("t"), "timestamptz"), packed(sql.Identifier("points"), "int8"),
              packed(sql.Identifier("hours"), "int8")]
     outer += [packed(sql.Identifier(f"c{i}"), "float8") for i in range(len(columns))]
-    where: list[sql.Composable] = [_box(other_longitudes)]
+    where: list[sql.Composable] = [_box(other_longitudes, level)]
     if bounded[0]:
         where.append(sql.SQL("{} >= %(start)s").format(t))
     if bounded[1]:
@@ -90,10 +96,10 @@ def region_statement(relation: str, time_column: str, step: Step, columns: list[
 
 
 def region_local_statement(table: str, columns: list[str], data: list[str],
-                           other_longitudes: bool = True) -> sql.Composed:
+                           other_longitudes: LatLonGrid | None = None, level: bool = False) -> sql.Composed:
     """One row: the days of the offset %(shift)s (their starts as UTC instants), points, hours and each
     column, packed: each point's day from its hours (``read.localday.LOCAL_DAY``), then the points'
-    weighted day (``other_longitudes`` as for :func:`region_statement`)."""
+    weighted day (``other_longitudes`` and ``level`` as for :func:`region_statement`)."""
     inner: list[sql.Composable] = [
         sql.SQL("{} AS d").format(LOCAL_DAY), sql.SQL("r.location_id"),
         sql.SQL("min(w.weight) AS w"), sql.SQL("count(*) AS n")]
@@ -112,42 +118,39 @@ def region_local_statement(table: str, columns: list[str], data: list[str],
     return sql.SQL("SELECT {} FROM (SELECT {} FROM (SELECT {} FROM {} r {} WHERE {} AND time >= %(start)s"
                    " AND time < %(end)s GROUP BY 1, 2) p GROUP BY d ORDER BY d) q").format(
         sql.SQL(", ").join(outer), sql.SQL(", ").join(middle), sql.SQL(", ").join(inner), table_ident(table), _JOIN,
-        _box(other_longitudes))
+        _box(other_longitudes, level))
 
 
 def check_region(conn: Any, table: str, region: Region) -> Region:
-    """The region, weighed by the database (``read.region_weights``), with its points inside ``table``'s
-    loaded box (a country's far islands outside the box loaded for its mainland are left out, and
-    counted in ``left_out``); ReadError unless ``table`` is on ERA5's 0.25 degree grid without levels
-    and its loaded box holds a point of the region."""
+    """The region, weighed by the database on ``table``'s lattice (``read.region_weights``), with its
+    points inside ``table``'s loaded box (a country's far islands outside the box loaded for its
+    mainland are left out, and counted in ``left_out``); ReadError unless the loaded box holds a point
+    of the region."""
     return _checked(conn, table, region)[0]
 
 
-def _checked(conn: Any, table: str, region: Region) -> tuple[Region, Bounds]:
-    """:func:`check_region`'s region, and ``table``'s loaded box."""
+def _checked(conn: Any, table: str, region: Region) -> tuple[Region, Bounds, LatLonGrid]:
+    """:func:`check_region`'s region, ``table``'s loaded box and its lattice."""
     dataset = table_dataset(conn, table)
-    if dataset.grid.step != GLOBAL_STEP:
-        raise ReadError(f"{table} holds {dataset.title} on its {dataset.grid.step:g} degree grid; a region's series "
-                        "is made on ERA5's 0.25 degree one only")
-    if has_level_column(conn, table):
-        raise ReadError(f"{table} is on pressure levels; a region's series is made of tables without levels only")
-    region = weighed(conn, region)
-    b = loaded_bounds(conn, table)
-    tiny = 1e-9
+    region = weighed(conn, region, dataset.grid)
+    b = loaded_bounds(conn, table, dataset)
+    # Within a thousandth of a cell: ERA5-Land's latitudes are float4 in the table (44.3 is 44.2999992).
+    tiny = dataset.grid.step / 1000
     outside = ((region.latitudes > b.north + tiny) | (region.latitudes < b.south - tiny)
                | (region.longitudes < b.west - tiny) | (region.longitudes > b.east + tiny))
     if outside.all():
         n, w, s, e = region.describe()["box"]
         raise ReadError(f"none of the {region.points:,} grid points of {region} (within {n:g}/{w:g}/{s:g}/{e:g}, "
                         f"N/W/S/E) lies in what {table} holds: {b} (N/W/S/E); load the region's box first")
-    return (region.inside(~outside) if outside.any() else region), b
+    return (region.inside(~outside) if outside.any() else region), b, dataset.grid
 
 
-def _other_longitudes(held: Bounds, params: dict[str, Any]) -> bool:
-    """Whether ``held``, a table's loaded box, holds enough longitude columns beside the region's
-    (%(col0)s..%(col1)s of :func:`_params`) for filtering them out before the join to pay."""
-    first, last = ERA5_GRID.column_range(held.west, held.east)
-    return bool((last - first + 1) > _COLUMNS_WORTH_FILTERING * (params["col1"] - params["col0"] + 1))
+def _other_longitudes(held: Bounds, params: dict[str, Any], grid: LatLonGrid) -> LatLonGrid | None:
+    """``grid`` when ``held``, a table's loaded box on it, holds enough longitude columns beside the
+    region's (%(col0)s..%(col1)s of :func:`_params`) for filtering them out before the join to pay."""
+    first, last = grid.column_range(held.west, held.east)
+    worth = (last - first + 1) > _COLUMNS_WORTH_FILTERING * (params["col1"] - params["col0"] + 1)
+    return grid if worth else None
 
 
 def _series(region: Region, table: str, step: str, columns: list[str], row: Any) -> AreaSeries:
@@ -167,50 +170,55 @@ def _hash_join(conn: Any) -> None:
     conn.execute("SET LOCAL enable_mergejoin = off")
 
 
-def _params(region: Region, start: datetime | None, end: datetime | None) -> dict[str, Any]:
-    box = box_params(ERA5_GRID, float(region.latitudes.min()), float(region.latitudes.max()),
+def _params(region: Region, start: datetime | None, end: datetime | None, grid: LatLonGrid,
+            level: int | None) -> dict[str, Any]:
+    slack = grid.step / 1000  # float4 latitudes, as the check in _checked
+    box = box_params(grid, float(region.latitudes.min()) - slack, float(region.latitudes.max()) + slack,
                      float(region.longitudes.min()), float(region.longitudes.max()))
-    return {**box, "region_id": region.region_id, "start": start, "end": end,
+    return {**box, "region_id": region.region_id, "start": start, "end": end, "level": level,
             "first_id": int(region.ids.min()), "last_id": int(region.ids.max())}
 
 
 def region_series(conn: Any, table: str, region: Region, start: datetime | None, end: datetime | None,
-                  variables: list[str] | None, step: Step) -> AreaSeries:
-    """The region's series in [start, end) (None: open) at ``step``, as ``read.area.area_series``."""
+                  variables: list[str] | None, step: Step, level: int | None = None) -> AreaSeries:
+    """The region's series in [start, end) (None: open) at ``step``, as ``read.area.area_series``
+    (``level``: the hPa of a table on pressure levels, required there)."""
     step = check_step(step)
     require_table(conn, table)
-    region, held = _checked(conn, table, region)
+    level = check_level(conn, table, level)
+    region, held, grid = _checked(conn, table, region)
     columns = area_columns(variables, data_columns(conn, table))
     start, end = as_utc(start), as_utc(end)
     relation, time_column = source_of(conn, table, step)
-    params = _params(region, start, end)
+    params = _params(region, start, end, grid, level)
     statement = region_statement(relation, time_column, step, columns, (start is not None, end is not None),
-                                 _other_longitudes(held, params))
+                                 _other_longitudes(held, params, grid), level is not None)
     _hash_join(conn)
     row = conn.cursor(binary=True).execute(statement, params).fetchone()
     return _series(region, table, step, columns, row)
 
 
 def region_local_daily(conn: Any, table: str, region: Region, start: datetime | None, end: datetime | None,
-                       variables: list[str] | None, offset_minutes: int) -> AreaSeries:
+                       variables: list[str] | None, offset_minutes: int, level: int | None = None) -> AreaSeries:
     """The region's days of UTC+``offset_minutes`` whose hours fall in [start, end) (None: the region's
-    loaded span), as ``read.area_localday.area_local_daily``."""
+    loaded span), as ``read.area_localday.area_local_daily`` (``level`` as for :func:`region_series`)."""
     require_table(conn, table)
-    region, held = _checked(conn, table, region)
+    level = check_level(conn, table, level)
+    region, held, grid = _checked(conn, table, region)
     data = data_columns(conn, table)
     columns = area_columns(variables, data)
-    unbounded = _params(region, None, None)
-    other_longitudes = _other_longitudes(held, unbounded)
+    unbounded = _params(region, None, None, grid, level)
+    other_longitudes = _other_longitudes(held, unbounded, grid)
     if start is None or end is None:
         found = conn.execute(sql.SQL("SELECT min(time), max(time) FROM {} r WHERE {}").format(
-            table_ident(table), _box(other_longitudes)), unbounded).fetchone()
+            table_ident(table), _box(other_longitudes, level is not None)), unbounded).fetchone()
         if found is None or found[0] is None:
             raise ReadError(f"no hourly rows of {table} for the region {region}")
         start, end = start or found[0], end or found[1] + timedelta(hours=1)
-    params = {**_params(region, start, end), "shift": timedelta(minutes=offset_minutes)}
+    params = {**_params(region, start, end, grid, level), "shift": timedelta(minutes=offset_minutes)}
     _hash_join(conn)
-    row = conn.cursor(binary=True).execute(region_local_statement(table, columns, data, other_longitudes),
-                                           params).fetchone()
+    row = conn.cursor(binary=True).execute(
+        region_local_statement(table, columns, data, other_longitudes, level is not None), params).fetchone()
     return _series(region, table, "day", columns, row)
 
 

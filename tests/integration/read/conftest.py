@@ -39,6 +39,20 @@ def month_table(db_url: str, read_cds: LocalCDS, tmp_path_factory: pytest.TempPa
     drop(db_url, table)
 
 
+LAND_MONTH = "era5land_newcds_grib_9vars-2t-2d-sp-snowc-rsn-tp-e-ro-smlt_GRIB1+GRIB2_2020-01_744h_11x14.grib"
+
+
+@pytest.fixture(scope="package")
+def land_table(db_url: str, samples: Path) -> Iterator[str]:
+    """January 2020 of ERA5-Land's 11x14 points at 0.1 degrees (44.5..43.5 N, 19.5..20.8 E), load-file."""
+    from ..helpers import cli
+
+    table = f"l_{uuid.uuid4().hex[:10]}"
+    code, _, err, summary = cli("load-file", str(samples / LAND_MONTH), "--table", table, "--json")
+    assert code == 0, err
+    assert summary is not None and summary["dataset"] == "land"
+    yield table
+    drop(db_url, table)
 
 
 NEW_NC = "era5pl_newcds_nc_z-t-u-v_8levels_270h_9x9.nc"  # 8 levels, 270 hours over 2016-2025, 9x9 points

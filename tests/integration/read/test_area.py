@@ -142,19 +142,7 @@ def test_an_areas_series_at_a_pressure_level_is_that_levels_hourly_rows_weighted
     assert other["values"]["temperature_mean"] != got["values"]["temperature_mean"]
 
 
-LAND_MONTH = "era5land_newcds_grib_9vars-2t-2d-sp-snowc-rsn-tp-e-ro-smlt_GRIB1+GRIB2_2020-01_744h_11x14.grib"
 LAND = {"temperature_2m": ("min", "max", "mean"), "total_precipitation": ("sum",)}
-
-
-@pytest.fixture(scope="module")
-def land_table(db_url: str, samples: Path) -> Iterator[str]:
-    """January 2020 of ERA5-Land's 11x14 points at 0.1 degrees (44.5..43.5 N, 19.5..20.8 E), load-file."""
-    table = f"l_{uuid.uuid4().hex[:10]}"
-    code, _, err, summary = cli("load-file", str(samples / LAND_MONTH), "--table", table, "--json")
-    assert code == 0, err
-    assert summary is not None and summary["dataset"] == "land"
-    yield table
-    drop(db_url, table)
 
 
 @pytest.mark.parametrize("step", ["hour", "day", "month"])

@@ -1,5 +1,5 @@
 """read.regions without a database: the countries by name and code, the cells' weights (whole cells,
-a part of a cell, the antimeridian), GeoJSON shapes refused or read."""
+a part of a cell, the antimeridian, ERA5-Land's 0.1 degree cells), GeoJSON shapes refused or read."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import shapely
 
+from era5etl.core.datasets import LAND_GRID
 from era5etl.core.grid import location_ids
 from era5etl.read.errors import ReadError
 from era5etl.read.regions import cell_weights, country, country_names, geojson_outline, resolve_region
@@ -37,6 +38,16 @@ def test_a_part_of_a_cell_weighs_its_part() -> None:
     assert got[10.0] == pytest.approx(0.125 * 0.125 * np.cos(np.radians(10)))
     assert got[10.25] == pytest.approx(0.01 * 0.125 * np.cos(np.radians(10)))
     assert set(lats.tolist()) == {10.0} and ids.size == 2
+
+
+def test_era5_lands_cells_are_a_tenth_of_a_degree_with_its_own_ids() -> None:
+    # Six whole 0.1 degree cells around 44 N, 20 E (where ERA5's 0.25 degree lattice has parts of four).
+    ids, weights, lats, lons = cell_weights(shapely.box(19.95, 43.95, 20.25, 44.15), LAND_GRID)
+    assert sorted(zip(np.round(lats, 6).tolist(), np.round(lons, 6).tolist(), strict=True)) == [
+        (44.0, 20.0), (44.0, 20.1), (44.0, 20.2), (44.1, 20.0), (44.1, 20.1), (44.1, 20.2)]
+    assert np.allclose(weights, 0.01 * np.cos(np.radians(lats)))
+    assert ids.tolist() == sorted(LAND_GRID.location_ids(lats, lons).tolist())
+    assert cell_weights(shapely.box(19.95, 43.95, 20.25, 44.15))[0].size == 4
 
 
 def test_the_antimeridian_cell_gets_both_sides() -> None:
