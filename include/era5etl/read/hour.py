@@ -1,4 +1,5 @@
-"""One hour's field: every grid point's values at one time, one array per column."""
+"""One hour's field: every grid point's values at one time, one array per column; or a run of hours'
+rows at once (:func:`hours_columns`), each batch of the columnstore decoded once for the run."""
 
 from __future__ import annotations
 
@@ -32,3 +33,22 @@ def hour_columns(conn: Any, table: str, at: datetime | str, columns: list[str],
     row = conn.cursor(binary=True).execute(hour_statement(table, columns, level is not None), params).fetchone()
     return {c: unpack(b, "int4" if c == "location_id" else "float4")
             for c, b in zip(columns, row or [None] * len(columns), strict=True)}
+
+
+def hours_columns(conn: Any, table: str, start: datetime, end: datetime, columns: list[str],
+                  level: int | None = None) -> dict[str, np.ndarray]:
+    """The rows of the hours in [start, end) as :func:`hour_columns` gives one hour's, with ``time``
+    (datetime64[us], UTC) beside ``columns``, in no particular order. One statement: where a
+    columnstore batch holds many hours of a point (a table in tiles) it is decoded once for the run,
+    not once an hour."""
+    parts = [packed(sql.Identifier("time"), "timestamptz")]
+    parts += [packed(sql.Identifier(c), "int4" if c == "location_id" else "float4") for c in columns]
+    statement = sql.SQL("SELECT {} FROM {} WHERE time >= %s AND time < %s AND location_id IS NOT NULL{}").format(
+        sql.SQL(", ").join(parts), table_ident(table), sql.SQL(" AND level = %s") if level is not None else sql.SQL(""))
+    params = (start, end) if level is None else (start, end, level)
+    row = conn.cursor(binary=True).execute(statement, params).fetchone()
+    values = list(row) if row else [None] * (len(columns) + 1)
+    out = {"time": unpack(values[0], "timestamptz")}
+    out.update({c: unpack(b, "int4" if c == "location_id" else "float4")
+                for c, b in zip(columns, values[1:], strict=True)})
+    return out

@@ -6,8 +6,8 @@ code again:
 * the daily rollup holds one row per grid point of the area and day of the month, each of 24 hours,
   and its hours add up to the month's hourly rows; the monthly rollup one row per point, same sum,
   and each of its values equal to what SQL makes of the month's daily rows (``_monthly_vs_daily``);
-* the month's first day, recomputed here from the hourly rows (read an hour at a time with
-  ``read.hour.hour_columns`` and aggregated in numpy, not in SQL: a second derivation, not the
+* the month's first day, recomputed here from the hourly rows (read a run of hours at a time with
+  ``read.hour.hours_columns`` and aggregated in numpy, not in SQL: a second derivation, not the
   rollup's own query again), equals the daily rollup point for point: every hour count, min and max
   (exact: float4 of the same values), mean and sum (float4 of a float8 sum whose order differs:
   within :data:`RTOL` of the value, or :data:`ATOL`).
@@ -31,12 +31,17 @@ from era5etl.core.months import Month
 from era5etl.core.rollups import rolled_up, sources
 from era5etl.db import connect, rollup_tables, table_ident
 from era5etl.db.rollups import data_columns
-from era5etl.read.hour import hour_columns
+from era5etl.read.hour import hour_columns, hours_columns
 from era5etl.read.levels import level_filter
 from era5etl.read.packed import packed, unpack
 
 RTOL = 1e-6
 ATOL = 1e-6
+# The most rows one read of the first day holds: a whole day of an area of up to 166k points, three
+# hours of the globe. Read an hour at a time, a table in tiles decoded each of its batches (a point's
+# weeks) once an hour: 24 times the month's rows for the 441 points of a month (0.56 s of the
+# validation's 2.0 s, docs/benchmarks.md).
+FIRST_DAY_ROWS = 4_000_000
 
 
 @dataclass
@@ -111,12 +116,16 @@ class _Day:
 def _first_day(conn: Any, table: str, day: datetime, ids: np.ndarray, hourly: list[str],
                rolled: dict[str, tuple[str, ...]], level: int | None = None) -> _Day:
     acc = _Day(ids.size, rolled)
-    for hour in range(24):
-        got = hour_columns(conn, table, day + timedelta(hours=hour), ["location_id", *hourly], level)
+    per_read = max(1, min(24, FIRST_DAY_ROWS // max(ids.size, 1)))
+    for first in range(0, 24, per_read):
+        got = hours_columns(conn, table, day + timedelta(hours=first), day + timedelta(hours=min(24, first + per_read)),
+                            ["location_id", *hourly], level)
         at = np.searchsorted(ids, got["location_id"].astype(np.int64))
         mine = at < ids.size
         mine[mine] = ids[at[mine]] == got["location_id"][mine]
-        acc.add(at[mine], {c: got[c][mine].astype(np.float64) for c in hourly})
+        for hour in np.unique(got["time"][mine]):  # an hour at a time: each point once in each add
+            this = mine & (got["time"] == hour)
+            acc.add(at[this], {c: got[c][this].astype(np.float64) for c in hourly})
     return acc
 
 
