@@ -72,7 +72,7 @@ def region_statement(relation: str, time_column: str, step: Step, columns: list[
                      level: bool = False) -> sql.Composed:
     """One row: the steps' times, points, hours and each column, packed, of the region's points' rows
     in [%(start)s, %(end)s) (a bound not asked for is open); ``other_longitudes``: the table's lattice
-    when it holds points outside the region's longitudes (:func:`_other_longitudes`), which are then
+    when it holds points outside the region's longitudes (:func:`longitudes_worth_filtering`), which are then
     filtered out before the join; ``level``: a table on pressure levels, read at %(level)s."""
     t = sql.Identifier(time_column)
     hours = sql.SQL("count(*)") if step == "hour" else sql.SQL("sum(hours)")
@@ -145,7 +145,7 @@ def _checked(conn: Any, table: str, region: Region) -> tuple[Region, Bounds, Lat
     return (region.inside(~outside) if outside.any() else region), b, dataset.grid
 
 
-def _other_longitudes(held: Bounds, params: dict[str, Any], grid: LatLonGrid) -> LatLonGrid | None:
+def longitudes_worth_filtering(held: Bounds, params: dict[str, Any], grid: LatLonGrid) -> LatLonGrid | None:
     """``grid`` when ``held``, a table's loaded box on it, holds enough longitude columns beside the
     region's (%(col0)s..%(col1)s of :func:`_params`) for filtering them out before the join to pay."""
     first, last = grid.column_range(held.west, held.east)
@@ -192,7 +192,7 @@ def region_series(conn: Any, table: str, region: Region, start: datetime | None,
     relation, time_column = source_of(conn, table, step)
     params = _params(region, start, end, grid, level)
     statement = region_statement(relation, time_column, step, columns, (start is not None, end is not None),
-                                 _other_longitudes(held, params, grid), level is not None)
+                                 longitudes_worth_filtering(held, params, grid), level is not None)
     _hash_join(conn)
     row = conn.cursor(binary=True).execute(statement, params).fetchone()
     return _series(region, table, step, columns, row)
@@ -208,7 +208,7 @@ def region_local_daily(conn: Any, table: str, region: Region, start: datetime | 
     data = data_columns(conn, table)
     columns = area_columns(variables, data)
     unbounded = _params(region, None, None, grid, level)
-    other_longitudes = _other_longitudes(held, unbounded, grid)
+    other_longitudes = longitudes_worth_filtering(held, unbounded, grid)
     if start is None or end is None:
         found = conn.execute(sql.SQL("SELECT min(time), max(time) FROM {} r WHERE {}").format(
             table_ident(table), _box(other_longitudes, level is not None)), unbounded).fetchone()
@@ -232,5 +232,5 @@ def region_json(s: AreaSeries, offset_minutes: int | None = None) -> dict[str, A
     return {"region": s.area.describe(), **data}
 
 
-__all__ = ["WEIGHTING", "check_region", "region_json", "region_local_daily", "region_local_statement",
-           "region_series", "region_statement"]
+__all__ = ["WEIGHTING", "check_region", "longitudes_worth_filtering", "region_json", "region_local_daily",
+           "region_local_statement", "region_series", "region_statement"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from era5etl.core.datasets import ERA5_GRID, LAND_GRID
 from era5etl.read.points import Bounds
-from era5etl.read.region_series import _other_longitudes, region_local_statement, region_statement
+from era5etl.read.region_series import longitudes_worth_filtering, region_local_statement, region_statement
 
 
 def _text(statement: object) -> str:
@@ -27,5 +27,5 @@ def test_the_longitude_filter_pays_where_the_table_is_over_twice_as_wide() -> No
         west = grid.longitude_of_column(100)
         narrow = Bounds(10.0, west, 0.0, grid.longitude_of_column(119))  # twenty columns
         wide = Bounds(10.0, west, 0.0, grid.longitude_of_column(120))  # twenty-one
-        assert _other_longitudes(narrow, region, grid) is None
-        assert _other_longitudes(wide, region, grid) is grid
+        assert longitudes_worth_filtering(narrow, region, grid) is None
+        assert longitudes_worth_filtering(wide, region, grid) is grid
