@@ -12,8 +12,11 @@ hour) with a break at March, drawn as a break (no pixel of the line or band over
 listed under the charts, and one cell per grid point of the hour's map, the counts taken from the
 database. An area's series (``area=N/W/S/E``) over HTTP and on the Data view (a box dragged over the
 map's grid points, then an area typed in) equals SQL over the hourly rows: per step the points'
-mean weighted by cos(latitude), their min and max, the precipitation's mean total. The API server machinery is
-``test_ui.py``'s: its own AIRFLOW_HOME, its own process group, stopped afterwards.
+mean weighted by cos(latitude), their min and max, the precipitation's mean total. A month of the
+same area on two pressure levels (``run-month --dataset pressure-levels``) is read on the Data view at
+the level picked in its forms: the series and the map at 500 hPa, then the series at 850 hPa, each
+equal to SQL over that level's hourly rows. The API server machinery is ``test_ui.py``'s: its own
+AIRFLOW_HOME, its own process group, stopped afterwards.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import urllib.error
 import urllib.request
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -56,6 +60,7 @@ MAP_HOUR = datetime(2024, 2, 15, 12, tzinfo=UTC)
 SCREENSHOT = PROJECT_ROOT / ".local" / "data-view-test.png"
 LOAD_TIMEOUT_S = 150
 BOX = "46/7/45.5/7.5"  # 9 of the area's grid points, its north-west corner to its middle
+LEVELS_MONTH, LEVELS = "2024-01", ("500", "850")  # the table on pressure levels: one month, two levels
 
 
 @dataclass(frozen=True)
@@ -64,6 +69,7 @@ class Stack:
     password: str
     table: str
     token: str = ""
+    levels_table: str = ""
 
     def era5(self, path: str, **params: Any) -> str:
         return f"{self.url}/era5/{path}?" + urlencode({"table": self.table, **params})
@@ -78,14 +84,18 @@ def _drop_rollups(db_url: str, table: str) -> None:
                 conn.execute(f'DROP {kind} IF EXISTS "{table}{suffix}" CASCADE')
 
 
-def _load_months(db_url: str, cds: Any, table: str, work: Path, env_path: str) -> list[subprocess.Popen[str]]:
-    """The three months, each by its own ``run-month`` process (they queue on the year's chunk lock)."""
+def _load_months(db_url: str, cds: Any, table: str, levels_table: str, work: Path,
+                 env_path: str) -> list[subprocess.Popen[str]]:
+    """The three months, each by its own ``run-month`` process (they queue on the year's chunk lock),
+    and the month on pressure levels into ``levels_table``."""
     env = {**os.environ, "PATH": env_path, "ERA5_DATABASE_URL": db_url, "CDSAPI_URL": str(cds.url),
            "CDSAPI_KEY": cds.key, "ERA5_STAGING_DIR": str(work / "staging"),
            "ERA5_VALIDATION_DIR": str(work / "validation")}
-    return [subprocess.Popen([sys.executable, "-m", "era5etl", "run-month", month, "--table", table, "--area", AREA],
+    runs = [[month, "--table", table] for month in MONTHS]
+    runs.append([LEVELS_MONTH, "--table", levels_table, "--dataset", "pressure-levels", "--levels", ",".join(LEVELS)])
+    return [subprocess.Popen([sys.executable, "-m", "era5etl", "run-month", *run, "--area", AREA],
                              env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-            for month in MONTHS]
+            for run in runs]
 
 
 def _token(url: str, password: str) -> str:
@@ -99,25 +109,27 @@ def _token(url: str, password: str) -> str:
 @pytest.fixture(scope="module")
 def stack(db_url: str, cds: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     work = tmp_path_factory.mktemp("data-view")
-    table = f"dv_{uuid.uuid4().hex[:10]}"
+    table, levels_table = f"dv_{uuid.uuid4().hex[:10]}", f"dvpl_{uuid.uuid4().hex[:10]}"
     loads: list[subprocess.Popen[str]] = []
     try:
         with api_server(work, db_url) as server:
             # The months load while the server starts.
-            loads = _load_months(db_url, cds, table, work, PATH)
-            for month, proc in zip(MONTHS, loads, strict=True):
+            loads = _load_months(db_url, cds, table, levels_table, work, PATH)
+            for month, proc in zip((*MONTHS, LEVELS_MONTH), loads, strict=True):
                 output, _ = proc.communicate(timeout=LOAD_TIMEOUT_S)
                 assert proc.returncode == 0, f"run-month {month}:\n{output[-4000:]}"
             server.wait_healthy(time.monotonic() + STARTUP_TIMEOUT_S)
             password = server.admin_password()
-            yield Stack(url=server.url, password=password, table=table, token=_token(server.url, password))
+            yield Stack(url=server.url, password=password, table=table, token=_token(server.url, password),
+                        levels_table=levels_table)
     finally:
         for proc in loads:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait(timeout=10)
-        _drop_rollups(db_url, table)
-        clean(db_url, table, str(cds.url))
+        for made in (table, levels_table):
+            _drop_rollups(db_url, made)
+            clean(db_url, made, str(cds.url))
         shutil.rmtree(work, ignore_errors=True)
 
 
@@ -417,17 +429,11 @@ def _drawn(frame: Any, variable: str, *moments: datetime) -> dict[str, Any]:
     return dict(frame.locator("body").evaluate(_DRAWN, [variable, [m.timestamp() for m in moments]]))
 
 
-def test_data_view_in_the_airflow_ui(stack: Stack, db_url: str) -> None:
+@contextmanager
+def _data_view(stack: Stack, table: str) -> Iterator[tuple[Any, Any]]:
+    """Headless Chromium signed in to the Airflow UI, on the months page of ``table`` and AREA with its
+    Data tab opened: (the page, the view's frame)."""
     from playwright.sync_api import expect, sync_playwright
-
-    with connect(db_url) as conn:
-        days, hours = conn.execute(
-            f"SELECT count(DISTINCT date_trunc('day', time, 'UTC')), count(*) FROM \"{stack.table}\""
-            " WHERE latitude = %s AND longitude = %s", (LAT, LON)).fetchone() or (0, 0)
-        cells = conn.execute(f'SELECT count(*) FROM "{stack.table}" WHERE time = %s', (LAST,)).fetchone()
-    assert (days, hours) == (DAYS, DAYS * 24) and cells == (25,)
-    in_feb, in_march, in_april = (datetime(2024, 2, 14, tzinfo=UTC), datetime(2024, 3, 16, tzinfo=UTC),
-                                  datetime(2024, 4, 15, tzinfo=UTC))
 
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -438,108 +444,165 @@ def test_data_view_in_the_airflow_ui(stack: Stack, db_url: str) -> None:
             page = context.new_page()
             page.set_default_timeout(30_000)
             expect.set_options(timeout=20_000)
-            route = f"/plugin/era5-months/era5/?table={quote(stack.table)}&area={quote(AREA, safe='')}"
+            route = f"/plugin/era5-months/era5/?table={quote(table)}&area={quote(AREA, safe='')}"
             page.goto(stack.url + route)
             page.get_by_label("Username").fill("admin")
             page.get_by_label("Password").fill(stack.password)
             page.get_by_role("button", name="Sign in").click()
             page.wait_for_url("**/plugin/era5-months/**")
-            if stack.table not in page.url:
+            if table not in page.url:
                 page.goto(stack.url + route)
             frame = page.frame_locator('iframe[title="ERA5 months"]')
             # The Data tab of the months page opens the Data view in the same frame.
             frame.locator('nav.tabs a[data-tab="data"]').click()
             expect(frame.locator("h1")).to_have_text("ERA5 data")
-
-            # The place's series, daily over everything loaded: a uPlot chart per variable, one row a
-            # day, and March (not loaded) a gap.
-            temp = frame.locator('figure[data-variable="temperature_2m"]')
-            expect(temp).to_have_attribute("data-points", str(days))
-            expect(temp).to_have_attribute("data-step", "day")
-            expect(temp).to_have_attribute("data-gaps", "1")
-            expect(temp.locator("canvas")).to_have_count(1)
-            expect(frame.locator('figure[data-variable="total_precipitation"]')).to_have_attribute(
-                "data-points", str(days))
-            expect(frame.locator("#series-status")).to_contain_text(f"{days} days at 45.50°N 7.50°E")
-            expect(frame.locator("#series-gaps")).to_have_text(
-                "No rows (not loaded) for 2024-03: the charts break there.")
-            drawn = _drawn(frame, "temperature_2m", in_feb, in_march, in_april)
-            x, *columns = drawn["data"]
-            assert len(x) == days + 1  # a null at the gap's first step, 2024-03-01
-            gap = x.index(datetime(2024, 3, 1, tzinfo=UTC).timestamp())
-            assert all(c[gap] is None for c in columns) and sum(v is None for c in columns for v in c) == len(columns)
-            feb, march, april = drawn["columns"]
-            # The line and the band are drawn on either side of March, and nothing over it.
-            assert feb["red"] > 0 and feb["blue"] > 0 and april["red"] > 0 and april["blue"] > 0, drawn["columns"]
-            assert march == {"red": 0, "blue": 0}, drawn["columns"]
-
-            # The area at the last loaded hour: one cell per grid point.
-            chart = frame.locator("svg.map")
-            expect(chart).to_have_attribute("data-cells", str(cells[0]))
-            expect(chart.locator("rect.gp")).to_have_count(cells[0])
-            SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(SCREENSHOT), full_page=True)
-
-            # Hourly: one row an hour, the gap still a gap.
-            frame.locator('#series-form select[name="step"]').select_option("hour")
-            frame.locator("#series-form button").click()
-            expect(temp).to_have_attribute("data-points", str(hours))
-            expect(temp).to_have_attribute("data-step", "hour")
-            drawn = _drawn(frame, "temperature_2m", in_feb, in_march, in_april)
-            assert len(drawn["data"][0]) == hours + 1
-            feb, march, april = drawn["columns"]
-            assert feb["red"] > 0 and april["red"] > 0 and march == {"red": 0, "blue": 0}, drawn["columns"]
-
-            # Another hour and variable on the map, then a click on its north-west cell: that place's series.
-            frame.locator('#map-form input[name="time"]').fill("2024-02-15T12:00")
-            frame.locator('#map-form select[name="variable"]').select_option("total_precipitation")
-            frame.locator("#map-form button").click()
-            expect(chart).to_have_attribute("data-variable", "total_precipitation")
-            expect(chart.locator("rect.gp")).to_have_count(25)
-            corner = chart.locator('rect.gp[data-lat="46"][data-lon="7"]')  # the area's north-west point
-            corner.click()
-            expect(corner).to_have_class(re.compile(r"\bsel\b"))
-            expect(frame.locator('#series-form input[name="lat"]')).to_have_value("46")
-            expect(frame.locator("#series-status")).to_contain_text(f"{hours:,} hours at 46.00°N 7.00°E")
-
-            # A box dragged from the north-west cell to the middle one: the area of those 9 grid points,
-            # its hourly series the hourly rows' cos(latitude)-weighted mean, min and max.
-            # (The whole map in view first: the page scrolled to the series after the click. hover:
-            # Playwright waits until the cell stands still.)
-            chart.scroll_into_view_if_needed()
-            chart.locator('rect.gp[data-lat="46"][data-lon="7"]').hover(position={"x": 2, "y": 2})
-            page.mouse.down()
-            last = chart.locator('rect.gp[data-lat="45.5"][data-lon="7.5"]').bounding_box()
-            assert last is not None
-            # Past the middle cell's centre, short of the next cells' centres.
-            page.mouse.move(last["x"] + last["width"] * 0.75, last["y"] + last["height"] * 0.75, steps=8)
-            page.mouse.up()
-            expect(frame.locator('#series-form input[name="box"]')).to_have_value(BOX)
-            expect(chart.locator("rect.gp.sel")).to_have_count(9)
-            expect(frame.locator("#series-status")).to_contain_text(
-                f"{hours:,} hours at the area {BOX} (9 grid points, mean weighted by cos(latitude))")
-            expect(frame.locator("#series-parquet")).to_be_hidden()
-            want = _area_sql(db_url, stack.table, BOX, "hour")
-            drawn = _drawn(frame, "temperature_2m")["data"]  # x, then max, min, mean
-            x, high, low, mean = drawn
-            keep = [i for i, v in enumerate(mean) if v is not None]  # the gap's null left out
-            assert [x[i] for i in keep] == [t.timestamp() for t in want["time"]]
-            for got, name in ((mean, "temperature_2m_mean"), (low, "temperature_2m_min"), (high, "temperature_2m_max")):
-                assert _near([got[i] for i in keep], want[name]), name
-            total = _drawn(frame, "total_precipitation")["data"][1]
-            assert _near([total[i] for i in keep], want["total_precipitation_sum"])
-
-            # An area typed in, daily: the whole loaded area's daily means.
-            frame.locator('#series-form input[name="box"]').fill(AREA)
-            frame.locator('#series-form select[name="step"]').select_option("day")
-            frame.locator("#series-form button").click()
-            expect(frame.locator("#series-status")).to_contain_text(f"{days} days at the area {AREA} (25 grid points")
-            expect(temp).to_have_attribute("data-gaps", "1")
-            want = _area_sql(db_url, stack.table, AREA, "day")
-            x, high, low, mean = _drawn(frame, "temperature_2m")["data"]
-            keep = [i for i, v in enumerate(mean) if v is not None]
-            assert [x[i] for i in keep] == [t.timestamp() for t in want["time"]]
-            assert _near([mean[i] for i in keep], want["temperature_2m_mean"])
-            assert _near([low[i] for i in keep], want["temperature_2m_min"])
+            yield page, frame
         finally:
             browser.close()
+
+
+def test_data_view_in_the_airflow_ui(stack: Stack, db_url: str) -> None:
+    from playwright.sync_api import expect
+
+    with connect(db_url) as conn:
+        days, hours = conn.execute(
+            f"SELECT count(DISTINCT date_trunc('day', time, 'UTC')), count(*) FROM \"{stack.table}\""
+            " WHERE latitude = %s AND longitude = %s", (LAT, LON)).fetchone() or (0, 0)
+        cells = conn.execute(f'SELECT count(*) FROM "{stack.table}" WHERE time = %s', (LAST,)).fetchone()
+    assert (days, hours) == (DAYS, DAYS * 24) and cells == (25,)
+    in_feb, in_march, in_april = (datetime(2024, 2, 14, tzinfo=UTC), datetime(2024, 3, 16, tzinfo=UTC),
+                                  datetime(2024, 4, 15, tzinfo=UTC))
+
+    with _data_view(stack, stack.table) as (page, frame):
+        # The place's series, daily over everything loaded: a uPlot chart per variable, one row a
+        # day, and March (not loaded) a gap.
+        temp = frame.locator('figure[data-variable="temperature_2m"]')
+        expect(temp).to_have_attribute("data-points", str(days))
+        expect(temp).to_have_attribute("data-step", "day")
+        expect(temp).to_have_attribute("data-gaps", "1")
+        expect(temp.locator("canvas")).to_have_count(1)
+        expect(frame.locator('figure[data-variable="total_precipitation"]')).to_have_attribute(
+            "data-points", str(days))
+        expect(frame.locator("#series-status")).to_contain_text(f"{days} days at 45.50°N 7.50°E")
+        expect(frame.locator("#series-gaps")).to_have_text(
+            "No rows (not loaded) for 2024-03: the charts break there.")
+        drawn = _drawn(frame, "temperature_2m", in_feb, in_march, in_april)
+        x, *columns = drawn["data"]
+        assert len(x) == days + 1  # a null at the gap's first step, 2024-03-01
+        gap = x.index(datetime(2024, 3, 1, tzinfo=UTC).timestamp())
+        assert all(c[gap] is None for c in columns) and sum(v is None for c in columns for v in c) == len(columns)
+        feb, march, april = drawn["columns"]
+        # The line and the band are drawn on either side of March, and nothing over it.
+        assert feb["red"] > 0 and feb["blue"] > 0 and april["red"] > 0 and april["blue"] > 0, drawn["columns"]
+        assert march == {"red": 0, "blue": 0}, drawn["columns"]
+
+        # The area at the last loaded hour: one cell per grid point.
+        chart = frame.locator("svg.map")
+        expect(chart).to_have_attribute("data-cells", str(cells[0]))
+        expect(chart.locator("rect.gp")).to_have_count(cells[0])
+        SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOT), full_page=True)
+
+        # Hourly: one row an hour, the gap still a gap.
+        frame.locator('#series-form select[name="step"]').select_option("hour")
+        frame.locator("#series-form button").click()
+        expect(temp).to_have_attribute("data-points", str(hours))
+        expect(temp).to_have_attribute("data-step", "hour")
+        drawn = _drawn(frame, "temperature_2m", in_feb, in_march, in_april)
+        assert len(drawn["data"][0]) == hours + 1
+        feb, march, april = drawn["columns"]
+        assert feb["red"] > 0 and april["red"] > 0 and march == {"red": 0, "blue": 0}, drawn["columns"]
+
+        # Another hour and variable on the map, then a click on its north-west cell: that place's series.
+        frame.locator('#map-form input[name="time"]').fill("2024-02-15T12:00")
+        frame.locator('#map-form select[name="variable"]').select_option("total_precipitation")
+        frame.locator("#map-form button").click()
+        expect(chart).to_have_attribute("data-variable", "total_precipitation")
+        expect(chart.locator("rect.gp")).to_have_count(25)
+        corner = chart.locator('rect.gp[data-lat="46"][data-lon="7"]')  # the area's north-west point
+        corner.click()
+        expect(corner).to_have_class(re.compile(r"\bsel\b"))
+        expect(frame.locator('#series-form input[name="lat"]')).to_have_value("46")
+        expect(frame.locator("#series-status")).to_contain_text(f"{hours:,} hours at 46.00°N 7.00°E")
+
+        # A box dragged from the north-west cell to the middle one: the area of those 9 grid points,
+        # its hourly series the hourly rows' cos(latitude)-weighted mean, min and max.
+        # (The whole map in view first: the page scrolled to the series after the click. hover:
+        # Playwright waits until the cell stands still.)
+        chart.scroll_into_view_if_needed()
+        chart.locator('rect.gp[data-lat="46"][data-lon="7"]').hover(position={"x": 2, "y": 2})
+        page.mouse.down()
+        last = chart.locator('rect.gp[data-lat="45.5"][data-lon="7.5"]').bounding_box()
+        assert last is not None
+        # Past the middle cell's centre, short of the next cells' centres.
+        page.mouse.move(last["x"] + last["width"] * 0.75, last["y"] + last["height"] * 0.75, steps=8)
+        page.mouse.up()
+        expect(frame.locator('#series-form input[name="box"]')).to_have_value(BOX)
+        expect(chart.locator("rect.gp.sel")).to_have_count(9)
+        expect(frame.locator("#series-status")).to_contain_text(
+            f"{hours:,} hours at the area {BOX} (9 grid points, mean weighted by cos(latitude))")
+        expect(frame.locator("#series-parquet")).to_be_hidden()
+        want = _area_sql(db_url, stack.table, BOX, "hour")
+        drawn = _drawn(frame, "temperature_2m")["data"]  # x, then max, min, mean
+        x, high, low, mean = drawn
+        keep = [i for i, v in enumerate(mean) if v is not None]  # the gap's null left out
+        assert [x[i] for i in keep] == [t.timestamp() for t in want["time"]]
+        for got, name in ((mean, "temperature_2m_mean"), (low, "temperature_2m_min"), (high, "temperature_2m_max")):
+            assert _near([got[i] for i in keep], want[name]), name
+        total = _drawn(frame, "total_precipitation")["data"][1]
+        assert _near([total[i] for i in keep], want["total_precipitation_sum"])
+
+        # An area typed in, daily: the whole loaded area's daily means.
+        frame.locator('#series-form input[name="box"]').fill(AREA)
+        frame.locator('#series-form select[name="step"]').select_option("day")
+        frame.locator("#series-form button").click()
+        expect(frame.locator("#series-status")).to_contain_text(f"{days} days at the area {AREA} (25 grid points")
+        expect(temp).to_have_attribute("data-gaps", "1")
+        want = _area_sql(db_url, stack.table, AREA, "day")
+        x, high, low, mean = _drawn(frame, "temperature_2m")["data"]
+        keep = [i for i, v in enumerate(mean) if v is not None]
+        assert [x[i] for i in keep] == [t.timestamp() for t in want["time"]]
+        assert _near([mean[i] for i in keep], want["temperature_2m_mean"])
+        assert _near([low[i] for i in keep], want["temperature_2m_min"])
+
+
+def _level_sql(db_url: str, table: str, level: int) -> tuple[list[float], np.ndarray]:
+    """The middle point's days (UTC midnight, seconds) and daily mean temperature at ``level`` from the hourly rows."""
+    with connect(db_url) as conn:
+        rows = conn.execute(
+            f"SELECT date_trunc('day', time, 'UTC'), avg(temperature::float8) FROM \"{table}\""
+            " WHERE latitude = %s AND longitude = %s AND level = %s GROUP BY 1 ORDER BY 1",
+            (LAT, LON, level)).fetchall()
+    return [r[0].timestamp() for r in rows], np.array([r[1] for r in rows], dtype=np.float64)
+
+
+def test_a_table_on_levels_is_read_at_the_level_picked(stack: Stack, db_url: str) -> None:
+    from playwright.sync_api import expect
+
+    days_500, want_500 = _level_sql(db_url, stack.levels_table, 500)
+    days_850, want_850 = _level_sql(db_url, stack.levels_table, 850)
+    assert len(days_500) == 31 and days_850 == days_500
+    with _data_view(stack, stack.levels_table) as (_, frame):
+        series_level = frame.locator('#series-form select[name="level"]')
+        expect(series_level).to_have_value("500")  # the mid-troposphere's level first
+        expect(series_level.locator("option")).to_have_text(list(LEVELS))
+        # The place's daily series at 500 hPa: temperature and geopotential, the rollup's days.
+        temp = frame.locator('figure[data-variable="temperature"]')
+        expect(temp).to_have_attribute("data-points", "31")
+        expect(frame.locator('figure[data-variable="geopotential"]')).to_have_attribute("data-points", "31")
+        status = frame.locator("#series-status")
+        expect(status).to_contain_text("31 days at 45.50°N 7.50°E")
+        expect(status).to_contain_text(", at 500 hPa, 2024-01-01 to 2024-01-31")
+        x, _, _, mean = _drawn(frame, "temperature")["data"]
+        assert x == days_500 and _near(mean, want_500)
+        # The map of the last hour at 500 hPa: a cell per grid point.
+        chart = frame.locator("svg.map")
+        expect(chart).to_have_attribute("data-variable", "temperature")
+        expect(chart.locator("rect.gp")).to_have_count(25)
+        expect(frame.locator("#map-caption")).to_contain_text("temperature, at 500 hPa at 2024-01-31 23:00 UTC")
+        # Another level picked: that level's rows.
+        series_level.select_option("850")
+        frame.locator("#series-form button").click()
+        expect(status).to_contain_text(", at 850 hPa, 2024-01-01 to 2024-01-31")
+        x, _, _, mean = _drawn(frame, "temperature")["data"]
+        assert x == days_850 and _near(mean, want_850) and not _near(mean, want_500)

@@ -14,6 +14,7 @@ import json
 from datetime import datetime
 from typing import Any
 
+from era5etl.core.datasets import DATASETS, SINGLE_LEVELS, Dataset
 from era5etl.read.columns import known
 from era5etl.read.series import TOTALS
 from era5etl.report.dataview import DataView
@@ -27,6 +28,46 @@ UNITS = {"temperature_2m": "°C", "zonal_wind_10m": "m/s", "meridional_wind_10m"
          "total_cloud_cover": "0-1", "total_precipitation": "mm", "snowfall": "mm"}
 # What the series charts draw: at a daily or monthly step each name stands for its rollup columns.
 SERIES_VARIABLES = "temperature_2m,total_precipitation"
+# A table on pressure levels: its temperature and geopotential at the chosen level; the level shown
+# first is 500 hPa where the table holds it (the mid-troposphere's usual map), else its first level.
+LEVEL_SERIES_VARIABLES = "temperature,geopotential"
+FIRST_LEVEL = 500
+
+
+def _dataset(v: DataView) -> Dataset:
+    return DATASETS.get(v.dataset or "", SINGLE_LEVELS)
+
+
+def _map_variables(v: DataView) -> tuple[str, ...]:
+    """What the map offers: every hourly column of the table (a table on levels has its dataset's)."""
+    dataset = _dataset(v)
+    if not dataset.has_levels:
+        return MAP_VARIABLES
+    return known("hour", tuple(c.column for c in dataset.base_variables))
+
+
+def _units(v: DataView) -> dict[str, str]:
+    dataset = _dataset(v)
+    if not dataset.has_levels:
+        return UNITS
+    return {c.column: c.table_unit.replace("degC", "°C") for c in dataset.base_variables}
+
+
+def _first_level(v: DataView) -> int | None:
+    if not v.levels:
+        return None
+    return FIRST_LEVEL if FIRST_LEVEL in v.levels else v.levels[0]
+
+
+def _level_select(v: DataView) -> str:
+    """The level picker of a table on pressure levels (nothing for one without levels)."""
+    if not v.levels:
+        return ""
+    first = _first_level(v)
+    options = "".join(f'<option value="{level}"{" selected" if level == first else ""}>{level}</option>'
+                      for level in v.levels)
+    return (f'<label title="the pressure level the rows are read at">Level (hPa)<select name="level">{options}'
+            "</select></label>")
 
 
 
@@ -47,8 +88,9 @@ def config(v: DataView, base: str) -> dict[str, Any]:
         "first": _iso_hour(v.first_hour), "last": _iso_hour(v.last_hour),
         "lat": centre[0] if centre else None, "lon": centre[1] if centre else None,
         "from": _iso_day(v.first_hour), "to": _iso_day(v.last_hour), "step": "day",
-        "time": _iso_hour(v.last_hour), "variable": "temperature_2m", "units": UNITS,
-        "seriesVariables": SERIES_VARIABLES, "bars": list(TOTALS),
+        "time": _iso_hour(v.last_hour), "variable": _map_variables(v)[0], "units": _units(v),
+        "seriesVariables": LEVEL_SERIES_VARIABLES if v.levels else SERIES_VARIABLES, "bars": list(TOTALS),
+        "levels": list(v.levels), "level": _first_level(v),
     }
 
 
@@ -70,7 +112,7 @@ def _series_form(v: DataView) -> str:
         '<label title="N/W/S/E, degrees: the series of the area\'s grid points (their mean weighted by '
         'cos(latitude), min and max) instead of the place\'s; or drag a box over the map">Area N/W/S/E (instead)'
         f'<input type="text" name="box" placeholder="{esc(v.area or "46/7/45/8")}" autocomplete="off"></label>'
-        f'<label>Step<select name="step">{steps}</select></label>'
+        f'{_level_select(v)}<label>Step<select name="step">{steps}</select></label>'
         f'<label>From (UTC)<input type="date" name="from" value="{esc(c["from"])}"></label>'
         f'<label>To (UTC)<input type="date" name="to" value="{esc(c["to"])}"></label>'
         '<button type="submit">Show series</button>'
@@ -81,13 +123,14 @@ def _series_form(v: DataView) -> str:
 
 def _map_form(v: DataView) -> str:
     c = config(v, "")
-    options = "".join(f'<option value="{esc(n)}"{" selected" if n == "temperature_2m" else ""}>{esc(n)}'
-                      f" ({esc(UNITS.get(n, ''))})</option>" for n in MAP_VARIABLES)
+    units = c["units"]
+    options = "".join(f'<option value="{esc(n)}"{" selected" if n == c["variable"] else ""}>{esc(n)}'
+                      f" ({esc(units.get(n, ''))})</option>" for n in _map_variables(v))
     return (
         '<form class="pick" id="map-form">'
         f'<label>Hour (UTC)<input type="datetime-local" name="time" step="3600" required value="{esc(c["time"])}"'
         f' min="{esc(c["first"])}" max="{esc(c["last"])}"></label>'
-        f'<label>Variable<select name="variable">{options}</select></label>'
+        f'<label>Variable<select name="variable">{options}</select></label>{_level_select(v)}'
         '<button type="submit">Show map</button>'
         '<span class="links"><a id="map-csv" href="#">CSV</a> · <a id="map-json" href="#">JSON</a></span>'
         "</form>")

@@ -30,6 +30,8 @@ class DataView:
     area: str | None
     grid: str | None = None
     months: tuple[date, ...] = ()  # loaded months, in order
+    dataset: str | None = None  # core.datasets' name, as the ledger records it
+    levels: tuple[int, ...] = ()  # hPa, a table on pressure levels: the levels its months hold
     targets: Sequence[Target] = field(default_factory=list)
     generated_at: datetime | None = None
 
@@ -75,5 +77,9 @@ def build_data_view(table: str | None, area: str | None, month_rows: Sequence[Ma
     """The view of ``table`` and ``area`` from the ledger's rows of that pair (``ledger.month_rows``)."""
     loaded = sorted({r["month"] for r in month_rows if r.get("state") in LOADED_STATES and (r.get("rows") or 0) > 0})
     grids = sorted({str(r["grid"]) for r in month_rows if r.get("grid")})
+    datasets = sorted({str(r["dataset"]) for r in month_rows if r.get("dataset")})
+    levels = sorted({int(level) for r in month_rows if r.get("state") in LOADED_STATES
+                     for level in (r.get("levels") or ())})
     return DataView(table=table, area=area, grid=grids[0] if grids else None, months=tuple(loaded),
+                    dataset=datasets[0] if datasets else None, levels=tuple(levels),
                     targets=list(targets), generated_at=generated_at)

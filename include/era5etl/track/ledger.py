@@ -28,7 +28,7 @@ STATES = ("pending", "fetching", "staged", "loading", "loaded", "validated", "fa
 SETTLED = ("loaded", "validated", "failed")
 
 # Columns someone may add to the ledger later; read when present so the dashboard works on either schema.
-OPTIONAL_COLUMNS = ("validated_at", "validation_failed", "validation_path")
+OPTIONAL_COLUMNS = ("validated_at", "validation_failed", "validation_path", "dataset", "levels")
 
 
 def set_state(

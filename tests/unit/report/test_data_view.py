@@ -53,6 +53,36 @@ def test_page_frame() -> None:
     assert "3 months" not in html and "2 months loaded" in html
 
 
+def _config(html: str) -> dict[str, Any]:
+    found = re.search(r'<script type="application/json" id="era5-config">(.*?)</script>', html, re.S)
+    assert found is not None
+    data: dict[str, Any] = json.loads(found.group(1))
+    return data
+
+
+def test_a_table_on_levels_is_read_at_a_level_the_ledger_says_it_holds() -> None:
+    rows = [{**row(date(2024, 1, 1), "validated"), "dataset": "pressure-levels", "levels": [850, 500, 1000]},
+            {**row(date(2024, 2, 1), "validated"), "dataset": "pressure-levels", "levels": [500, 250]},
+            {**row(date(2024, 3, 1), "failed"), "dataset": "pressure-levels", "levels": [10]}]
+    v = report.build_data_view("upper_air", AREA, rows)
+    assert v.dataset == "pressure-levels" and v.levels == (250, 500, 850, 1000)  # a failed month's not
+    html = report.render_data_page(v, base="/era5/")
+    config = _config(html)
+    assert config["levels"] == [250, 500, 850, 1000] and config["level"] == 500
+    assert config["seriesVariables"] == "temperature,geopotential" and config["variable"] == "temperature"
+    assert config["units"]["temperature"] == "°C" and config["units"]["geopotential"] == "m2 s-2"
+    # A level picker in the series form and in the map's, 500 hPa chosen; the map offers the table's columns.
+    pickers = re.findall(r'<select name="level">(.*?)</select>', html)
+    assert len(pickers) == 2 and all('<option value="500" selected>500</option>' in p for p in pickers)
+    variables = re.search(r'<select name="variable">(.*?)</select>', html.split('id="map-form"')[1])
+    assert variables is not None and '<option value="temperature" selected>temperature (°C)' in variables.group(1)
+    assert "temperature_2m" not in variables.group(1)
+    # A table without levels has no picker, and the single-level columns.
+    plain = report.render_data_page(view())
+    assert 'name="level"' not in plain and _config(plain)["levels"] == [] and _config(plain)["level"] is None
+    assert _config(plain)["variable"] == "temperature_2m"
+
+
 def test_nothing_loaded_yet() -> None:
     html = report.render_data_page(report.build_data_view("weather", AREA, [row(date(2024, 1, 1), "pending", None)]))
     assert "no month is loaded yet" in html and "<script" not in html

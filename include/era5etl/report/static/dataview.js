@@ -224,11 +224,17 @@
     };
   }
 
+  // ", at 500 hPa" after where a table on pressure levels is read; nothing for one without levels.
+  function levelText(level) {
+    return level ? ", at " + level + " hPa" : "";
+  }
   function seriesParams() {
     const f = new FormData(seriesForm);
     const box = String(f.get("box") || "").trim();
+    // level: a table on pressure levels only (the form has no level picker otherwise: FormData gives null)
     return {table: cfg.table, lat: box ? null : f.get("lat"), lon: box ? null : f.get("lon"), area: box || null,
-      step: f.get("step"), from: f.get("from"), to: f.get("to"), variables: cfg.seriesVariables};
+      step: f.get("step"), from: f.get("from"), to: f.get("to"), variables: cfg.seriesVariables,
+      level: f.get("level")};
   }
   function place(lat, lon) {
     return fmt(Math.abs(lat), 2) + "°" + (lat < 0 ? "S" : "N") + " " + fmt(Math.abs(lon), 2) + "°" +
@@ -267,7 +273,7 @@
     });
     const gaps = findGaps(time, step);
     const box = document.getElementById("series-charts");
-    const where = whereText(j);
+    const where = whereText(j) + levelText(seriesParams().level);
     groupColumns(j.columns || []).forEach((group) => {
       const first = Object.values(group.columns)[0];
       const unit = (j.units || {})[first] || "";
@@ -313,7 +319,7 @@
       const n = got.n;
       const span = n ? ", " + whenText(got.time[0], step) + " to " + whenText(got.time[n - 1], step) : "";
       setStatus("series-status", n.toLocaleString("en") + " " + (n === 1 ? got.words[0] : got.words[1]) + " at " +
-        whereText(j) + span);
+        whereText(j) + levelText(p.level) + span);
     } catch (err) {
       setStatus("series-status", err.message, true);
       clearCharts();
@@ -385,7 +391,8 @@
   }
   function mapParams() {
     const f = new FormData(mapForm);
-    return {table: cfg.table, time: f.get("time"), variable: f.get("variable"), area: cfg.area};
+    return {table: cfg.table, time: f.get("time"), variable: f.get("variable"), area: cfg.area,
+      level: f.get("level")};
   }
   function drawMap(j, p, unit) {
     const m = {lat: j.latitude.map(Number), lon: j.longitude.map(Number), val: j.values.map(num)};
@@ -449,7 +456,8 @@
     body.push(el("text", {"class": "tick legend-max", x: bx + 16, y: oy + 10}, fmt(ext[1]) + " " + unit));
     body.push(el("text", {"class": "tick legend-min", x: bx + 16, y: oy + mh}, fmt(ext[0]) + " " + unit));
     body.push(el("text", {"class": "readout", x: ox, y: oy + mh + 32}, ""));
-    const label = p.variable + " at " + String(j.time || p.time).replace("T", " ").slice(0, 16) + " UTC";
+    const label = p.variable + levelText(p.level) + " at " + String(j.time || p.time).replace("T", " ").slice(0, 16) +
+      " UTC";
     const box = document.getElementById("map-chart");
     box.innerHTML = "<svg class=\"chart map\" viewBox=\"0 0 " + (bx + 80).toFixed(0) + " " +
       (mh + oy + 40).toFixed(0) + "\" role=\"img\" aria-label=\"" + esc(label) + "\" data-cells=\"" + n +
@@ -591,7 +599,7 @@
     const s = seriesParams();
     const mp = mapParams();
     const qs = query({table: cfg.table, area: cfg.area, lat: s.lat, lon: s.lon, box: s.area, step: s.step,
-      from: s.from, to: s.to, time: mp.time, variable: mp.variable});
+      from: s.from, to: s.to, time: mp.time, variable: mp.variable, level: s.level});
     try {
       history.replaceState(null, "", location.pathname + "?" + qs);
     } catch {
