@@ -213,7 +213,7 @@ def _area_series(args: argparse.Namespace, table: str, start: datetime | None, e
             data = region_json(s)
         print(json.dumps(data))
         return 0
-    header = ["time", "points", "hours"] + [f"{c} ({UNITS[c]})" for c in s.columns]
+    header = ["time", "points", "hours"] + [f"{c} ({data['units'][c]})" for c in s.columns]
     rows = [[t, data["points"][i], data["hours"][i], *(_short(data["values"][c][i]) for c in s.columns)]
             for i, t in enumerate(data["time"])]
     print(_table(header, rows))

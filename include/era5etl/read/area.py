@@ -67,6 +67,7 @@ class AreaSeries:
     hours: np.ndarray
     values: dict[str, np.ndarray]
     weighting: str = "cos(latitude)"
+    units: dict[str, str] | None = None  # a column's unit when not the hourly tables' (read.monthly_means)
 
 
 def lattice_points(area: Area, grid: LatLonGrid = ERA5_GRID) -> int:
@@ -219,20 +220,47 @@ def area_series(conn: Any, table: str, area: Area, start: datetime | None, end: 
     level = check_level(conn, table, level)  # one row per level: a mean over levels would mix them
     held = loaded_bounds(conn, table, dataset)
     check_inside(table, area, held, grid)
-    columns = area_columns(variables, data_columns(conn, table))
+    columns, relation, time_column, read_step = area_source(conn, table, dataset, variables, step)
     start, end = as_utc(start), as_utc(end)
-    relation, time_column = source_of(conn, table, step)
     params = area_params(area, start, end, grid, level)
-    statement = area_statement(relation, time_column, step, columns, (start is not None, end is not None), grid,
-                               level is not None, holds_other_longitudes(held, params, grid))
+    statement = area_statement(relation, time_column, read_step, columns, (start is not None, end is not None),
+                               grid, level is not None, holds_other_longitudes(held, params, grid))
     row = conn.cursor(binary=True).execute(statement, params).fetchone()
     parts = list(row) if row else [None] * (len(columns) + 3)
     times = unpack(parts[0], "timestamptz")
     if times.size == 0:
         raise _empty(conn, table, area, step, start, end, params, grid)
     values = {c: unpack(b, "float8").astype(np.float64) for c, b in zip(columns, parts[3:], strict=True)}
-    return AreaSeries(table, area, step, columns, times, unpack(parts[1], "int8").astype(np.int64),
-                      unpack(parts[2], "int8").astype(np.int64), values)
+    return months_counted(AreaSeries(table, area, step, columns, times, unpack(parts[1], "int8").astype(np.int64),
+                                     unpack(parts[2], "int8").astype(np.int64), values), dataset)
+
+
+def area_source(conn: Any, table: str, dataset: Any, variables: list[str] | None, step: Step
+                ) -> tuple[list[str], str, str, Step]:
+    """(the columns, the relation, its time column, the step its rows are aggregated at) of an area's
+    series at ``step``: the rollups, or hourly the table; a table of monthly means its own rows as
+    they are, whatever the step but days (``read.monthly_means``)."""
+    if dataset.monthly:
+        from era5etl.read.monthly_means import area_columns as month_columns, refuse_days
+
+        if step == "day":
+            raise refuse_days(table, dataset, "an area's (a region's) daily series")
+        return month_columns(table, dataset, variables, data_columns(conn, table)), table, "time", "hour"
+    relation, time_column = source_of(conn, table, step)
+    return area_columns(variables, data_columns(conn, table)), relation, time_column, step
+
+
+def months_counted(s: AreaSeries, dataset: Any) -> AreaSeries:
+    """``s`` itself, or for a table of monthly means with its step a month, the hours its rows stand
+    for (not their count) and its columns' units."""
+    if not dataset.monthly:
+        return s
+    from dataclasses import replace
+
+    from era5etl.read.monthly_means import area_units, hours_of
+
+    return replace(s, step="month", hours=hours_of(s.time, s.points, dataset),
+                   units=area_units(dataset, s.columns))
 
 
 def _empty(conn: Any, table: str, area: Area, step: Step, start: datetime | None, end: datetime | None,
@@ -275,7 +303,7 @@ def area_json(s: AreaSeries) -> dict[str, Any]:
         "step": s.step,
         "weighting": s.weighting,
         "columns": list(s.columns),
-        "units": {c: UNITS[c] for c in s.columns},
+        "units": {c: (s.units or UNITS)[c] for c in s.columns},
         "time": iso_times(s.time),
         "points": s.points.tolist(),
         "hours": s.hours.tolist(),
@@ -284,5 +312,5 @@ def area_json(s: AreaSeries) -> dict[str, Any]:
     }
 
 
-__all__ = ["AreaSeries", "ReadError", "area_columns", "area_csv", "area_json", "area_series", "check_inside",
-           "holds_other_longitudes", "lattice_points"]
+__all__ = ["AreaSeries", "ReadError", "area_columns", "area_csv", "area_json", "area_series", "area_source",
+           "check_inside", "holds_other_longitudes", "lattice_points", "months_counted"]

@@ -74,6 +74,10 @@ def area_local_daily(conn: Any, table: str, area: Area, start: datetime | None, 
     UTC instant. ``level``: the level (hPa) of a table on pressure levels (required there)."""
     require_table(conn, table)
     dataset = table_dataset(conn, table)
+    if dataset.monthly:
+        from era5etl.read.monthly_means import refuse_days
+
+        raise refuse_days(table, dataset, "an area's local days")
     level = check_level(conn, table, level)
     check_inside(table, area, loaded_bounds(conn, table, dataset), dataset.grid)
     data = data_columns(conn, table)

@@ -14,7 +14,7 @@ from era5etl.read.columns import UNITS
 from era5etl.read.daily import daily_values
 from era5etl.read.errors import ReadError
 from era5etl.read.indices import check_indices, columns_of, compute_indices
-from era5etl.read.monthly_means import monthly_daily, refuse_days
+from era5etl.read.monthly_means import area_monthly_daily, monthly_daily, refuse_days
 from era5etl.read.points import Point, require_table, table_dataset
 from era5etl.read.where import Where, describe_point, offset_minutes
 
@@ -138,22 +138,26 @@ def area_climate(conn: Any, table: str, box: Any, variable: str = "temperature_2
     area = box if isinstance(box, Region) else Area.parse(box)
     require_table(conn, table)
     dataset = table_dataset(conn, table)
-    if dataset.monthly:
-        raise ReadError(f"an area's or a region's climate is read from the daily rollup, which {table} "
-                        f"({dataset.name}) has not; a place's climate can be read from it")
+    if dataset.monthly and shift is not None:  # months, not days: no day boundary to shift
+        raise refuse_days(table, dataset, f"days of {tz}")
     if isinstance(area, Region):
         from era5etl.read.region_series import check_region
 
         area = check_region(conn, table, area)
-    column, _ = value_column(variable)
+    column, statistic = value_column(variable)
     lo = min(x for x in (first, span[0]) if x is not None)
     hi = max(x for x in (last, span[1]) if x is not None)
-    daily, points = area_daily_values(conn, table, area, column, lo if first is not None else None,
-                                      hi if last is not None else None, shift)
+    if dataset.monthly:
+        daily, points = area_monthly_daily(conn, table, area, dataset, column, statistic,
+                                           lo if first is not None else None, hi if last is not None else None)
+    else:
+        daily, points = area_daily_values(conn, table, area, column, lo if first is not None else None,
+                                          hi if last is not None else None, shift)
     loaded = _loaded_years(daily)
     years = (first if first is not None else loaded[0], last if last is not None else loaded[1])
     summary = summarize(daily, variable, span, years)
-    days = "UTC days" if shift is None else f"days of {offset_text(shift)} from the hourly rows"
+    days = (f"months of {dataset.name}" if dataset.monthly else
+            "UTC days" if shift is None else f"days of {offset_text(shift)} from the hourly rows")
     if isinstance(area, Region):
         outside = f", {area.left_out:,} outside the table's loaded box left out" if area.left_out else ""
         described = (f"region {area} ({area.source}): {area.points:,} grid points weighted by their cells' overlap"

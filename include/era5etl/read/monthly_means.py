@@ -3,6 +3,10 @@ its rows are months (or a month's hours of the day), not hours.
 
 * a place's ``series`` reads the table's rows: they are the monthly series (``--monthly`` says the same;
   ``--daily`` is refused: the table holds no days);
+* an area's or a region's series (``--area``, ``--region``) is its points' months, weighted as an
+  area's hourly rows are (:func:`area_columns`: each variable's weighted mean, least and greatest
+  point value; an accumulation's mean is the area's mean daily total), ``hours`` the hours its rows
+  stand for (:func:`hours_of`);
 * the units are the dataset's: an accumulation's monthly mean is a mean daily total (``mm/day``);
 * ``wind_speed_10m`` is not derived: the speed of the mean wind is not the mean speed;
 * ``climate``: each month's value spread over its days (every day complete, the month's mean, or for
@@ -48,6 +52,47 @@ def check_columns(table: str, dataset: Dataset, variables: list[str] | None) -> 
                         "wind is not the mean speed; read zonal_wind_10m and meridional_wind_10m")
 
 
+# What an area's or a region's series gives of each variable of a table of monthly means: a row is a
+# month's mean already (an accumulation's mean daily total), so the points' weighted mean and their
+# least and greatest values; no "sum" (a month's mean daily totals do not add up over the points).
+AREA_AGGREGATES = ("min", "max", "mean")
+
+
+def area_columns(table: str, dataset: Dataset, variables: list[str] | None, data: list[str]) -> list[str]:
+    """The columns of an area's series of a table of monthly means, in the order asked (a variable
+    stands for its three, :data:`AREA_AGGREGATES`; None: every data column's); ReadError for another
+    name, naming the known ones."""
+    check_columns(table, dataset, variables)
+    accepted = {f"{v}_{a}": v for v in data for a in AREA_AGGREGATES}
+    names = list(data) if variables is None else [v.strip() for v in variables if v.strip()]
+    unknown = [n for n in names if n not in data and n not in accepted]
+    if unknown or not names:
+        what = f"unknown variable(s) {', '.join(map(repr, unknown))}" if unknown else "no variable named"
+        raise ReadError(f"{what} for an area's series of {table} ({dataset.name}, a row a month); the known ones "
+                        f"are {', '.join([*data, *accepted])}")
+    out: list[str] = []
+    for n in names:
+        for c in ([f"{n}_{a}" for a in AREA_AGGREGATES] if n in data else [n]):
+            if c not in out:
+                out.append(c)
+    return out
+
+
+def area_units(dataset: Dataset, columns: list[str]) -> dict[str, str]:
+    """Each ``<variable>_<aggregate>`` column's unit: its variable's, as the dataset stores it."""
+    return {c: units_of(dataset, [c.rsplit("_", 1)[0]])[c.rsplit("_", 1)[0]] for c in columns}
+
+
+def hours_of(times: np.ndarray, points: np.ndarray, dataset: Dataset) -> np.ndarray:
+    """The hours the rows of each step stand for: its points x the month's hours (by hour of day: x the
+    month's days, the one hour of each day the row is the mean of)."""
+    months = np.asarray(times).astype("datetime64[M]")
+    days = ((months + 1).astype("datetime64[D]") - months.astype("datetime64[D]")).astype(np.int64)
+    per_point = days if dataset.period == "month_by_hour" else days * HOURS_A_DAY
+    hours: np.ndarray = (np.asarray(points, dtype=np.int64) * per_point).astype(np.int64)
+    return hours
+
+
 def row_time(at: datetime, dataset: Dataset) -> datetime:
     """The row of a table of monthly means holding the moment ``at``: its month's start, by hour of day
     plus ``at``'s hour."""
@@ -67,8 +112,34 @@ def monthly_daily(conn: Any, table: str, point: Point, dataset: Dataset, column:
     start = datetime(first_year, 1, 1, tzinfo=UTC) if first_year is not None else None
     end = datetime(last_year + 1, 1, 1, tzinfo=UTC) if last_year is not None else None
     s = series(conn, table, point, start, end, [variable], "hour")
-    months = s.time.astype("datetime64[M]")
-    values = s.values[variable].astype(np.float64)
+    return spread_months(s.time, s.values[variable], dataset, column, statistic)
+
+
+def area_monthly_daily(conn: Any, table: str, area: Any, dataset: Dataset, column: str, statistic: str,
+                       first_year: int | None, last_year: int | None) -> tuple[Daily, int]:
+    """:func:`monthly_daily` of an area (a ``core.grid.Area``) or a region (``read.regions.Region``): the
+    months of its weighted mean (``read.area``, ``read.region_series``), and its number of grid points."""
+    from era5etl.read.area import area_series
+    from era5etl.read.regions import Region
+
+    variable = column.rsplit("_", 1)[0]
+    start = datetime(first_year, 1, 1, tzinfo=UTC) if first_year is not None else None
+    end = datetime(last_year + 1, 1, 1, tzinfo=UTC) if last_year is not None else None
+    wanted = [f"{variable}_mean"]
+    if isinstance(area, Region):
+        from era5etl.read.region_series import region_series
+
+        s = region_series(conn, table, area, start, end, wanted, "month")
+    else:
+        s = area_series(conn, table, area, start, end, wanted, "month")
+    return spread_months(s.time, s.values[wanted[0]], dataset, column, statistic), int(s.points.max())
+
+
+def spread_months(times: np.ndarray, values: np.ndarray, dataset: Dataset, column: str, statistic: str) -> Daily:
+    """The rows of a table of monthly means (``times`` in order, ``values``) as complete days carrying
+    their month's value in ``column`` (by hour of day: the month's 24 hours made one value first)."""
+    months = np.asarray(times).astype("datetime64[M]")
+    values = np.asarray(values, dtype=np.float64)
     per_month, first = np.unique(months, return_index=True)
     if dataset.period == "month_by_hour":
         counts = np.bincount(np.searchsorted(per_month, months), minlength=per_month.size)
@@ -85,4 +156,5 @@ def monthly_daily(conn: Any, table: str, point: Point, dataset: Dataset, column:
                  {column: np.repeat(month_values, days)}, 0)
 
 
-__all__ = ["check_columns", "monthly_daily", "refuse_days", "row_time", "units_of"]
+__all__ = ["AREA_AGGREGATES", "area_columns", "area_monthly_daily", "area_units", "check_columns", "hours_of",
+           "monthly_daily", "refuse_days", "row_time", "spread_months", "units_of"]

@@ -24,7 +24,7 @@ from era5etl.core.months import as_utc
 from era5etl.core.rollups import split_value_column
 from era5etl.db import table_ident
 from era5etl.db.rollups import box_filter, box_params, data_columns
-from era5etl.read.area import AreaSeries, area_columns, step_value
+from era5etl.read.area import AreaSeries, area_columns, area_source, months_counted, step_value
 from era5etl.read.columns import Step, check_step
 from era5etl.read.errors import ReadError
 from era5etl.read.levels import check_level
@@ -33,7 +33,6 @@ from era5etl.read.packed import packed, unpack
 from era5etl.read.points import Bounds, loaded_bounds, require_table, table_dataset
 from era5etl.read.region_weights import weighed
 from era5etl.read.regions import Region
-from era5etl.read.series import source_of
 
 WEIGHTING = "cell overlap area x cos(latitude)"
 # The rows of the region's box, which the join then cuts to the region's own points: its id range
@@ -186,16 +185,16 @@ def region_series(conn: Any, table: str, region: Region, start: datetime | None,
     step = check_step(step)
     require_table(conn, table)
     level = check_level(conn, table, level)
+    dataset = table_dataset(conn, table)
     region, held, grid = _checked(conn, table, region)
-    columns = area_columns(variables, data_columns(conn, table))
+    columns, relation, time_column, read_step = area_source(conn, table, dataset, variables, step)
     start, end = as_utc(start), as_utc(end)
-    relation, time_column = source_of(conn, table, step)
     params = _params(region, start, end, grid, level)
-    statement = region_statement(relation, time_column, step, columns, (start is not None, end is not None),
+    statement = region_statement(relation, time_column, read_step, columns, (start is not None, end is not None),
                                  longitudes_worth_filtering(held, params, grid), level is not None)
     _hash_join(conn)
     row = conn.cursor(binary=True).execute(statement, params).fetchone()
-    return _series(region, table, step, columns, row)
+    return months_counted(_series(region, table, step, columns, row), dataset)
 
 
 def region_local_daily(conn: Any, table: str, region: Region, start: datetime | None, end: datetime | None,
@@ -203,6 +202,11 @@ def region_local_daily(conn: Any, table: str, region: Region, start: datetime | 
     """The region's days of UTC+``offset_minutes`` whose hours fall in [start, end) (None: the region's
     loaded span), as ``read.area_localday.area_local_daily`` (``level`` as for :func:`region_series`)."""
     require_table(conn, table)
+    dataset = table_dataset(conn, table)
+    if dataset.monthly:
+        from era5etl.read.monthly_means import refuse_days
+
+        raise refuse_days(table, dataset, "a region's local days")
     level = check_level(conn, table, level)
     region, held, grid = _checked(conn, table, region)
     data = data_columns(conn, table)

@@ -46,7 +46,7 @@ def _hours(db_url: str, table: str, variable: str, level: int | None) -> dict[st
             **{k: np.array([r[i] for r in rows]) for i, k in enumerate(("id", "lat", "lon", "value"), start=1)}}
 
 
-def _weights(outline: Any, rows: dict[str, np.ndarray], step: float) -> dict[int, float]:
+def shapely_weights(outline: Any, rows: dict[str, np.ndarray], step: float) -> dict[int, float]:
     """Each point holding rows, weighed one cell at a time: the area of its ``step`` degree cell inside
     the outline (square degrees) x cos(latitude); points whose cell misses the outline left out."""
     half = step / 2
@@ -122,7 +122,7 @@ def test_a_regions_series_on_era5_land_weighs_its_0_1_degree_cells(
     if unit == "h":  # two days of hours
         keep = rows["time"] < np.datetime64("2020-01-03T00")
         rows = {k: v[keep] for k, v in rows.items()}
-    weights = _weights(shapely.geometry.shape({"type": "Polygon", "coordinates": [LAND_TRIANGLE]}), rows, 0.1)
+    weights = shapely_weights(shapely.geometry.shape({"type": "Polygon", "coordinates": [LAND_TRIANGLE]}), rows, 0.1)
     assert len(weights) > 20  # the triangle's 0.1 degree cells, not the few 0.25 degree ones
     got = _series(land_table, path, "temperature_2m", flag, "--from", "2020-01-01",
                   "--to", "2020-01-02" if unit == "h" else "2020-01-31")
@@ -137,7 +137,7 @@ def test_a_regions_series_at_a_level_is_that_levels_weighted_means(
     path = _outline_file(tmp_path, LEVEL_TRIANGLE)
     outline = shapely.geometry.shape({"type": "Polygon", "coordinates": [LEVEL_TRIANGLE]})
     rows = _hours(db_url, pl_table, "temperature", 500)
-    weights = _weights(outline, rows, 0.25)
+    weights = shapely_weights(outline, rows, 0.25)
     got = _series(pl_table, path, "temperature", flag, "--from", "2016-05-01", "--to", "2025-06-30", "--level", "500")
     _check(got, _reference(rows, weights, unit), "temperature")
     other = _series(pl_table, path, "temperature", flag, "--from", "2016-05-01", "--to", "2025-06-30",
