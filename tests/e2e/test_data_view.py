@@ -15,8 +15,9 @@ map's grid points, then an area typed in) equals SQL over the hourly rows: per s
 mean weighted by cos(latitude), their min and max, the precipitation's mean total. A month of the
 same area on two pressure levels (``run-month --dataset pressure-levels``) is read on the Data view at
 the level picked in its forms: the series and the map at 500 hPa, then the series at 850 hPa, each
-equal to SQL over that level's hourly rows. The API server machinery is ``test_ui.py``'s: its own
-AIRFLOW_HOME, its own process group, stopped afterwards.
+equal to SQL over that level's hourly rows; two months of ERA5's monthly means are read by month, their
+rows. The API server machinery is ``test_ui.py``'s: its own AIRFLOW_HOME, its own process group, stopped
+afterwards.
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ SCREENSHOT = PROJECT_ROOT / ".local" / "data-view-test.png"
 LOAD_TIMEOUT_S = 150
 BOX = "46/7/45.5/7.5"  # 9 of the area's grid points, its north-west corner to its middle
 LEVELS_MONTH, LEVELS = "2024-01", ("500", "850")  # the table on pressure levels: one month, two levels
+MEANS_MONTHS = ("2024-01", "2024-02")  # the table of monthly means
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,7 @@ class Stack:
     table: str
     token: str = ""
     levels_table: str = ""
+    means_table: str = ""
 
     def era5(self, path: str, **params: Any) -> str:
         return f"{self.url}/era5/{path}?" + urlencode({"table": self.table, **params})
@@ -84,15 +87,16 @@ def _drop_rollups(db_url: str, table: str) -> None:
                 conn.execute(f'DROP {kind} IF EXISTS "{table}{suffix}" CASCADE')
 
 
-def _load_months(db_url: str, cds: Any, table: str, levels_table: str, work: Path,
+def _load_months(db_url: str, cds: Any, table: str, levels_table: str, means_table: str, work: Path,
                  env_path: str) -> list[subprocess.Popen[str]]:
     """The three months, each by its own ``run-month`` process (they queue on the year's chunk lock),
-    and the month on pressure levels into ``levels_table``."""
+    the month on pressure levels into ``levels_table`` and the monthly means into ``means_table``."""
     env = {**os.environ, "PATH": env_path, "ERA5_DATABASE_URL": db_url, "CDSAPI_URL": str(cds.url),
            "CDSAPI_KEY": cds.key, "ERA5_STAGING_DIR": str(work / "staging"),
            "ERA5_VALIDATION_DIR": str(work / "validation")}
     runs = [[month, "--table", table] for month in MONTHS]
     runs.append([LEVELS_MONTH, "--table", levels_table, "--dataset", "pressure-levels", "--levels", ",".join(LEVELS)])
+    runs += [[month, "--table", means_table, "--dataset", "monthly-means"] for month in MEANS_MONTHS]
     return [subprocess.Popen([sys.executable, "-m", "era5etl", "run-month", *run, "--area", AREA],
                              env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             for run in runs]
@@ -109,25 +113,26 @@ def _token(url: str, password: str) -> str:
 @pytest.fixture(scope="module")
 def stack(db_url: str, cds: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     work = tmp_path_factory.mktemp("data-view")
-    table, levels_table = f"dv_{uuid.uuid4().hex[:10]}", f"dvpl_{uuid.uuid4().hex[:10]}"
+    table, levels_table, means_table = (f"dv_{uuid.uuid4().hex[:10]}", f"dvpl_{uuid.uuid4().hex[:10]}",
+                                        f"dvmm_{uuid.uuid4().hex[:10]}")
     loads: list[subprocess.Popen[str]] = []
     try:
         with api_server(work, db_url) as server:
             # The months load while the server starts.
-            loads = _load_months(db_url, cds, table, levels_table, work, PATH)
-            for month, proc in zip((*MONTHS, LEVELS_MONTH), loads, strict=True):
+            loads = _load_months(db_url, cds, table, levels_table, means_table, work, PATH)
+            for month, proc in zip((*MONTHS, LEVELS_MONTH, *MEANS_MONTHS), loads, strict=True):
                 output, _ = proc.communicate(timeout=LOAD_TIMEOUT_S)
                 assert proc.returncode == 0, f"run-month {month}:\n{output[-4000:]}"
             server.wait_healthy(time.monotonic() + STARTUP_TIMEOUT_S)
             password = server.admin_password()
             yield Stack(url=server.url, password=password, table=table, token=_token(server.url, password),
-                        levels_table=levels_table)
+                        levels_table=levels_table, means_table=means_table)
     finally:
         for proc in loads:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait(timeout=10)
-        for made in (table, levels_table):
+        for made in (table, levels_table, means_table):
             _drop_rollups(db_url, made)
             clean(db_url, made, str(cds.url))
         shutil.rmtree(work, ignore_errors=True)
@@ -606,3 +611,22 @@ def test_a_table_on_levels_is_read_at_the_level_picked(stack: Stack, db_url: str
         expect(status).to_contain_text(", at 850 hPa, 2024-01-01 to 2024-01-31")
         x, _, _, mean = _drawn(frame, "temperature")["data"]
         assert x == days_850 and _near(mean, want_850) and not _near(mean, want_500)
+
+
+def test_a_table_of_monthly_means_is_read_by_month(stack: Stack, db_url: str) -> None:
+    from playwright.sync_api import expect
+
+    with connect(db_url) as conn:
+        want = conn.execute(f'SELECT time, temperature_2m::float8 FROM "{stack.means_table}"'
+                            " WHERE latitude = %s AND longitude = %s ORDER BY time", (LAT, LON)).fetchall()
+    assert [t.strftime("%Y-%m") for t, _ in want] == list(MEANS_MONTHS)
+    with _data_view(stack, stack.means_table) as (_, frame):
+        expect(frame.locator('#series-form select[name="step"]')).to_have_value("month")
+        temp = frame.locator('figure[data-variable="temperature_2m"]')
+        expect(temp).to_have_attribute("data-step", "month")
+        expect(temp).to_have_attribute("data-points", str(len(MEANS_MONTHS)))
+        expect(frame.locator('figure[data-variable="total_precipitation"] figcaption')).to_contain_text("mm/day")
+        x, value = _drawn(frame, "temperature_2m")["data"]
+        assert x == [t.timestamp() for t, _ in want] and _near(value, np.array([v for _, v in want]))
+        # The map of the last month: a cell per grid point.
+        expect(frame.locator("svg.map rect.gp")).to_have_count(25)

@@ -53,6 +53,14 @@ def _units(v: DataView) -> dict[str, str]:
     return {c.column: c.table_unit.replace("degC", "°C") for c in dataset.base_variables}
 
 
+def _steps(v: DataView) -> tuple[tuple[str, str], ...]:
+    """The series form's steps, the one shown first first: a table of monthly means holds months only
+    (its rows: ``read.monthly_means``), the others daily, hourly and monthly."""
+    if _dataset(v).monthly:
+        return (("month", "monthly"),)
+    return (("day", "daily"), ("hour", "hourly"), ("month", "monthly"))
+
+
 def _first_level(v: DataView) -> int | None:
     if not v.levels:
         return None
@@ -87,7 +95,7 @@ def config(v: DataView, base: str) -> dict[str, Any]:
         "table": v.table, "area": v.area, "grid": v.grid,
         "first": _iso_hour(v.first_hour), "last": _iso_hour(v.last_hour),
         "lat": centre[0] if centre else None, "lon": centre[1] if centre else None,
-        "from": _iso_day(v.first_hour), "to": _iso_day(v.last_hour), "step": "day",
+        "from": _iso_day(v.first_hour), "to": _iso_day(v.last_hour), "step": _steps(v)[0][0],
         "time": _iso_hour(v.last_hour), "variable": _map_variables(v)[0], "units": _units(v),
         "seriesVariables": LEVEL_SERIES_VARIABLES if v.levels else SERIES_VARIABLES, "bars": list(TOTALS),
         "levels": list(v.levels), "level": _first_level(v),
@@ -101,8 +109,8 @@ def _script_json(data: dict[str, Any]) -> str:
 
 def _series_form(v: DataView) -> str:
     c = config(v, "")
-    steps = "".join(f'<option value="{s}"{" selected" if s == "day" else ""}>{label}</option>'
-                    for s, label in (("day", "daily"), ("hour", "hourly"), ("month", "monthly")))
+    steps = "".join(f'<option value="{s}"{" selected" if s == c["step"] else ""}>{label}</option>'
+                    for s, label in _steps(v))
     return (
         '<form class="pick" id="series-form">'
         f'<label>Latitude °N<input type="number" name="lat" step="any" min="-90" max="90" required'

@@ -83,6 +83,15 @@ def test_a_table_on_levels_is_read_at_a_level_the_ledger_says_it_holds() -> None
     assert _config(plain)["variable"] == "temperature_2m"
 
 
+def test_a_table_of_monthly_means_is_read_by_month() -> None:
+    rows = [{**row(date(2024, m, 1), "validated"), "dataset": "monthly-means"} for m in (1, 2, 3)]
+    html = report.render_data_page(report.build_data_view("means", AREA, rows))
+    assert _config(html)["step"] == "month"
+    steps = re.search(r'<select name="step">(.*?)</select>', html)
+    assert steps is not None and steps.group(1) == '<option value="month" selected>monthly</option>'
+    assert _config(report.render_data_page(view()))["step"] == "day"
+
+
 def test_nothing_loaded_yet() -> None:
     html = report.render_data_page(report.build_data_view("weather", AREA, [row(date(2024, 1, 1), "pending", None)]))
     assert "no month is loaded yet" in html and "<script" not in html
