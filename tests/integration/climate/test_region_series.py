@@ -16,9 +16,8 @@ import shapely
 
 from era5etl.db import connect
 
+from ...region_reference import shapely_weights
 from ..helpers import cli, http_reads
-
-HALF = 0.125
 
 
 def _hours(db_url: str, table: str) -> dict[str, np.ndarray]:
@@ -28,20 +27,6 @@ def _hours(db_url: str, table: str) -> dict[str, np.ndarray]:
                             f" FROM {table}").fetchall()
     return {"time": np.array([r[0].replace(tzinfo=None) for r in rows], dtype="datetime64[h]"),
             **{k: np.array([r[i] for r in rows]) for i, k in enumerate(("id", "lat", "lon", "value"), start=1)}}
-
-
-def _weights(outline: Any, rows: dict[str, np.ndarray]) -> dict[int, float]:
-    """Each loaded grid point's weight, one cell at a time: the area of its cell inside the outline
-    (square degrees) x cos(latitude); points whose cell misses the outline left out."""
-    out = {}
-    for point in np.unique(rows["id"]):
-        at = np.flatnonzero(rows["id"] == point)[0]
-        lat, lon = rows["lat"][at], rows["lon"][at]
-        cell = shapely.geometry.box(lon - HALF, lat - HALF, lon + HALF, lat + HALF)
-        overlap = cell.intersection(outline).area
-        if overlap > 0:
-            out[int(point)] = overlap * np.cos(np.radians(lat))
-    return out
 
 
 def _reference(rows: dict[str, np.ndarray], weights: dict[int, float], unit: str) -> dict[np.datetime64, float]:
@@ -80,7 +65,7 @@ def test_the_outline_is_luxembourgs() -> None:
 
 def test_a_countrys_daily_mean_is_the_cells_overlap_weighted_mean(db_url: str, region_table: str) -> None:
     rows = _hours(db_url, region_table)
-    weights = _weights(_luxembourg(), rows)
+    weights = shapely_weights(_luxembourg(), rows)
     assert 6 < len(weights) < 36  # the country's cells, not the loaded box's 36
     want = _reference(rows, weights, "D")
     code, out, err, data = cli("series", "--region", "LU", "--daily", "--variables", "temperature_2m_mean",
@@ -134,7 +119,7 @@ def _geojson(tmp_path: Path, polygon: list[list[float]], wrap: str = "FeatureCol
 def test_a_geojson_files_region(db_url: str, region_table: str, tmp_path: Path) -> None:
     triangle = [[5.8, 49.6], [6.4, 49.7], [6.0, 50.1], [5.8, 49.6]]
     rows = _hours(db_url, region_table)
-    weights = _weights(shapely.Polygon(triangle), rows)
+    weights = shapely_weights(shapely.Polygon(triangle), rows)
     want = _reference(rows, weights, "D")
     for wrap in ("FeatureCollection", "Feature", "Polygon"):
         code, out, err, data = cli("series", "--region-file", str(_geojson(tmp_path, triangle, wrap)), "--daily",
@@ -147,7 +132,7 @@ def test_a_geojson_files_region(db_url: str, region_table: str, tmp_path: Path) 
     code, out, err, data = cli("series", "--region-file", str(_geojson(tmp_path, longer)), "--daily",
                                "--variables", "temperature_2m_mean", "--table", region_table, "--json")
     assert code == 0 and data is not None, out + err
-    inside = _weights(shapely.Polygon(longer), rows)
+    inside = shapely_weights(shapely.Polygon(longer), rows)
     assert data["region"]["left_out"] > 0 and data["region"]["points"] == len(inside) == data["points"][0]
     assert "outside the table's loaded box left out" in out
     want = _reference(rows, inside, "D")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -42,15 +43,23 @@ def month_table(db_url: str, read_cds: LocalCDS, tmp_path_factory: pytest.TempPa
 LAND_MONTH = "era5land_newcds_grib_9vars-2t-2d-sp-snowc-rsn-tp-e-ro-smlt_GRIB1+GRIB2_2020-01_744h_11x14.grib"
 
 
+def loaded_file(path: Path, prefix: str) -> tuple[str, dict[str, Any]]:
+    """A new table holding ``path``, loaded by ``load-file`` as a user loads it: its name, and the
+    command's JSON summary."""
+    from ..helpers import cli
+
+    table = f"{prefix}_{uuid.uuid4().hex[:10]}"
+    code, _, err, summary = cli("load-file", str(path), "--table", table, "--json")
+    assert code == 0, err
+    assert summary is not None
+    return table, summary
+
+
 @pytest.fixture(scope="package")
 def land_table(db_url: str, samples: Path) -> Iterator[str]:
     """January 2020 of ERA5-Land's 11x14 points at 0.1 degrees (44.5..43.5 N, 19.5..20.8 E), load-file."""
-    from ..helpers import cli
-
-    table = f"l_{uuid.uuid4().hex[:10]}"
-    code, _, err, summary = cli("load-file", str(samples / LAND_MONTH), "--table", table, "--json")
-    assert code == 0, err
-    assert summary is not None and summary["dataset"] == "land"
+    table, summary = loaded_file(samples / LAND_MONTH, "l")
+    assert summary["dataset"] == "land"
     yield table
     drop(db_url, table)
 

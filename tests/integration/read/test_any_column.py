@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import math
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,17 +16,15 @@ from era5etl.cli import main
 from era5etl.db import connect
 
 from ..helpers import cli
-from .conftest import drop
+from .conftest import drop, loaded_file
 
 NEW_INSTANT = "newcds_instant_t2m_u10_v10_d2m_sp_2025-05_hourly_expver0005.nc"
 
 
 @pytest.fixture(scope="module")
 def added_table(db_url: str, samples: Path) -> Iterator[str]:
-    table = f"c_{uuid.uuid4().hex[:10]}"
-    code, _, err, summary = cli("load-file", str(samples / NEW_INSTANT), "--table", table, "--json")
-    assert code == 0, err
-    assert summary is not None and "dewpoint_2m" in summary["added_columns"]
+    table, summary = loaded_file(samples / NEW_INSTANT, "c")
+    assert "dewpoint_2m" in summary["added_columns"]
     yield table
     drop(db_url, table)
 

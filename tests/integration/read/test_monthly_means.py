@@ -145,7 +145,7 @@ def _month_hours(times: list[Any]) -> np.ndarray:
 def test_an_areas_and_a_regions_months_are_their_points_weighted_months(
     db_url: str, mm_table: str, tmp_path: Path, how: str
 ) -> None:
-    from .test_region_lattices import shapely_weights
+    from ...region_reference import shapely_weights
 
     rows = _months(db_url, mm_table, "time >= '2010-01-01' AND time < '2011-01-01'")
     if how == "area":

@@ -20,6 +20,7 @@ from era5etl.db import connect
 from era5etl.read.region_weights import GRIDS, digest, weighed
 from era5etl.read.regions import cell_weights, region_from_geojson
 
+from ...region_reference import shapely_weights
 from ..helpers import cli
 
 pytestmark = pytest.mark.integration
@@ -44,21 +45,6 @@ def _hours(db_url: str, table: str, variable: str, level: int | None) -> dict[st
                             f" FROM {table}{at}").fetchall()
     return {"time": np.array([r[0].replace(tzinfo=None) for r in rows], dtype="datetime64[h]"),
             **{k: np.array([r[i] for r in rows]) for i, k in enumerate(("id", "lat", "lon", "value"), start=1)}}
-
-
-def shapely_weights(outline: Any, rows: dict[str, np.ndarray], step: float) -> dict[int, float]:
-    """Each point holding rows, weighed one cell at a time: the area of its ``step`` degree cell inside
-    the outline (square degrees) x cos(latitude); points whose cell misses the outline left out."""
-    half = step / 2
-    out = {}
-    for point in np.unique(rows["id"]):
-        at = np.flatnonzero(rows["id"] == point)[0]
-        lat, lon = rows["lat"][at], rows["lon"][at]
-        cell = shapely.geometry.box(lon - half, lat - half, lon + half, lat + half)
-        overlap = cell.intersection(outline).area
-        if overlap > 0:
-            out[int(point)] = overlap * np.cos(np.radians(lat))
-    return out
 
 
 def _reference(rows: dict[str, np.ndarray], weights: dict[int, float], unit: str) -> dict[str, list[Any]]:
