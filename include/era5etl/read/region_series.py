@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from psycopg import sql
 
-from era5etl.core.datasets import LatLonGrid
+from era5etl.core.datasets import Dataset, LatLonGrid
 from era5etl.core.months import as_utc
 from era5etl.core.rollups import split_value_column
 from era5etl.db import table_ident
@@ -125,12 +125,11 @@ def check_region(conn: Any, table: str, region: Region) -> Region:
     points inside ``table``'s loaded box (a country's far islands outside the box loaded for its
     mainland are left out, and counted in ``left_out``); ReadError unless the loaded box holds a point
     of the region."""
-    return _checked(conn, table, region)[0]
+    return _checked(conn, table, region, table_dataset(conn, table))[0]
 
 
-def _checked(conn: Any, table: str, region: Region) -> tuple[Region, Bounds, LatLonGrid]:
-    """:func:`check_region`'s region, ``table``'s loaded box and its lattice."""
-    dataset = table_dataset(conn, table)
+def _checked(conn: Any, table: str, region: Region, dataset: Dataset) -> tuple[Region, Bounds, LatLonGrid]:
+    """:func:`check_region`'s region, ``table``'s loaded box and its lattice (``dataset``'s)."""
     region = weighed(conn, region, dataset.grid)
     b = loaded_bounds(conn, table, dataset)
     # Within a thousandth of a cell: ERA5-Land's latitudes are float4 in the table (44.3 is 44.2999992).
@@ -186,7 +185,7 @@ def region_series(conn: Any, table: str, region: Region, start: datetime | None,
     require_table(conn, table)
     level = check_level(conn, table, level)
     dataset = table_dataset(conn, table)
-    region, held, grid = _checked(conn, table, region)
+    region, held, grid = _checked(conn, table, region, dataset)
     columns, relation, time_column, read_step = area_source(conn, table, dataset, variables, step)
     start, end = as_utc(start), as_utc(end)
     params = _params(region, start, end, grid, level)
@@ -208,7 +207,7 @@ def region_local_daily(conn: Any, table: str, region: Region, start: datetime | 
 
         raise refuse_days(table, dataset, "a region's local days")
     level = check_level(conn, table, level)
-    region, held, grid = _checked(conn, table, region)
+    region, held, grid = _checked(conn, table, region, dataset)
     data = data_columns(conn, table)
     columns = area_columns(variables, data)
     unbounded = _params(region, None, None, grid, level)

@@ -21,7 +21,7 @@ from era5etl.read.region_weights import GRIDS, digest, weighed
 from era5etl.read.regions import cell_weights, region_from_geojson
 
 from ...region_reference import shapely_weights
-from ..helpers import cli
+from ..helpers import cli, http_reads
 
 pytestmark = pytest.mark.integration
 
@@ -131,3 +131,23 @@ def test_a_regions_series_at_a_level_is_that_levels_weighted_means(
     assert other["values"]["temperature_mean"] != got["values"]["temperature_mean"]
     code, _, err, _ = cli("series", "--region-file", str(path), "--table", pl_table, *flag, "--json")
     assert code == 2 and "give a level in hPa" in err, err
+
+
+def test_over_http_and_from_python_a_region_at_a_level_is_the_clis(db_url: str, pl_table: str,
+                                                                    tmp_path: Path) -> None:
+    from era5etl import api
+
+    path = _outline_file(tmp_path, LEVEL_TRIANGLE)
+    want = _series(pl_table, path, "temperature", ["--daily"], "--level", "700")
+    outline = {"type": "Polygon", "coordinates": [LEVEL_TRIANGLE]}
+    with http_reads(db_url, pl_table, "36/-118/34/-116", "test_region_lattices") as client:
+        reply = client.post("/series", params={"table": pl_table, "region": "triangle", "level": 700, "step": "day",
+                                               "variables": "temperature"}, json=outline)
+        assert reply.status_code == 200, reply.text
+        refused = client.post("/series", params={"table": pl_table, "region": "triangle", "step": "day"},
+                              json=outline)
+    got = reply.json()
+    assert (got["time"], got["points"], got["values"]) == (want["time"], want["points"], want["values"])
+    assert refused.status_code == 400 and "give a level" in refused.json()["detail"], refused.text
+    frame = api.region_series(region_file=str(path), variables=["temperature"], level=700, table=pl_table, url=db_url)
+    assert frame["temperature_mean"].tolist() == want["values"]["temperature_mean"]
