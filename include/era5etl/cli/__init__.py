@@ -34,7 +34,8 @@ ERA5_LOG_LEVEL; every ERA5_* setting with its value: `python -m era5etl settings
 COMMANDS = {"db": "database", "airflow-env": "database", "run-month": "months", "validate": "months",
             "status": "months", "finalize": "months", "load-file": "load_file", "rollups": "rollups",
             "series": "series_map", "map": "series_map", "climate": "climate", "reads": "reads",
-            "settings": "config", "airflow": "stack", "table": "table", "variables": "variables"}
+            "settings": "config", "airflow": "stack", "table": "table", "variables": "variables",
+            "regions": "regions"}
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:

@@ -130,4 +130,45 @@ def weighed(conn: Any, region: Region, grid: LatLonGrid = ERA5_GRID) -> Region:
                    longitudes=lons.astype(np.float64))
 
 
-__all__ = ["EXTENSION", "GRID", "GRIDS", "digest", "weighed"]
+def stored(conn: Any) -> list[dict[str, Any]]:
+    """The regions the database keeps, oldest first: id, name, ISO code, source, grid, grid points and
+    when it was first read. Empty where the server has no region tables (no PostGIS)."""
+    found = conn.execute("SELECT to_regclass('era5_regions') IS NOT NULL").fetchone()
+    if not found or not found[0]:
+        return []
+    rows = conn.execute(
+        "SELECT r.region_id, r.name, r.iso, r.source, r.grid, count(w.location_id), r.created_at"
+        " FROM era5_regions r LEFT JOIN era5_region_weights w USING (region_id)"
+        " GROUP BY r.region_id ORDER BY r.region_id").fetchall()
+    keys = ("region_id", "name", "iso", "source", "grid", "points", "created_at")
+    return [dict(zip(keys, r, strict=True)) for r in rows]
+
+
+def named(conn: Any, name: str) -> list[dict[str, Any]]:
+    """The stored regions (:func:`stored`) called ``name``: every one of that name or ISO code (case
+    ignored; several outlines may share a name), or the one of that id; ReadError naming the stored
+    ones when none is."""
+    wanted = name.strip()
+    regions = stored(conn)
+    matching = [r for r in regions
+                if wanted.casefold() in (str(r["name"]).casefold(), str(r["iso"] or "").casefold())
+                or wanted == str(r["region_id"])]
+    if not matching:
+        names = ", ".join(sorted({str(r["name"]) for r in regions})) or "none"
+        raise ReadError(f"no stored region is called {name!r}; the stored ones: {names}")
+    return matching
+
+
+def forget(conn: Any, name: str) -> list[dict[str, Any]]:
+    """The stored regions :func:`named` ``name`` deleted with their weights, on every grid, and
+    returned. A later read of such an outline weighs it again."""
+    matching = named(conn, name)
+    with conn.transaction():
+        conn.execute("DELETE FROM era5_regions WHERE region_id = ANY(%s)",  # their weights cascade
+                     ([r["region_id"] for r in matching],))
+    if not conn.autocommit:
+        conn.commit()
+    return matching
+
+
+__all__ = ["EXTENSION", "GRID", "GRIDS", "digest", "forget", "named", "stored", "weighed"]

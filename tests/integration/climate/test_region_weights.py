@@ -111,3 +111,35 @@ def test_a_database_without_the_extension_is_refused_naming_it(db_url: str) -> N
     finally:
         with psycopg.connect(with_database(db_url, "postgres"), autocommit=True) as admin:
             admin.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+def test_stored_regions_are_listed_and_dropped_with_their_weights(db_url: str, tmp_path: Path) -> None:
+    """``regions list`` shows a region a read kept, with its grid points; ``regions drop`` refuses an
+    unknown name and, without --yes, removes nothing; with it the region and its weights go."""
+    name = f"field_{uuid.uuid4().hex[:8]}"
+    with connect(db_url) as conn:  # 3 x 3 cells around 45 N, 7 E (an earlier run's copy dropped first)
+        kept = _fresh(conn, region_from_geojson({"type": "Polygon", "coordinates": [
+            [[6.8, 44.8], [7.2, 44.8], [7.2, 45.2], [6.8, 45.2], [6.8, 44.8]]]}, name))
+    code, out, err, listed = cli("regions", "list", "--json")
+    assert code == 0 and listed is not None, out + err
+    mine = [r for r in listed["regions"] if r["name"] == name]
+    assert [(r["region_id"], r["points"], r["grid"]) for r in mine] == [(kept.region_id, kept.points, GRID)]
+    assert kept.points == 9
+    code, _, err, _ = cli("regions", "drop", f"no_such_{name}", "--yes")
+    assert code == 2 and f"no stored region is called 'no_such_{name}'" in err and name in err, err
+    code, _, err, _ = cli("regions", "drop", name)
+    assert code == 2 and "without --yes" in err, err
+
+    def left() -> tuple[int, int]:
+        with connect(db_url) as conn:
+            row = conn.execute("SELECT (SELECT count(*) FROM era5_regions WHERE region_id = %(id)s),"
+                               " (SELECT count(*) FROM era5_region_weights WHERE region_id = %(id)s)",
+                               {"id": kept.region_id}).fetchone()
+        assert row is not None
+        return int(row[0]), int(row[1])
+
+    assert left() == (1, 9)
+    code, out, err, done = cli("regions", "drop", name, "--yes", "--json")
+    assert code == 0 and done is not None, out + err
+    assert [r["region_id"] for r in done["dropped"]] == [kept.region_id]
+    assert left() == (0, 0)

@@ -1,0 +1,60 @@
+"""``regions list|drop``: the outlines a region read has weighed and kept in the database
+(``era5_regions`` and their weights, ``read.region_weights``), and forgetting one."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from era5etl.cli.common import emit
+from era5etl.core.errors import InputError
+
+
+def add_parsers(sub: Any) -> None:
+    p = sub.add_parser("regions", help="the regions kept in the database (each outline a region read weighed): "
+                                       "list them, or drop one")
+    actions = p.add_subparsers(dest="action", required=True, help="list: the stored regions; drop: one, with --yes")
+    ls = actions.add_parser("list", help="each stored region: id, name, ISO code, grid, grid points, source, when")
+    ls.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
+    ls.set_defaults(func=cmd_list)
+    dr = actions.add_parser("drop", help="delete a stored region and its weights on every grid (a later read "
+                                         "of it weighs it again)")
+    dr.add_argument("name", help="the region's name or ISO code (case ignored), or its id (see `regions list`)")
+    dr.add_argument("--yes", action="store_true", help="really drop it: without this nothing is removed")
+    dr.add_argument("--json", action="store_true", help="end with one JSON object of what was removed")
+    dr.set_defaults(func=cmd_drop)
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from era5etl.db import connect, database_url
+    from era5etl.read.region_weights import stored
+
+    with connect(database_url()) as conn:
+        regions = stored(conn)
+    if args.json:
+        emit({"regions": regions}, True)
+        return 0
+    if not regions:
+        print("no stored regions (a `series --region` or `climate --region` read weighs and keeps one)")
+        return 0
+    print(f"{'id':>5}  {'name':<32} {'iso':<4} {'grid':<22} {'points':>7}  {'first read':<16}  source")
+    for r in regions:
+        print(f"{r['region_id']:>5}  {r['name']:<32} {r['iso'] or '-':<4} {r['grid']:<22} {r['points']:>7,}  "
+              f"{r['created_at']:%Y-%m-%d %H:%M}  {r['source']}")
+    return 0
+
+
+def cmd_drop(args: argparse.Namespace) -> int:
+    from era5etl.db import connect, database_url
+    from era5etl.read.region_weights import forget, named
+
+    with connect(database_url()) as conn:
+        found = named(conn, args.name)  # an unknown name is refused, --yes or not
+        if not args.yes:
+            raise InputError(f"not dropping {args.name!r} ({len(found)} stored region(s)) without --yes: "
+                             f"`python -m era5etl regions drop {args.name} --yes` deletes it and its weights")
+        gone = forget(conn, args.name)
+    if not args.json:
+        print("dropped " + "; ".join(f"{r['name']} ({r['grid']}, {r['points']:,} grid points)" for r in gone))
+    emit({"dropped": gone}, args.json)
+    return 0
