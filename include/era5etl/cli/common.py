@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,20 @@ def emit(obj: dict[str, Any], as_json: bool) -> None:
     """End with one JSON object when asked (the last line a script parses)."""
     if as_json:
         print(json.dumps(obj, default=str))
+
+
+def add_list_drop(actions: Any, *, list_help: str, drop_help: str, name_help: str,
+                  on_list: Callable[..., int], on_drop: Callable[..., int]) -> None:
+    """The ``list [--json]`` and ``drop NAME [--yes] [--json]`` actions of a command that keeps things
+    (``table``, ``regions``): nothing is dropped without --yes."""
+    ls = actions.add_parser("list", help=list_help)
+    ls.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
+    ls.set_defaults(func=on_list)
+    dr = actions.add_parser("drop", help=drop_help)
+    dr.add_argument("name", help=name_help)
+    dr.add_argument("--yes", action="store_true", help="really drop it: without this nothing is removed")
+    dr.add_argument("--json", action="store_true", help="end with one JSON object of what was removed")
+    dr.set_defaults(func=on_drop)
 
 
 def table_arg(text: str) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from era5etl.cli.common import emit
+from era5etl.cli.common import add_list_drop, emit
 from era5etl.core.errors import InputError
 
 
@@ -14,15 +14,11 @@ def add_parsers(sub: Any) -> None:
     p = sub.add_parser("regions", help="the regions kept in the database (each outline a region read weighed): "
                                        "list them, or drop one")
     actions = p.add_subparsers(dest="action", required=True, help="list: the stored regions; drop: one, with --yes")
-    ls = actions.add_parser("list", help="each stored region: id, name, ISO code, grid, grid points, source, when")
-    ls.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
-    ls.set_defaults(func=cmd_list)
-    dr = actions.add_parser("drop", help="delete a stored region and its weights on every grid (a later read "
-                                         "of it weighs it again)")
-    dr.add_argument("name", help="the region's name or ISO code (case ignored), or its id (see `regions list`)")
-    dr.add_argument("--yes", action="store_true", help="really drop it: without this nothing is removed")
-    dr.add_argument("--json", action="store_true", help="end with one JSON object of what was removed")
-    dr.set_defaults(func=cmd_drop)
+    add_list_drop(actions, list_help="each stored region: id, name, ISO code, grid, grid points, source, when",
+                  drop_help="delete a stored region and its weights on every grid (a later read of it weighs it "
+                            "again)",
+                  name_help="the region's name or ISO code (case ignored), or its id (see `regions list`)",
+                  on_list=cmd_list, on_drop=cmd_drop)
 
 
 def cmd_list(args: argparse.Namespace) -> int:

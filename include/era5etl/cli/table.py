@@ -6,23 +6,18 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from era5etl.cli.common import emit, table_arg
+from era5etl.cli.common import add_list_drop, emit, table_arg
 from era5etl.core.errors import InputError
 
 
 def add_parsers(sub: Any) -> None:
     p = sub.add_parser("table", help="the pipeline's tables: list them, or drop one with its rollups and records")
     actions = p.add_subparsers(dest="action", required=True, help="list: the tables; drop: one of them, with --yes")
-    ls = actions.add_parser("list", help="the tables the pipeline made (era5_tables) or its ledger (era5_months) "
-                                         "names: months, rows, size")
-    ls.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
-    ls.set_defaults(func=cmd_list)
-    dr = actions.add_parser("drop", help="drop a pipeline table, its rollups, and its ledger, metrics and "
-                                         "validation rows (only tables the pipeline made or its ledger names)")
-    dr.add_argument("name", help="the table, as the ledger names it (see `table list`)")
-    dr.add_argument("--yes", action="store_true", help="really drop it: without this nothing is removed")
-    dr.add_argument("--json", action="store_true", help="end with one JSON object of what was removed")
-    dr.set_defaults(func=cmd_drop)
+    add_list_drop(actions, list_help="the tables the pipeline made (era5_tables) or its ledger (era5_months) names: "
+                                     "months, rows, size",
+                  drop_help="drop a pipeline table, its rollups, and its ledger, metrics and validation rows (only "
+                            "tables the pipeline made or its ledger names)",
+                  name_help="the table, as the ledger names it (see `table list`)", on_list=cmd_list, on_drop=cmd_drop)
     rl = actions.add_parser("relayout", help="move a table and its rollups into the tile layout, chunk by chunk, from "
                                              "the rows it holds (resumable; reads stay correct meanwhile)")
     rl.add_argument("name", type=table_arg, help="the table (see `table list`: its layout)")
