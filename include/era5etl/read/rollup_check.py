@@ -39,8 +39,8 @@ RTOL = 1e-6
 ATOL = 1e-6
 # The most rows one read of the first day holds: a whole day of an area of up to 166k points, three
 # hours of the globe. Read an hour at a time, a table in tiles decoded each of its batches (a point's
-# weeks) once an hour: 24 times the month's rows for the 441 points of a month (0.56 s of the
-# validation's 2.0 s, docs/benchmarks.md).
+# weeks) once an hour: 24 times the month's rows for the 441 points of a month (398 ms of the
+# validation's 2.0 s a month; 26 ms in runs, docs/benchmarks.md).
 FIRST_DAY_ROWS = 4_000_000
 
 
