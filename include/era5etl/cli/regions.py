@@ -49,8 +49,8 @@ def cmd_drop(args: argparse.Namespace) -> int:
         if not args.yes:
             raise InputError(f"not dropping {args.name!r} ({len(found)} stored region(s)) without --yes: "
                              f"`python -m era5etl regions drop {args.name} --yes` deletes it and its weights")
-        gone = forget(conn, args.name)
+        forget(conn, found)
     if not args.json:
-        print("dropped " + "; ".join(f"{r['name']} ({r['grid']}, {r['points']:,} grid points)" for r in gone))
-    emit({"dropped": gone}, args.json)
+        print("dropped " + "; ".join(f"{r['name']} ({r['grid']}, {r['points']:,} grid points)" for r in found))
+    emit({"dropped": found}, args.json)
     return 0

@@ -145,14 +145,13 @@ def area_climate(conn: Any, table: str, box: Any, variable: str = "temperature_2
 
         area = check_region(conn, table, area)
     column, statistic = value_column(variable)
-    lo = min(x for x in (first, span[0]) if x is not None)
-    hi = max(x for x in (last, span[1]) if x is not None)
+    # The years read: the baseline's and those asked for, open where none was asked.
+    lo = min(x for x in (first, span[0]) if x is not None) if first is not None else None
+    hi = max(x for x in (last, span[1]) if x is not None) if last is not None else None
     if dataset.monthly:
-        daily, points = area_monthly_daily(conn, table, area, dataset, column, statistic,
-                                           lo if first is not None else None, hi if last is not None else None)
+        daily, points = area_monthly_daily(conn, table, area, dataset, column, statistic, lo, hi)
     else:
-        daily, points = area_daily_values(conn, table, area, column, lo if first is not None else None,
-                                          hi if last is not None else None, shift)
+        daily, points = area_daily_values(conn, table, area, column, lo, hi, shift)
     loaded = _loaded_years(daily)
     years = (first if first is not None else loaded[0], last if last is not None else loaded[1])
     summary = summarize(daily, variable, span, years)

@@ -80,7 +80,9 @@ def area_columns(table: str, dataset: Dataset, variables: list[str] | None, data
 
 def area_units(dataset: Dataset, columns: list[str]) -> dict[str, str]:
     """Each ``<variable>_<aggregate>`` column's unit: its variable's, as the dataset stores it."""
-    return {c: units_of(dataset, [c.rsplit("_", 1)[0]])[c.rsplit("_", 1)[0]] for c in columns}
+    variables = {c: c.rsplit("_", 1)[0] for c in columns}
+    units = units_of(dataset, list(variables.values()))
+    return {c: units[v] for c, v in variables.items()}
 
 
 def hours_of(times: np.ndarray, points: np.ndarray, dataset: Dataset) -> np.ndarray:
@@ -100,6 +102,13 @@ def row_time(at: datetime, dataset: Dataset) -> datetime:
     return start.replace(hour=at.astimezone(UTC).hour) if dataset.period == "month_by_hour" else start
 
 
+def _years(first_year: int | None, last_year: int | None) -> tuple[datetime | None, datetime | None]:
+    """[start, end) of the years first_year..last_year (None: open)."""
+    start = datetime(first_year, 1, 1, tzinfo=UTC) if first_year is not None else None
+    end = datetime(last_year + 1, 1, 1, tzinfo=UTC) if last_year is not None else None
+    return start, end
+
+
 def monthly_daily(conn: Any, table: str, point: Point, dataset: Dataset, column: str, statistic: str,
                   first_year: int | None, last_year: int | None) -> Daily:
     """The point's months as complete days carrying the month's value: ``column`` (``<variable>_mean``
@@ -109,8 +118,7 @@ def monthly_daily(conn: Any, table: str, point: Point, dataset: Dataset, column:
     variable = column.rsplit("_", 1)[0]
     if variable == WIND_SPEED:
         check_columns(table, dataset, [variable])
-    start = datetime(first_year, 1, 1, tzinfo=UTC) if first_year is not None else None
-    end = datetime(last_year + 1, 1, 1, tzinfo=UTC) if last_year is not None else None
+    start, end = _years(first_year, last_year)
     s = series(conn, table, point, start, end, [variable], "hour")
     return spread_months(s.time, s.values[variable], dataset, column, statistic)
 
@@ -122,10 +130,8 @@ def area_monthly_daily(conn: Any, table: str, area: Any, dataset: Dataset, colum
     from era5etl.read.area import area_series
     from era5etl.read.regions import Region
 
-    variable = column.rsplit("_", 1)[0]
-    start = datetime(first_year, 1, 1, tzinfo=UTC) if first_year is not None else None
-    end = datetime(last_year + 1, 1, 1, tzinfo=UTC) if last_year is not None else None
-    wanted = [f"{variable}_mean"]
+    start, end = _years(first_year, last_year)
+    wanted = [f"{column.rsplit('_', 1)[0]}_mean"]
     if isinstance(area, Region):
         from era5etl.read.region_series import region_series
 

@@ -159,16 +159,14 @@ def named(conn: Any, name: str) -> list[dict[str, Any]]:
     return matching
 
 
-def forget(conn: Any, name: str) -> list[dict[str, Any]]:
-    """The stored regions :func:`named` ``name`` deleted with their weights, on every grid, and
-    returned. A later read of such an outline weighs it again."""
-    matching = named(conn, name)
+def forget(conn: Any, regions: list[dict[str, Any]]) -> None:
+    """The stored ``regions`` (as :func:`named` gives them) deleted with their weights. A later read
+    of such an outline weighs it again."""
     with conn.transaction():
         conn.execute("DELETE FROM era5_regions WHERE region_id = ANY(%s)",  # their weights cascade
-                     ([r["region_id"] for r in matching],))
+                     ([r["region_id"] for r in regions],))
     if not conn.autocommit:
         conn.commit()
-    return matching
 
 
 __all__ = ["EXTENSION", "GRID", "GRIDS", "digest", "forget", "named", "stored", "weighed"]
