@@ -42,6 +42,7 @@ def main(argv: list[str]) -> int:
     from era5etl.db import connect, database_url, rollup_tables
     from era5etl.db.rollups import rollup_columns
     from era5etl.read.series import series_statement
+    from era5etl.read.years import Part
 
     p = argparse.ArgumentParser(prog="python -m era5bench daily-chunks",
                                 description="a place's daily series from the daily rollup in yearly and decade chunks")
@@ -69,7 +70,7 @@ def main(argv: list[str]) -> int:
     times: dict[str, list[float]] = {k: [] for k in relations}
     for _ in range(args.runs):
         for kind, relation in relations.items():
-            statement = series_statement(relation, "bucket", [*columns, "hours"], None, None, None, tiled)
+            statement, _ = series_statement([Part(relation, None, None, tiled)], "bucket", [*columns, "hours"])
             with psycopg.connect(url) as conn:  # a new backend, as a series call opens
                 began = time.perf_counter()
                 conn.cursor(binary=True).execute(statement, {"id": point}).fetchone()
@@ -77,7 +78,8 @@ def main(argv: list[str]) -> int:
     print(f"location_id {point}, {args.runs} runs each, alternating, a new connection each:")
     for kind, relation in relations.items():
         with psycopg.connect(url) as conn:
-            text = series_statement(relation, "bucket", [*columns, "hours"], None, None, None, tiled).as_string(conn)
+            statement, _ = series_statement([Part(relation, None, None, tiled)], "bucket", [*columns, "hours"])
+            text = statement.as_string(conn)
         plan, run = _explain(url, text.replace("%(id)s", str(point)))
         ms = times[kind]
         print(f"  {kind}: median {statistics.median(ms):.1f} ms ({min(ms):.1f}-{max(ms):.1f}); in a new backend"

@@ -1,5 +1,5 @@
-"""``table list|drop|relayout``: the pipeline's tables (those it made or its ledger names), dropping one with its
-records, and moving one into the tile layout."""
+"""``table list|drop|relayout|years``: the pipeline's tables (those it made or its ledger names), dropping one
+with its records, moving one into the tile layout, and copying its finished years place-major."""
 
 from __future__ import annotations
 
@@ -23,6 +23,14 @@ def add_parsers(sub: Any) -> None:
     rl.add_argument("name", type=table_arg, help="the table (see `table list`: its layout)")
     rl.add_argument("--json", action="store_true", help="end with one JSON object of what was moved")
     rl.set_defaults(func=cmd_relayout)
+    yc = actions.add_parser("years", help="copy a table's finished years place-major into <table>_years, so one "
+                                          "place's decades read its own rows (a year a transaction; reruns go on)")
+    yc.add_argument("name", type=table_arg, help="the table (see `table list`: its copied years)")
+    yc.add_argument("--year", type=int, action="append", metavar="YEAR",
+                    help="copy (again) this year; repeat for more (default: every finished year not yet copied: "
+                         "before this one, and of a table the ledger has months of, its twelve months validated)")
+    yc.add_argument("--json", action="store_true", help="end with one JSON object of what was copied")
+    yc.set_defaults(func=cmd_years)
 
 
 def _size(n: int | None) -> str:
@@ -48,11 +56,41 @@ def cmd_list(args: argparse.Namespace) -> int:
         print("no pipeline tables (era5_tables and the ledger era5_months name none)")
         return 0
     print(f"{'table':<32} {'months':>6} {'validated':>9} {'areas':>5} {'rows (ledger)':>15}  {'span':<17} "
-          f"{'layout':<8} size")
+          f"{'layout':<8} {'size':<10} years copied")
     for t in tables:
         size = _size(t.bytes) if t.exists else "(table missing)"
         print(f"{t.name:<32} {t.months:>6} {t.validated:>9} {t.areas:>5} {t.rows:>15,}  "
-              f"{t.first_month + '..' + t.last_month:<17} {t.layout or '-':<8} {size}")
+              f"{t.first_month + '..' + t.last_month:<17} {t.layout or '-':<8} {size:<10} {_years(t.years_copied)}")
+    return 0
+
+
+def _years(years: list[int]) -> str:
+    """Copied years as runs: ``1940..2023`` or ``2001, 2003..2005``; ``-`` for none."""
+    from era5etl.read.years import year_runs
+
+    runs = [(a.year, b.year - 1) for a, b in year_runs(years)]
+    return ", ".join(str(a) if a == b else f"{a}..{b}" for a, b in runs) or "-"
+
+
+def cmd_years(args: argparse.Namespace) -> int:
+    """Copy a table's finished years place-major (load.years)."""
+    from era5etl.db import database_url
+    from era5etl.load.years import YearCopy, copy_years
+    from era5etl.track.tables import find
+
+    url = database_url()
+    if not find(url, args.name).exists:
+        raise InputError(f"table {args.name!r} is in the ledger but not in the database: nothing to copy")
+
+    def said(done: YearCopy) -> None:
+        if not args.json:
+            print(f"{args.name}: {done.year} copied, {done.rows:,} rows in {done.seconds:.1f} s "
+                  f"({done.rows / max(done.seconds, 1e-9):,.0f} rows/s)", flush=True)
+
+    copied = copy_years(url, args.name, args.year, said)
+    if not args.json and not copied:
+        print(f"{args.name}: no year to copy (every finished year is copied; --year YEAR copies one again)")
+    emit({"table": args.name, "copied": [c.as_dict() for c in copied]}, args.json)
     return 0
 
 

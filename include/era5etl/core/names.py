@@ -4,9 +4,9 @@ The CLI's ``--table``, the DAG's ``table`` param, the HTTP ``table`` parameter a
 go through :func:`check_table` before anything is read, created or written. A name is one plain
 identifier (``[A-Za-z_][A-Za-z0-9_]*``), never schema-qualified (the table lives in the connection's
 first schema, ``public`` on the local server), short enough that every name derived from it (its
-rollups ``<table>_daily`` and ``<table>_monthly``) stays within PostgreSQL's 63 bytes, and never a
-system name or one of the pipeline's own bookkeeping tables. Folders derived from the name (validation
-results) therefore stay inside their parent.
+rollups ``<table>_daily`` and ``<table>_monthly``, its copy of years ``<table>_years``) stays within
+PostgreSQL's 63 bytes, and never a system name or one of the pipeline's own bookkeeping tables.
+Folders derived from the name (validation results) therefore stay inside their parent.
 """
 
 from __future__ import annotations
@@ -18,13 +18,14 @@ from era5etl.core.errors import InputError
 PATTERN = r"[A-Za-z_][A-Za-z0-9_]*"
 _NAME = re.compile(PATTERN)
 MAX_IDENTIFIER = 63  # PostgreSQL's NAMEDATALEN - 1: a longer name is cut, silently
-# Every name the pipeline derives from a table's: its rollups (db.ROLLUP_STEPS).
-DERIVED_SUFFIXES = ("_daily", "_monthly")
+# Every name the pipeline derives from a table's: its rollups (db.ROLLUP_STEPS) and its place-major
+# copy of finished years (db.years).
+DERIVED_SUFFIXES = ("_daily", "_monthly", "_years")
 MAX_TABLE = MAX_IDENTIFIER - max(len(s) for s in DERIVED_SUFFIXES)  # 55
-# The pipeline's own bookkeeping (sql/002..006, 008): never a weather table.
+# The pipeline's own bookkeeping (sql/002..006, 008, 009, 011): never a weather table.
 BOOKKEEPING = frozenset({"era5_months", "era5_metrics", "era5_cds_jobs", "era5_validation_days",
                          "era5_land_points", "era5_tables", "era5_extents", "era5_regions",
-                         "era5_region_weights"})
+                         "era5_region_weights", "era5_year_copies"})
 # What PostgreSQL and TimescaleDB reserve (pg_*: system catalogs and schemas; the others: their schemas).
 SYSTEM_PREFIXES = ("pg_", "_timescaledb", "timescaledb_")
 SYSTEM_NAMES = frozenset({"information_schema"})

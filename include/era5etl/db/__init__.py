@@ -132,12 +132,15 @@ def rollup_tables(table: str) -> dict[str, str]:
 
 
 def drop_table(conn: psycopg.Connection[Any], table: str) -> None:
-    """Drop a weather table and its rollups (the rollups first: an older version's monthly rollup was
-    a continuous aggregate on the daily one, which ``DROP TABLE ... CASCADE`` alone refuses)."""
+    """Drop a weather table, its rollups and its copy of years (the rollups first: an older version's
+    monthly rollup was a continuous aggregate on the daily one, which ``DROP TABLE ... CASCADE`` alone
+    refuses)."""
     from era5etl.db import extents
     from era5etl.db.rollups import drop_rollups
+    from era5etl.db.years import drop_copy
 
     drop_rollups(conn, table)
+    drop_copy(conn, table)
     conn.execute(sql.SQL("DROP TABLE IF EXISTS {} CASCADE").format(table_ident(table)))
     # A table gone is no longer the pipeline's (era5_tables, db.registry): a new one of that name is new.
     if conn.execute("SELECT to_regclass('era5_tables') IS NOT NULL").fetchone() == (True,):
@@ -264,7 +267,7 @@ MONTHLY_MEANS_CHUNK = "3653 days"
 # The pipeline's own bookkeeping, made (if missing) before any weather table.
 BOOKKEEPING_SQL = ("001_extension.sql", "002_pipeline_tables.sql", "003_cds_jobs.sql", "004_validation.sql",
                    "005_land_points.sql", "006_tables.sql", "007_tiles.sql", "008_extents.sql",
-                   "009_regions.sql")
+                   "009_regions.sql", "011_year_copies.sql")
 
 
 def _make_table(conn: psycopg.Connection[Any], table: str, chunk_interval: str, dataset: Dataset, new: bool,

@@ -109,7 +109,8 @@ def check_new(conn: psycopg.Connection[Any], table: str, has_levels: bool) -> No
     already, or when it is the rollup of a registered table."""
     for suffix in DERIVED_SUFFIXES:
         if table.endswith(suffix) and registered(conn, table[: -len(suffix)]):
-            raise NotOurTable(f"{table} is the rollup name of the pipeline's table {table[: -len(suffix)]}: "
+            raise NotOurTable(f"{table} is a name the pipeline derives from its table {table[: -len(suffix)]} "
+                              f"(its {suffix[1:]} {'copy' if suffix == '_years' else 'rollup'}): "
                               "choose another --table")
     if has_levels:
         return

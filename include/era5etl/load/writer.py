@@ -42,6 +42,7 @@ from era5etl.load.chunks import chunk_of, chunks_between, empty_chunk
 from era5etl.load.locks import lock_chunk, lock_month
 from era5etl.load.results import ChunkResult, LoadError
 from era5etl.load.rollup import WindowRollup
+from era5etl.load.years import forget_years
 from era5etl.stage import StagedDownload
 
 # The indexes each chunk gets, each for a read people make. Rows arrive in time order, so a BRIN
@@ -199,6 +200,8 @@ def _take_chunk(conn: psycopg.Connection[tuple[Any, ...]], cur: psycopg.Cursor[t
     # it is the one that holds these hours until this transaction ends (the day's own chunk, or
     # the merged month if a merge committed while this load waited).
     lock_month(cur, table, w.start, shared=True)
+    # The years these rows fall in are no longer what the copy of years holds (load.years).
+    forget_years(cur, table, *(datetime.fromtimestamp(int(s), UTC) for s in (w.times[0], w.times[-1])))
     schema, name, chunk_start, compressed = chunk_of(cur, table, w.start)
     lock_chunk(cur, table, chunk_start)
     chunk = sql.Identifier(schema, name)

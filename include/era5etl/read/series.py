@@ -9,6 +9,7 @@ The API the CLI (``python -m era5etl series``) and the HTTP API call: ``nearest_
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
@@ -28,6 +29,7 @@ from era5etl.read.levels import check_level
 from era5etl.read.packed import Kind, packed, unpack
 from era5etl.read.points import Point, nearest_point, require_table, rollup_of, table_dataset
 from era5etl.read.text import csv_columns, decimals, iso_time, iso_time_array, iso_times, offset_times, shortest
+from era5etl.read.years import Part, hour_parts
 
 # The variables whose values are totals over their time step (an hour's, a day's, a month's): drawn
 # as bars, not lines, by the PNGs (``read.plots``) and the Data view alike.
@@ -73,28 +75,35 @@ def source_of(conn: Any, table: str, step: Step) -> tuple[str, str]:
     return rollup, "bucket"
 
 
-def series_statement(relation: str, time_column: str, columns: list[str], start: datetime | None,
-               end: datetime | None, level: int | None = None, tiled: bool = False) -> sql.Composed:
-    """One row: the time column and each column packed, of one point's rows in the range, in time order.
-    ``tiled``: the relation has the tile column (``core.tiles``), named beside the point so the server
-    finds the point's batches through its compressed chunks' index."""
+def series_statement(parts: Sequence[Part], time_column: str, columns: list[str], level: int | None = None
+                     ) -> tuple[sql.Composed, dict[str, Any]]:
+    """One row: the time column and each column packed, of one point's rows (``%(id)s``) in each part's
+    range, in time order; and the parts' bounds as parameters. A part ``tiled`` names the point's tile
+    beside it, so the server finds the point's batches through its compressed chunks' index."""
     t = sql.Identifier(time_column)
     inner = [sql.SQL("{} AS t").format(t)] + [sql.SQL("{} AS {}").format(column_expression(c), sql.Identifier(f"c{i}"))
                                                for i, c in enumerate(columns)]
-    where: list[sql.Composable] = [sql.SQL("location_id = %(id)s")]
-    if tiled:
-        where.append(sql.SQL("tile = era5_tile(%(id)s)"))
-    if level is not None:
-        where.append(sql.SQL("level = %(level)s"))
-    if start is not None:
-        where.append(sql.SQL("{} >= %(start)s").format(t))
-    if end is not None:
-        where.append(sql.SQL("{} < %(end)s").format(t))
+    params: dict[str, Any] = {}
+    selects = []
+    for n, part in enumerate(parts):
+        where: list[sql.Composable] = [sql.SQL("location_id = %(id)s")]
+        if part.tiled:
+            where.append(sql.SQL("tile = era5_tile(%(id)s)"))
+        if level is not None:
+            where.append(sql.SQL("level = %(level)s"))
+        for bound, op, value in (("start", ">=", part.start), ("end", "<", part.end)):
+            if value is not None:
+                where.append(sql.SQL("{} {} {}").format(t, sql.SQL(op), sql.Placeholder(f"{bound}_{n}")))
+                params[f"{bound}_{n}"] = value
+        selects.append(sql.SQL("(SELECT {} FROM {} WHERE {} ORDER BY {})").format(
+            sql.SQL(", ").join(inner), table_ident(part.relation), sql.SQL(" AND ").join(where), t))
     kinds: list[Kind] = ["int8" if c == "hours" else "float4" for c in columns]
     outer = [packed(sql.Identifier("t"), "timestamptz")] + [packed(sql.Identifier(f"c{i}"), k)
                                                              for i, k in enumerate(kinds)]
-    return sql.SQL("SELECT {} FROM (SELECT {} FROM {} WHERE {} ORDER BY {}) q").format(
-        sql.SQL(", ").join(outer), sql.SQL(", ").join(inner), table_ident(relation), sql.SQL(" AND ").join(where), t)
+    # The parts are disjoint and in time order, each read in order: appended as they are, no sort of
+    # the whole (a parallel plan that interleaved them is put back in order by the caller).
+    union = sql.SQL(" UNION ALL ").join(selects)
+    return sql.SQL("SELECT {} FROM ({}) q").format(sql.SQL(", ").join(outer), union), params
 
 
 def series(conn: Any, table: str, point: Point, start: datetime | None, end: datetime | None,
@@ -122,15 +131,16 @@ def _point_rows(conn: Any, table: str, relation: str, time_column: str, columns:
                 ) -> tuple[npt.NDArray[np.datetime64], dict[str, npt.NDArray[Any]]]:
     """The point's rows of ``relation`` in [start, end), read packed and unpacked, in time order: their
     times and each column's values (``hours`` int64, the rest float32); ReadError if there are none."""
-    statement = series_statement(relation, time_column, columns, start, end, level, in_tiles(conn, relation))
-    row = conn.cursor(binary=True).execute(
-        statement, {"id": point.location_id, "start": start, "end": end, "level": level}).fetchone()
-    parts = list(row) if row else [None] * (len(columns) + 1)
-    times = unpack(parts[0], "timestamptz")
+    parts = (hour_parts(conn, table, start, end) if relation == table and time_column == "time"
+             else [Part(relation, start, end, in_tiles(conn, relation))])
+    statement, params = series_statement(parts, time_column, columns, level)
+    row = conn.cursor(binary=True).execute(statement, {"id": point.location_id, "level": level, **params}).fetchone()
+    packs = list(row) if row else [None] * (len(columns) + 1)
+    times = unpack(packs[0], "timestamptz")
     if times.size == 0:
         raise _empty(conn, table, relation, time_column, point, step, start, end)
     values = {c: unpack(b, "int8").astype(np.int64) if c == "hours" else unpack(b, "float4").astype(np.float32)
-              for c, b in zip(columns, parts[1:], strict=True)}
+              for c, b in zip(columns, packs[1:], strict=True)}
     if times.size > 1 and not bool(np.all(times[1:] > times[:-1])):
         order = np.argsort(times, kind="stable")
         times, values = times[order], {c: v[order] for c, v in values.items()}

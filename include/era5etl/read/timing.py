@@ -23,10 +23,10 @@ from typing import Any
 from psycopg import sql
 
 from era5etl.db import connect, table_ident
-from era5etl.db.layout import in_tiles
 from era5etl.read.columns import Step
 from era5etl.read.errors import ReadError
 from era5etl.read.hour import HOUR_COLUMNS, hour_statement
+from era5etl.read.years import hour_parts
 
 
 @dataclass
@@ -78,18 +78,34 @@ def _picks(conn: Any, table: str) -> tuple[datetime, datetime, list[int], list[d
     return first, last, ids, hours
 
 
+def documented_history(conn: Any, table: str) -> sql.Composed:
+    """A place's hourly rows from ``%(t0)s`` to ``%(t1)s`` as docs/reading.md writes them: in tiles the
+    point's tile beside it (sql/007_tiles.sql), and the years the copy of years holds (``table years``,
+    read.years) read from ``<table>_years``, each part a SELECT of its own stretch, in time order."""
+    selects = []
+    for part in hour_parts(conn, table, None, None):
+        where: list[sql.Composable] = [sql.SQL("location_id = %(id)s")]
+        if part.tiled:
+            where.append(sql.SQL("tile = era5_tile(%(id)s)"))
+        where.append(sql.SQL("time >= %(t0)s AND time <= %(t1)s"))
+        if part.start is not None:
+            where.append(sql.SQL("time >= {}").format(sql.Literal(part.start)))
+        if part.end is not None:
+            where.append(sql.SQL("time < {}").format(sql.Literal(part.end)))
+        selects.append(sql.SQL(
+            "SELECT time, temperature_2m, zonal_wind_10m, meridional_wind_10m, total_cloud_cover,"
+            " total_precipitation, snowfall FROM {} WHERE {}").format(table_ident(part.relation),
+                                                                      sql.SQL(" AND ").join(where)))
+    return sql.SQL("{} ORDER BY time").format(sql.SQL(" UNION ALL ").join(selects))
+
+
 def measure(url: str, table: str, runs: int = 20, seed: int = 1) -> list[ReadFigures]:
     """The reads people make, each ``runs`` times (after one warm-up) on random picks."""
     ident = table_ident(table)
     rng = random.Random(seed)
     with connect(url) as conn:
         first, last, ids, hours = _picks(conn, table)
-        # As docs/reading.md writes it: in tiles the point's tile beside it (sql/007_tiles.sql).
-        tile = sql.SQL(" AND tile = era5_tile(%(id)s)") if in_tiles(conn, table) else sql.SQL("")
-        history = sql.SQL(
-            "SELECT time, temperature_2m, zonal_wind_10m, meridional_wind_10m, total_cloud_cover,"
-            " total_precipitation, snowfall FROM {} WHERE location_id = %(id)s{} AND time >= %(t0)s"
-            " AND time <= %(t1)s ORDER BY time").format(ident, tile)
+        history = documented_history(conn, table)
         slice_ = hour_statement(table, list(HOUR_COLUMNS))
         slice_rows = sql.SQL("SELECT 1 FROM {} WHERE time = %s AND location_id IS NOT NULL").format(ident)
         year_ago = max(first, last - timedelta(days=365))

@@ -13,7 +13,7 @@ nothing is (a failure halfway leaves no ledger claiming months of a table that n
 from __future__ import annotations
 
 import logging
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import psycopg
@@ -22,11 +22,12 @@ from psycopg import sql
 from era5etl.core.errors import InputError
 from era5etl.db import connect, drop_table, registry, rollup_tables, table_ident
 from era5etl.db.layout import table_layout
+from era5etl.db.years import copied_years, copy_name, is_copy
 
 log = logging.getLogger(__name__)
 
-# The pipeline's own records of a table, each keyed by ``table_name`` (sql/002, sql/004, sql/006, sql/008).
-RECORDS = ("era5_months", "era5_metrics", "era5_validation_days", "era5_tables", "era5_extents")
+# The pipeline's own records of a table, each keyed by ``table_name`` (sql/002, sql/004, sql/006, sql/008, sql/011).
+RECORDS = ("era5_months", "era5_metrics", "era5_validation_days", "era5_tables", "era5_extents", "era5_year_copies")
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,7 @@ class PipelineTable:
     exists: bool
     bytes: int | None
     layout: str | None = None  # db.layout: tiles, moving, time or rowstore; None when the table is missing
+    years_copied: list[int] = field(default_factory=list)  # the years its copy holds (db.years)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -69,9 +71,9 @@ def pipeline_tables(url: str) -> list[PipelineTable]:
             rel = table_ident(name).as_string(conn)
             found = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (rel,)).fetchone()
             exists = found == (True,)
-            size, layout = None, None
+            size, layout, years = None, None, []
             if exists:
-                layout = table_layout(conn, name)
+                layout, years = table_layout(conn, name), copied_years(conn, name)
                 try:
                     # hypertable_size: the chunks and their columnstore parts; NULL for a plain table.
                     got = conn.execute("SELECT coalesce(hypertable_size(%s::regclass),"
@@ -80,7 +82,7 @@ def pipeline_tables(url: str) -> list[PipelineTable]:
                 except psycopg.errors.LockNotAvailable:
                     log.info("%s is busy (a load holds a chunk's lock): listed without its size", name)
             out.append(PipelineTable(str(name), int(months), int(areas), int(total), int(validated), str(first),
-                                     str(last), exists, size, layout))
+                                     str(last), exists, size, layout, years))
     return out
 
 
@@ -95,8 +97,9 @@ def find(url: str, name: str) -> PipelineTable:
 
 
 def drop(url: str, name: str) -> dict[str, Any]:
-    """Drop the pipeline's table ``name`` with its rollups, and delete its ledger, metrics and validation
-    rows, in one transaction. InputError, touching nothing, when the ledger does not name ``name``."""
+    """Drop the pipeline's table ``name`` with its rollups and its copy of years, and delete its ledger,
+    metrics, validation and copy rows, in one transaction. InputError, touching nothing, when the ledger
+    does not name ``name``."""
     table = find(url, name)
     try:
         rollups = list(rollup_tables(name).values())
@@ -107,6 +110,8 @@ def drop(url: str, name: str) -> dict[str, Any]:
         present = [t for t in (name, *rollups)
                    if conn.execute("SELECT to_regclass(%s) IS NOT NULL", (table_ident(t).as_string(conn),)
                                    ).fetchone() == (True,)]
+        if is_copy(conn, name):
+            present.append(copy_name(name))
         for record in RECORDS:
             if conn.execute("SELECT to_regclass(%s) IS NOT NULL", (record,)).fetchone() != (True,):
                 continue

@@ -24,7 +24,8 @@ def _exists(url: str, name: str) -> bool:
 def _records(url: str, table: str) -> dict[str, int]:
     with connect(url) as conn:
         return {r: int(conn.execute(f"SELECT count(*) FROM {r} WHERE table_name = %s", (table,)).fetchone()[0])  # type: ignore[index]
-                for r in ("era5_months", "era5_metrics", "era5_validation_days", "era5_tables", "era5_extents")}
+                for r in ("era5_months", "era5_metrics", "era5_validation_days", "era5_tables", "era5_extents",
+                          "era5_year_copies")}
 
 
 def test_table_list_and_drop(db_url: str, cds: Any, table: str, tmp_path: Path) -> None:
@@ -80,7 +81,7 @@ def test_table_list_and_drop(db_url: str, cds: Any, table: str, tmp_path: Path) 
     assert done["deleted"] == before, done
     assert not _exists(db_url, table) and not any(_exists(db_url, r) for r in rollups)
     assert _records(db_url, table) == {"era5_months": 0, "era5_metrics": 0, "era5_validation_days": 0,
-                                       "era5_tables": 0, "era5_extents": 0}
+                                       "era5_tables": 0, "era5_extents": 0, "era5_year_copies": 0}
     code, out, err, listed = cli("table", "list", "--json")
     assert code == 0 and listed is not None and table not in [t["name"] for t in listed["tables"]], listed
     # Once dropped it is no longer the pipeline's: a second drop is refused like any other table.

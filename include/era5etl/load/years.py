@@ -1,0 +1,260 @@
+"""``table years``: a table's finished years copied place-major into ``<table>_years`` (``db.years``).
+
+Why a second copy: the table's own chunks are time-major, as the loader writes them and as an hour's
+map and an area's day want them; one place's decades there decode a batch of its neighbours for
+every day (a global table: 1,020 monthly chunks of 31 batches each). Its copy keeps a calendar year
+in one chunk segmented by ``location_id``: a place's year is two batches of its own rows (5,000 rows
+a batch), found through the compressed chunk's index on ``location_id`` (docs/table.md#a-places-decades).
+
+A year is copied in one transaction, under the year's lock taken alone (``load.locks.lock_year``;
+every writer of the year's rows takes it shared and forgets the year's record, :func:`forget_years`):
+an empty table attached to the copy as the year's chunk, filled by direct-to-columnstore ``INSERT``
+from the table's rows in (location_id, [level,] time) order, a piece of points at a time, and the
+year recorded in ``era5_year_copies``. Killed at any point, the year rolls back whole: its chunk and
+record never existed, and the next run copies it again. A year copied before is replaced the same
+way (its old chunk dropped in the transaction), so readers see the old year or the new one.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import psycopg
+from psycopg import sql
+
+from era5etl.core.errors import InputError
+from era5etl.db import LEVEL_COLUMN, columnstore_available, connect, split_table, table_ident
+from era5etl.db.columns import table_columns
+from era5etl.db.years import COPY_COMMENT, copied_years, copy_name, is_copy
+from era5etl.load.chunks import chunks_between
+from era5etl.load.locks import lock_year
+
+# The points of a year copied by one INSERT: about 50M rows of hours (a global year is ~190 pieces).
+# Each piece is read in (location_id, time) order; in tiles the server merges the chunks' batches in
+# that order without sorting the rows (docs/benchmarks.md).
+PIECE_ROWS = 50_000_000
+HOURS_A_YEAR = 8784
+
+
+class NothingToCopy(InputError):
+    """A year the table has no rows in."""
+
+
+@dataclass(frozen=True)
+class YearCopy:
+    """One year copied: its rows, pieces and seconds."""
+
+    year: int
+    rows: int
+    pieces: int
+    seconds: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def forget_years(cur: psycopg.Cursor[Any], table: str, first: datetime, last: datetime) -> None:
+    """In a writer's transaction, before it changes ``table``'s rows from ``first`` to ``last``: the
+    years they fall in leave the copy's record (their lock shared, so a copy of one of them waits for
+    this transaction, and this for a copy under way)."""
+    years = list(range(first.astimezone(UTC).year, last.astimezone(UTC).year + 1))
+    for year in years:
+        lock_year(cur, table, year, shared=True)
+    cur.execute("DELETE FROM era5_year_copies WHERE table_name = %s AND year = ANY(%s)", (table, years))
+
+
+def copy_years(url: str, table: str, years: list[int] | None = None,
+               said: Callable[[YearCopy], None] | None = None) -> list[YearCopy]:
+    """Copy ``years`` of ``table`` (default: :func:`finished_years` not yet copied) into its copy of
+    years, a year a transaction, oldest first; what each copied. InputError for a table of monthly
+    means, a server without the columnstore, or a ``<table>_years`` that is not the pipeline's."""
+    with connect(url, autocommit=True) as conn:
+        _ensure_copy(conn, table)
+        _drop_forgotten(conn, table)
+        todo = sorted(set(years)) if years is not None else [
+            y for y in finished_years(conn, table) if y not in set(copied_years(conn, table))]
+        done = []
+        for year in todo:
+            try:
+                result = copy_year(conn, table, year)
+            except NothingToCopy:
+                if years is not None:  # asked for by name
+                    raise
+                continue  # a year a chunk reaches into without rows (the chunk after December's)
+            done.append(result)
+            if said is not None:
+                said(result)
+    return done
+
+
+def finished_years(conn: psycopg.Connection[Any], table: str) -> list[int]:
+    """The years worth copying: those before the current (UTC) one that the table's chunks reach; of a
+    table the ledger has months of, only years whose twelve months are all validated."""
+    schema, name = split_table(table)
+    spans = conn.execute(
+        "SELECT min(range_start), max(range_end) FROM timescaledb_information.chunks"
+        " WHERE hypertable_schema = COALESCE(%s, current_schema()) AND hypertable_name = %s", (schema, name)).fetchone()
+    if not spans or spans[0] is None:
+        return []
+    now = datetime.now(UTC).year
+    years = [y for y in range(spans[0].astimezone(UTC).year, spans[1].astimezone(UTC).year + 1) if y < now]
+    ledger = conn.execute(
+        "SELECT extract(year FROM month)::int, count(DISTINCT month) FILTER (WHERE state = 'validated'),"
+        " count(DISTINCT month) FROM era5_months WHERE table_name = %s GROUP BY 1", (table,)).fetchall()
+    if not ledger:
+        return years  # load-file's tables: no months in the ledger
+    whole = {int(y) for y, validated, _ in ledger if validated == 12}
+    return [y for y in years if y in whole]
+
+
+def worth_copying(conn: psycopg.Connection[Any], table: str, year: int) -> bool:
+    """Whether the validated month that ends ``year`` of ``table`` should copy it (``ERA5_YEAR_COPIES=auto``):
+    the year finished (its twelve months validated), not copied, and held in more than one chunk of the
+    table (a table of a chunk a year reads a place's year from one chunk already), on a server with
+    the columnstore, of an hourly table."""
+    from era5etl.read.points import table_dataset
+
+    if year not in finished_years(conn, table) or year in copied_years(conn, table):
+        return False
+    if not columnstore_available(conn) or table_dataset(conn, table).monthly:
+        return False
+    chunks = chunks_between(conn, table, datetime(year, 1, 1, tzinfo=UTC), datetime(year + 1, 1, 1, tzinfo=UTC))
+    return len(chunks) > 1
+
+
+def copy_year(conn: psycopg.Connection[Any], table: str, year: int) -> YearCopy:
+    """Copy one calendar year of ``table`` into its copy of years, in one transaction (module doc);
+    NothingToCopy, having changed nothing, when the table has no rows in it."""
+    began = time.perf_counter()
+    y0, y1 = datetime(year, 1, 1, tzinfo=UTC), datetime(year + 1, 1, 1, tzinfo=UTC)
+    target = copy_name(table)
+    columns = table_columns(conn, table)
+    levels = LEVEL_COLUMN in columns
+    with conn.transaction(), conn.cursor() as cur:
+        lock_year(cur, table, year, shared=False)
+        # The year copied before (its chunk is exactly the year: drop_chunks takes it whole).
+        cur.execute("SELECT drop_chunks(%s::regclass, older_than => %s, newer_than => %s)",
+                    (table_ident(target).as_string(cur), y1, y0))
+        cur.execute("DELETE FROM era5_year_copies WHERE table_name = %s AND year = %s", (table, year))
+        chunk = _attach_year(cur, table, year)
+        from era5etl.load.relayout import INSERT_SETTINGS  # here: the writer imports this module
+
+        for setting, value in INSERT_SETTINGS.items():
+            cur.execute("SELECT set_config(%s, %s, true)", (setting, value))
+        rows = pieces = 0
+        for first, last in _pieces(cur, table, y0, y1, levels):
+            rows += _insert(cur, table, target, columns, (first, last), (y0, y1), levels)
+            pieces += 1
+        if rows == 0:
+            raise NothingToCopy(f"{table} has no rows in {year}: nothing to copy")
+        # A row the direct path left in the chunk's row store (it keeps none when told the rows are
+        # sorted) would be read as it is, but slowly: the chunk is compressed whole.
+        cur.execute("CALL convert_to_columnstore(%s::regclass, if_not_columnstore => true, recompress => true)",
+                    (chunk,))
+        seconds = time.perf_counter() - began
+        cur.execute("INSERT INTO era5_year_copies (table_name, year, rows, seconds) VALUES (%s, %s, %s, %s)",
+                    (table, year, rows, seconds))
+    return YearCopy(year, rows, pieces, round(seconds, 3))
+
+
+def _ensure_copy(conn: psycopg.Connection[Any], table: str) -> None:
+    """``<table>_years`` made if missing (the table's columns, a hypertable segmented by location_id),
+    and given any column the table has gained since; InputError where it cannot be."""
+    from era5etl.read.points import table_dataset
+
+    if table_dataset(conn, table).monthly:
+        raise InputError(f"{table} holds monthly means: a place's month is a row already, there is nothing to copy")
+    if not columnstore_available(conn):
+        raise InputError("the copy of years is kept in the columnstore, which this server's TimescaleDB (Apache "
+                         "licence) does not have")
+    target = copy_name(table)
+    ident = table_ident(target)
+    mine = is_copy(conn, table)
+    if mine is False:
+        raise InputError(f"{target} exists and is not the pipeline's copy of {table}'s years: rename it, or drop it "
+                         "if it is no longer wanted")
+    if mine is None:
+        levels = LEVEL_COLUMN in table_columns(conn, table)
+        with conn.transaction():
+            conn.execute(sql.SQL("CREATE TABLE {} (LIKE {} INCLUDING DEFAULTS)").format(ident, table_ident(table)))
+            conn.execute("SELECT create_hypertable(%s::regclass, by_range('time', INTERVAL '365 days'),"
+                         " create_default_indexes => false)", (ident.as_string(conn),))
+            conn.execute(sql.SQL("ALTER TABLE {} SET (timescaledb.enable_columnstore, timescaledb.segmentby = {},"
+                                 " timescaledb.orderby = {})").format(
+                ident, sql.Literal("location_id"), sql.Literal("level, time" if levels else "time")))
+            conn.execute(sql.SQL("COMMENT ON TABLE {} IS {}").format(ident, sql.Literal(COPY_COMMENT.format(table))))
+    have = set(table_columns(conn, target))
+    types = dict(conn.execute(
+        "SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = %s::regclass"
+        " AND attnum > 0 AND NOT attisdropped", (table_ident(table).as_string(conn),)).fetchall())
+    for column in table_columns(conn, table):
+        if column not in have:  # a variable added to the table (variables add)
+            conn.execute(sql.SQL("ALTER TABLE {} ADD COLUMN {} {}").format(
+                ident, sql.Identifier(column), sql.SQL(types[column])))  # a type name from the catalogue
+
+
+def _drop_forgotten(conn: psycopg.Connection[Any], table: str) -> None:
+    """The copy's chunks of years a load has rewritten since (no record: reads no longer take them), gone."""
+    schema, name = split_table(copy_name(table))
+    chunks = conn.execute(
+        "SELECT range_start, range_end FROM timescaledb_information.chunks WHERE hypertable_schema ="
+        " COALESCE(%s, current_schema()) AND hypertable_name = %s", (schema, name)).fetchall()
+    kept = set(copied_years(conn, table))
+    for start, end in chunks:
+        year = start.astimezone(UTC).year
+        if year in kept:
+            continue
+        with conn.transaction(), conn.cursor() as cur:
+            lock_year(cur, table, year, shared=False)
+            if year not in copied_years(conn, table):  # not copied again meanwhile
+                cur.execute("SELECT drop_chunks(%s::regclass, older_than => %s, newer_than => %s)",
+                            (table_ident(copy_name(table)).as_string(cur), end, start))
+
+
+def _attach_year(cur: psycopg.Cursor[Any], table: str, year: int) -> str:
+    """An empty table made the copy's chunk of exactly ``year`` (``attach_chunk``); its name."""
+    schema, name = split_table(copy_name(table))
+    chunk = sql.Identifier(*(s for s in (schema, f"{name}_{year}") if s))
+    cur.execute(sql.SQL("CREATE TABLE {} (LIKE {} INCLUDING DEFAULTS)").format(chunk, table_ident(copy_name(table))))
+    chunk_name = chunk.as_string(cur)
+    slices = {"time": [f"{year}-01-01 00:00:00+00", f"{year + 1}-01-01 00:00:00+00"]}
+    cur.execute("CALL attach_chunk(%s::regclass, %s::regclass, %s::jsonb)",
+                (table_ident(copy_name(table)).as_string(cur), chunk_name, json.dumps(slices)))
+    return chunk_name
+
+
+def _pieces(cur: psycopg.Cursor[Any], table: str, y0: datetime, y1: datetime, levels: bool) -> list[tuple[int, int]]:
+    """Ranges of location ids, each about PIECE_ROWS rows of the year (ids taken as dense: a bound),
+    on tile boundaries (32 ids) so that a table in tiles reads each piece's own tiles."""
+    span = cur.execute(sql.SQL("SELECT min(location_id), max(location_id), count(DISTINCT level) FROM {}"
+                               " WHERE time >= %s AND time < %s" if levels else
+                               "SELECT min(location_id), max(location_id), 1 FROM {} WHERE time >= %s AND time < %s"
+                               ).format(table_ident(table)), (y0, y1)).fetchone()
+    if not span or span[0] is None:
+        return []
+    first, last, level_count = int(span[0]), int(span[1]), max(int(span[2]), 1)
+    ids = max(32, PIECE_ROWS // (HOURS_A_YEAR * level_count) // 32 * 32)
+    start = (first - 1) // 32 * 32 + 1
+    return [(a, min(a + ids - 1, last)) for a in range(start, last + 1, ids)]
+
+
+def _insert(cur: psycopg.Cursor[Any], table: str, target: str, columns: list[str], ids: tuple[int, int],
+            span: tuple[datetime, datetime], levels: bool) -> int:
+    """One piece's rows into the copy, in its order; how many."""
+    from era5etl.core.tiles import TILE_COLUMN
+    from era5etl.db.layout import in_tiles
+
+    names = sql.SQL(", ").join(map(sql.Identifier, columns))
+    where = [sql.SQL("time >= %(y0)s AND time < %(y1)s AND location_id BETWEEN %(a)s AND %(b)s")]
+    if TILE_COLUMN in columns and in_tiles(cur.connection, table):
+        where.append(sql.SQL("tile BETWEEN era5_tile(%(a)s) AND era5_tile(%(b)s)"))
+    order = "location_id, level, time" if levels else "location_id, time"
+    statement = sql.SQL("INSERT INTO {} ({}) SELECT {} FROM {} WHERE {} ORDER BY {}").format(
+        table_ident(target), names, names, table_ident(table), sql.SQL(" AND ").join(where), sql.SQL(order))
+    cur.execute(statement, {"y0": span[0], "y1": span[1], "a": ids[0], "b": ids[1]})
+    return max(cur.rowcount, 0)
