@@ -37,6 +37,8 @@ DataFormat = Literal["netcdf", "grib"]
 KeepDownloads = Literal["none", "failed", "all"]
 # The columnstore layout of a new table (db.layout).
 TableLayout = Literal["auto", "tiles", "time"]
+# Whether a validated month that makes its year whole copies the year place-major (load.years).
+YearCopies = Literal["auto", "off"]
 
 
 def _parsed(kind: Any) -> BeforeValidator:
@@ -136,6 +138,11 @@ class Settings(BaseSettings):
                             "neighbours: maps and wide loads fastest), or `auto`: tiles when the first load's area "
                             "fits a month in one chunk (ERA5_CHUNK_ROWS), else time; an existing table keeps its own, "
                             "`table relayout` moves it into tiles (docs/table.md)")
+    year_copies: Annotated[YearCopies, BeforeValidator(_lowercase)] = Field(
+        "auto", description="`auto`: when a validated month makes its year whole (its twelve months validated) on a "
+                            "table that holds the year in more than one chunk, copy the year place-major into "
+                            "`<table>_years` so a place's decades read its own rows (`table years`, "
+                            "docs/table.md); `off`")
 
     rollups: bool = Field(
         True, description="write the daily and monthly rollups (`<table>_daily`, `<table>_monthly`) with the "

@@ -123,13 +123,14 @@ def validate(**context: Any) -> dict[str, Any]:
     """**validate**: Great Expectations over the per-day profile the database computes (row counts,
     one row per place and hour, values inside physical bounds) and the rollups the load wrote checked
     against the hourly rows; then the month finished in the columnstore (compressed, its daily chunks
-    merged: the `compress` figures) and the month's figures logged (rows, bytes, seconds and rows/s
+    merged: the `compress` figures), its year copied place-major if this month made it whole (the
+    `years` figures, `ERA5_YEAR_COPIES`), and the month's figures logged (rows, bytes, seconds and rows/s
     of every step, also on Browse -> ERA5 months). A validated month updates the table's Asset
     `era5://<table>` (month, area, grid, rows and run id in the event's extra). A failed verdict is the
     data's and fails the task at once; a lost worker or database is retried like any other step."""
     from airflow.sdk.exceptions import AirflowFailException
 
-    from era5etl.pipeline.steps import RollupMismatch, ValidationFailed, compress_step, validate_step
+    from era5etl.pipeline.steps import RollupMismatch, ValidationFailed, compress_step, validate_step, years_step
     from era5etl.track.metrics import run_figures
 
     stats.install()
@@ -142,12 +143,14 @@ def validate(**context: Any) -> dict[str, Any]:
     assets.record_validated(context, j.table, {"month": str(j.month), "area": str(j.area), "grid": str(j.grid),
                                                "rows": v.observed_rows, "run_id": j.run_id})
     packed = compress_step(url, j)
+    copied = years_step(url, j)
     figures = run_figures(url, j.run_id, j.month, j.table)
     for f in figures:
         log.info("%s %-9s %12s rows %14s bytes %9.2f s %s rows/s", j.month, f["task"], f"{f['rows']:,}",
                  f"{f['bytes']:,}", f["seconds"], f["rows_per_s"])
     return {"month": str(j.month), "success": v.success, "rows": v.observed_rows,
-            "expected_rows": v.expected_rows, "compression": packed.as_dict(), "tasks": figures}
+            "expected_rows": v.expected_rows, "compression": packed.as_dict(),
+            "year_copied": copied.as_dict() if copied else None, "tasks": figures}
 
 
 def finalize_runs(**context: Any) -> list[dict[str, Any]]:

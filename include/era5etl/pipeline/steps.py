@@ -25,6 +25,7 @@ from era5etl.fetch import Credentials, Download, fetch, retention, staged_downlo
 from era5etl.fetch.manifest import removal as fetch_removal
 from era5etl.fetch.request import needs_previous_hour
 from era5etl.load import ChunkResult, LoadResult, columnstore, load
+from era5etl.load.years import YearCopy
 from era5etl.pipeline.job import MonthJob
 from era5etl.settings import CompressionMode
 from era5etl.stage import StagedDownload, StageError, open_download
@@ -302,6 +303,29 @@ def compress_step(url: str, job: MonthJob, mode: CompressionMode | None = None) 
     return result
 
 
+def years_step(url: str, job: MonthJob) -> YearCopy | None:
+    """After the month is validated and finished: its year copied place-major when this month made it
+    whole and the copy pays (``load.years.worth_copying``; ``ERA5_YEAR_COPIES=off`` never), with a
+    ``years`` metrics row; None when nothing was copied."""
+    from era5etl import settings
+    from era5etl.db import connect
+    from era5etl.load.years import copy_years, worth_copying
+
+    year = job.month.start.year
+    if settings.load().year_copies == "off":
+        return None
+    with connect(url, autocommit=True) as conn:
+        if not worth_copying(conn, job.table, year):
+            return None
+    with metrics.timed("years") as fig:
+        done = copy_years(url, job.table, [year])[0]
+        fig.rows, fig.detail = done.rows, done.as_dict()
+    metrics.record(url, run_id=job.run_id, month=job.month, table=job.table, area=str(job.area), figures=fig)
+    log.info("%s: year %d copied place-major into the copy of years, %s rows in %.1f s", job.table, year,
+             f"{done.rows:,}", done.seconds)
+    return done
+
+
 def run_month(url: str, job: MonthJob, credentials: Credentials, *,
               on_step: Callable[[str, str], None] | None = None,
               on_chunk: Callable[[ChunkResult], None] | None = None) -> dict[str, Any]:
@@ -350,6 +374,9 @@ def _steps(url: str, job: MonthJob, credentials: Credentials, began: float, adde
         steps[-1].update(rows=validation.observed_rows, success=validation.success)
         packed: columnstore.Compression = timed("compress", lambda: compress_step(url, job))
         steps[-1].update(compression=packed.state, ratio=packed.as_dict()["ratio"])
+        copied = years_step(url, job)  # most months copy nothing: a step only when a year was copied
+        if copied is not None:
+            steps.append({"task": "years", "seconds": copied.seconds, "rows": copied.rows, "year": copied.year})
     return {
         "month": str(job.month),
         "area": str(job.area),
@@ -372,4 +399,4 @@ def _steps(url: str, job: MonthJob, credentials: Credentials, began: float, adde
 
 
 __all__ = ["MonthJob", "PipelineError", "RollupMismatch", "StageError", "ValidationFailed", "compress_step",
-           "fetch_step", "load_step", "run_month", "stage_step", "validate_step"]
+           "fetch_step", "load_step", "run_month", "stage_step", "validate_step", "years_step"]
