@@ -13,12 +13,20 @@ time from EXPLAIN ANALYZE, and the client's time for the rows), its daily month 
 rollup, and an hour's map (every point, one array per column).
 
 Then the projection of one place's hourly history over 1940-2024 on a global table, from measured
-parts: a global table's months are chunks of global breadth (a global month is loaded a day per chunk
-and merged into one chunk once validated), so the read costs the planning of a query over 1,020
-chunks (measured: the same query planned over a 4-point table of 1,020 monthly chunks) plus, per
-chunk, the execution of a place's month at the band's breadth (measured above). A global chunk has
-22.5 times the band's tiles; a place's batches are found through the compressed chunk's B-tree index
-on its tile, whose depth that does not change by more than a level.
+parts, two ways:
+
+* from the table's own chunks: a global table's months are chunks of global breadth (a global month
+  is loaded a day per chunk and merged into one chunk once validated), so the read costs the
+  planning of a query over 1,020 chunks (measured: the same query planned over a 4-point table of
+  1,020 monthly chunks) plus, per chunk, the execution of a place's month at the band's breadth
+  (measured above). A global chunk has 22.5 times the band's tiles; a place's batches are found
+  through the compressed chunk's B-tree index on its tile, whose depth that does not change by more
+  than a level.
+* from the copy of finished years (``table years``, ``load.years``): the product's read of a place's
+  1940-2024 on the 4-point table of 1,020 monthly chunks with its 85 years copied (server planning +
+  execution), its execution scaled by the breadth's cost in the copy: a place's month read from the
+  band's copy of 2023 against from the 4 points' copy (in the copy a place's batches are its own at
+  any breadth; the breadth adds depth to the index on location_id).
 """
 
 from __future__ import annotations
@@ -139,6 +147,52 @@ def planning_over_chunks(url: str, table: str, runs: int) -> dict[str, Any]:
         query = _place_sql(table, in_tiles(conn, table))
         plan_ms, exec_ms = _server(conn, query, {"id": point, "a": "1940-01-01", "b": "2025-01-01"}, runs)
     return {"table": table, "chunks": int(chunks), "plan_ms": round(plan_ms, 2), "exec_ms": round(exec_ms, 2)}
+
+
+def product_read(conn: Any, table: str, a: str, b: str) -> str:
+    """The product's read of a place's hours in [a, b) on ``table`` (``read.series``: from the copy of
+    years where it holds them), as SQL with ``%(id)s`` for the place."""
+    from datetime import datetime
+
+    from era5etl.read.series import series_statement
+    from era5etl.read.years import hour_parts
+
+    parts = hour_parts(conn, table, datetime.fromisoformat(a), datetime.fromisoformat(b))
+    statement, params = series_statement(parts, "time", [c.strip() for c in COLUMNS.split(",")])
+    text = statement.as_string(conn)
+    for key, value in params.items():  # the bounds as literals, so _server binds the place alone
+        text = text.replace(f"%({key})s", f"'{value.isoformat()}'")
+    return text
+
+
+def copied(url: str, runs: int) -> dict[str, Any]:
+    """The copy of years measured: a place's month of 2023 from the band's and the 4 points' copies, and
+    a place's whole 1940-2024 through the product's read on the 1,020-chunk table, its years copied."""
+    from era5etl.db import connect
+    from era5etl.load.years import copy_years
+
+    out: dict[str, Any] = {"copies": {}}
+    for table, years in (("bench_band_tiles", [2023]), ("bench_points_tiles", [2023]), ("bench_chunks_1020", None)):
+        made = copy_years(url, table, years)
+        out["copies"][table] = {"years": len(made), "rows": sum(c.rows for c in made),
+                                "seconds": round(sum(c.seconds for c in made), 2)}
+    with connect(url) as conn:
+        for table in ("bench_band_tiles", "bench_points_tiles"):
+            ids = sorted(r[0] for r in conn.execute(
+                f"SELECT location_id FROM {table} WHERE time = %s AND location_id IS NOT NULL", (HOURS[1],)))
+            picks = [ids[len(ids) // 7], ids[len(ids) // 2], ids[-1]]
+            query = product_read(conn, table, *MONTH)
+            server = [_server(conn, query, {"id": i}, runs) for i in picks]
+            out[table] = {"plan_ms": round(statistics.median(p for p, _ in server), 3),
+                          "exec_ms": round(statistics.median(e for _, e in server), 3)}
+        first = conn.execute("SELECT min(location_id) FROM bench_chunks_1020").fetchone()
+        query = product_read(conn, "bench_chunks_1020", "1940-01-01T00:00:00+00:00", "2025-01-01T00:00:00+00:00")
+        plan, run_ms = _server(conn, query, {"id": first[0] if first else 0}, runs)
+        client, _ = _client(conn, query, {"id": first[0] if first else 0}, runs)
+    breadth = max(1.0, out["bench_band_tiles"]["exec_ms"] / out["bench_points_tiles"]["exec_ms"])
+    out["history"] = {"plan_ms": round(plan, 2), "exec_ms": round(run_ms, 2), "client_ms": round(client, 1),
+                      "breadth_factor": round(breadth, 2), "projected_ms": round(plan + run_ms * breadth, 1)}
+    return out
 
 
 def yearly_copy(url: str, source: str, target: str) -> None:
@@ -274,6 +328,7 @@ def main(argv: list[str]) -> int:
     projected = planning["plan_ms"] + GLOBAL_MONTHS * tiles["exec_ms"]
     out["projection"] = {"planning_over_chunks": planning, "per_chunk_exec_ms": tiles["exec_ms"],
                          "months": GLOBAL_MONTHS, "projected_ms": round(projected, 1)}
+    out["copy_of_years"] = copied(url, args.runs)
     if not args.json:
         for table, r in out["loads"].items():
             print(f"load {table}: {r['rows']:,} rows, {r['rows_per_s_process']:,} rows/s for the process, "
@@ -288,6 +343,17 @@ def main(argv: list[str]) -> int:
         print(f"projection, a place's hourly 1940-2024 on a global table: planning over "
               f"{planning['chunks']:,} chunks {planning['plan_ms']:.1f} ms + {GLOBAL_MONTHS:,} chunks x "
               f"{pr['per_chunk_exec_ms']:.3f} ms = {pr['projected_ms']:,.0f} ms")
+        cy = out["copy_of_years"]
+        for table, c in cy["copies"].items():
+            print(f"table years {table}: {c['years']} year(s), {c['rows']:,} rows in {c['seconds']:.2f} s")
+        for table in ("bench_band_tiles", "bench_points_tiles"):
+            print(f"  a place's month from {table}'s copy: server {cy[table]['plan_ms']:.2f} plan + "
+                  f"{cy[table]['exec_ms']:.2f} exec ms")
+        h = cy["history"]
+        print(f"projection from the copy of years: a place's hourly 1940-2024 on the 1,020-chunk table, its years "
+              f"copied, server {h['plan_ms']:.1f} ms planning + {h['exec_ms']:.1f} ms execution (client "
+              f"{h['client_ms']:,.0f} ms for the packed rows); execution x {h['breadth_factor']:.2f} for the "
+              f"breadth = {h['projected_ms']:,.0f} ms")
     if args.json:
         print(json.dumps(out))
     return 0
