@@ -4,7 +4,7 @@ A weather table's chunks are time-major: a global table's month keeps a place's 
 its neighbours' (in tiles a batch is a tile's day), so one place's 85 years decode 1,020 chunks' worth
 of other places' rows. ``<table>_years`` (written by ``load.years``) holds each copied calendar year
 in one chunk segmented by ``location_id`` and ordered by time (by level, then time, on levels): a
-place's year is about nine batches of its own rows, whatever the table's breadth.
+place's year is two batches of its own rows (5,000 rows a batch), whatever the table's breadth.
 
 ``era5_year_copies`` (sql/011) has a row for each year the copy holds whole and current. A load that
 rewrites any hour of a year deletes that row in the chunk's own transaction, under the year's lock
