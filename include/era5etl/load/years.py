@@ -220,8 +220,12 @@ def _attach_year(cur: psycopg.Cursor[Any], table: str, year: int) -> str:
     """An empty table made the copy's chunk of exactly ``year`` (``attach_chunk``); its name."""
     schema, name = split_table(copy_name(table))
     chunk = sql.Identifier(*(s for s in (schema, f"{name}_{year}") if s))
-    cur.execute(sql.SQL("CREATE TABLE {} (LIKE {} INCLUDING DEFAULTS)").format(chunk, table_ident(copy_name(table))))
     chunk_name = chunk.as_string(cur)
+    taken = cur.execute("SELECT to_regclass(%s) IS NOT NULL", (chunk_name,)).fetchone()
+    if taken and taken[0]:
+        raise InputError(f"{chunk_name} exists and is not a chunk of the copy of {table}'s years (the year's "
+                         "chunk takes that name): rename it, then run `table years` again")
+    cur.execute(sql.SQL("CREATE TABLE {} (LIKE {} INCLUDING DEFAULTS)").format(chunk, table_ident(copy_name(table))))
     slices = {"time": [f"{year}-01-01 00:00:00+00", f"{year + 1}-01-01 00:00:00+00"]}
     cur.execute("CALL attach_chunk(%s::regclass, %s::regclass, %s::jsonb)",
                 (table_ident(copy_name(table)).as_string(cur), chunk_name, json.dumps(slices)))
@@ -245,7 +249,8 @@ def _pieces(cur: psycopg.Cursor[Any], table: str, y0: datetime, y1: datetime, le
 
 def _insert(cur: psycopg.Cursor[Any], table: str, target: str, columns: list[str], ids: tuple[int, int],
             span: tuple[datetime, datetime], levels: bool) -> int:
-    """One piece's rows into the copy, in its order; how many."""
+    """One piece's rows into the copy, in its order; how many. Rows without a grid point's id (a file
+    off the lattice) are not copied: a place's reads find rows by that id."""
     from era5etl.core.tiles import TILE_COLUMN
     from era5etl.db.layout import in_tiles
 

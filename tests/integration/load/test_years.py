@@ -208,9 +208,19 @@ def test_a_table_of_that_name_that_is_not_the_copy_is_left_alone(db_url: str, sa
         assert code == 2 and "is not the pipeline's copy" in err, err
         code, _, err, _ = cli("table", "drop", table, "--yes")
         assert code == 0, err
-        with connect(db_url) as conn:  # dropping the table left the user's own table standing
+        with connect(db_url, autocommit=True) as conn:  # dropping the table left the user's own table standing
             assert conn.execute("SELECT to_regclass(%s) IS NOT NULL", (copy_name(table),)).fetchone() == (True,)
+            conn.execute(f"DROP TABLE {copy_name(table)}")
+        # The name the year's chunk takes, held by a user's table: refused, and nothing copied.
+        _load(samples, TWO_DAYS, table)
+        with connect(db_url, autocommit=True) as conn:
+            conn.execute(f"CREATE TABLE {copy_name(table)}_2015 (note text)")
+        code, _, err, _ = cli("table", "years", table, "--year", "2015")
+        assert code == 2 and "is not a chunk of the copy" in err, err
+        with connect(db_url) as conn:
+            assert copied_years(conn, table) == []
     finally:
         forget(db_url, table)
         with connect(db_url, autocommit=True) as conn:
             conn.execute(f"DROP TABLE IF EXISTS {copy_name(table)}")
+            conn.execute(f"DROP TABLE IF EXISTS {copy_name(table)}_2015")
