@@ -28,8 +28,10 @@ import psycopg
 from psycopg import sql
 
 from era5etl.core.errors import InputError
+from era5etl.core.tiles import TILE_COLUMN
 from era5etl.db import LEVEL_COLUMN, columnstore_available, connect, split_table, table_ident
 from era5etl.db.columns import table_columns
+from era5etl.db.layout import in_tiles
 from era5etl.db.years import COPY_COMMENT, copied_years, copy_name, is_copy
 from era5etl.load.chunks import chunks_between
 from era5etl.load.locks import lock_year
@@ -137,9 +139,7 @@ def copy_year(conn: psycopg.Connection[Any], table: str, year: int) -> YearCopy:
     levels = LEVEL_COLUMN in columns
     with conn.transaction(), conn.cursor() as cur:
         lock_year(cur, table, year, shared=False)
-        # The year copied before (its chunk is exactly the year: drop_chunks takes it whole).
-        cur.execute("SELECT drop_chunks(%s::regclass, older_than => %s, newer_than => %s)",
-                    (table_ident(target).as_string(cur), y1, y0))
+        _drop_span(cur, table, y0, y1)  # the year copied before (its chunk is exactly the year)
         cur.execute("DELETE FROM era5_year_copies WHERE table_name = %s AND year = %s", (table, year))
         chunk = _attach_year(cur, table, year)
         from era5etl.load.relayout import INSERT_SETTINGS  # here: the writer imports this module
@@ -147,8 +147,9 @@ def copy_year(conn: psycopg.Connection[Any], table: str, year: int) -> YearCopy:
         for setting, value in INSERT_SETTINGS.items():
             cur.execute("SELECT set_config(%s, %s, true)", (setting, value))
         rows = pieces = 0
+        tiled = TILE_COLUMN in columns and in_tiles(conn, table)  # once, not once a piece
         for first, last in _pieces(cur, table, y0, y1, levels):
-            rows += _insert(cur, table, target, columns, (first, last), (y0, y1), levels)
+            rows += _insert(cur, table, target, columns, (first, last), (y0, y1), levels, tiled)
             pieces += 1
         if rows == 0:
             raise NothingToCopy(f"{table} has no rows in {year}: nothing to copy")
@@ -200,20 +201,22 @@ def _ensure_copy(conn: psycopg.Connection[Any], table: str) -> None:
 
 def _drop_forgotten(conn: psycopg.Connection[Any], table: str) -> None:
     """The copy's chunks of years a load has rewritten since (no record: reads no longer take them), gone."""
-    schema, name = split_table(copy_name(table))
-    chunks = conn.execute(
-        "SELECT range_start, range_end FROM timescaledb_information.chunks WHERE hypertable_schema ="
-        " COALESCE(%s, current_schema()) AND hypertable_name = %s", (schema, name)).fetchall()
     kept = set(copied_years(conn, table))
-    for start, end in chunks:
+    every = (datetime(1, 1, 1, tzinfo=UTC), datetime(9999, 1, 1, tzinfo=UTC))
+    for _, _, start, end, _ in chunks_between(conn, copy_name(table), *every):
         year = start.astimezone(UTC).year
         if year in kept:
             continue
         with conn.transaction(), conn.cursor() as cur:
             lock_year(cur, table, year, shared=False)
             if year not in copied_years(conn, table):  # not copied again meanwhile
-                cur.execute("SELECT drop_chunks(%s::regclass, older_than => %s, newer_than => %s)",
-                            (table_ident(copy_name(table)).as_string(cur), end, start))
+                _drop_span(cur, table, start, end)
+
+
+def _drop_span(cur: psycopg.Cursor[Any], table: str, start: datetime, end: datetime) -> None:
+    """The copy's chunks wholly inside [start, end) dropped (``drop_chunks``)."""
+    cur.execute("SELECT drop_chunks(%s::regclass, older_than => %s, newer_than => %s)",
+                (table_ident(copy_name(table)).as_string(cur), end, start))
 
 
 def _attach_year(cur: psycopg.Cursor[Any], table: str, year: int) -> str:
@@ -248,15 +251,13 @@ def _pieces(cur: psycopg.Cursor[Any], table: str, y0: datetime, y1: datetime, le
 
 
 def _insert(cur: psycopg.Cursor[Any], table: str, target: str, columns: list[str], ids: tuple[int, int],
-            span: tuple[datetime, datetime], levels: bool) -> int:
+            span: tuple[datetime, datetime], levels: bool, tiled: bool) -> int:
     """One piece's rows into the copy, in its order; how many. Rows without a grid point's id (a file
-    off the lattice) are not copied: a place's reads find rows by that id."""
-    from era5etl.core.tiles import TILE_COLUMN
-    from era5etl.db.layout import in_tiles
-
+    off the lattice) are not copied: a place's reads find rows by that id. ``tiled``: the table is in
+    tiles, so each piece names its tiles."""
     names = sql.SQL(", ").join(map(sql.Identifier, columns))
     where = [sql.SQL("time >= %(y0)s AND time < %(y1)s AND location_id BETWEEN %(a)s AND %(b)s")]
-    if TILE_COLUMN in columns and in_tiles(cur.connection, table):
+    if tiled:
         where.append(sql.SQL("tile BETWEEN era5_tile(%(a)s) AND era5_tile(%(b)s)"))
     order = "location_id, level, time" if levels else "location_id, time"
     statement = sql.SQL("INSERT INTO {} ({}) SELECT {} FROM {} WHERE {} ORDER BY {}").format(
