@@ -141,8 +141,8 @@ class Settings(BaseSettings):
     year_copies: Annotated[YearCopies, BeforeValidator(_lowercase)] = Field(
         "auto", description="`auto`: when a validated month makes its year whole (its twelve months validated) on a "
                             "table that holds the year in more than one chunk, copy the year place-major into "
-                            "`<table>_years` so a place's decades read its own rows (`table years`, "
-                            "docs/table.md); `off`")
+                            "`<table>_years` (its days into `<table>_daily_years`) so a place's decades read its "
+                            "own rows (`table years`, docs/table.md); `off`")
 
     rollups: bool = Field(
         True, description="write the daily and monthly rollups (`<table>_daily`, `<table>_monthly`) with the "

@@ -26,7 +26,8 @@ parts, two ways:
   1940-2024 on the 4-point table of 1,020 monthly chunks with its 85 years copied (server planning +
   execution), its execution scaled by the breadth's cost in the copy: a place's month read from the
   band's copy of 2023 against from the 4 points' copy (in the copy a place's batches are its own at
-  any breadth; the breadth adds depth to the index on location_id).
+  any breadth; the breadth adds depth to the index on location_id). The same for a place's days: its
+  1940-2024 from the daily rollup's 1,020 monthly chunks and from the rollup's copy of years.
 """
 
 from __future__ import annotations
@@ -149,16 +150,25 @@ def planning_over_chunks(url: str, table: str, runs: int) -> dict[str, Any]:
     return {"table": table, "chunks": int(chunks), "plan_ms": round(plan_ms, 2), "exec_ms": round(exec_ms, 2)}
 
 
-def product_read(conn: Any, table: str, a: str, b: str) -> str:
-    """The product's read of a place's hours in [a, b) on ``table`` (``read.series``: from the copy of
-    years where it holds them), as SQL with ``%(id)s`` for the place."""
+DAILY_COLUMNS = ["temperature_2m_mean", "temperature_2m_max"]
+
+
+def product_read(conn: Any, table: str, a: str, b: str, step: str = "hour", copies: bool = True) -> str:
+    """The product's read of a place's hours (``step`` "day": days, from the daily rollup) in [a, b) on
+    ``table`` (``read.series``: from the copy of years where it holds them; ``copies`` False: from the
+    table or rollup alone, as before the copies), as SQL with ``%(id)s`` for the place."""
     from datetime import datetime
 
+    from era5etl.db.layout import in_tiles
     from era5etl.read.series import series_statement
-    from era5etl.read.years import hour_parts
+    from era5etl.read.years import Part, parts_of
 
-    parts = hour_parts(conn, table, datetime.fromisoformat(a), datetime.fromisoformat(b))
-    statement, params = series_statement(parts, "time", [c.strip() for c in COLUMNS.split(",")])
+    relation, time_column = (table, "time") if step == "hour" else (f"{table}_daily", "bucket")
+    start, end = datetime.fromisoformat(a), datetime.fromisoformat(b)
+    parts = (parts_of(conn, relation, start, end) if copies
+             else [Part(relation, start, end, in_tiles(conn, relation))])
+    columns = [c.strip() for c in COLUMNS.split(",")] if step == "hour" else DAILY_COLUMNS
+    statement, params = series_statement(parts, time_column, columns)
     text = statement.as_string(conn)
     for key, value in params.items():  # the bounds as literals, so _server binds the place alone
         text = text.replace(f"%({key})s", f"'{value.isoformat()}'")
@@ -166,8 +176,9 @@ def product_read(conn: Any, table: str, a: str, b: str) -> str:
 
 
 def copied(url: str, runs: int) -> dict[str, Any]:
-    """The copy of years measured: a place's month of 2023 from the band's and the 4 points' copies, and
-    a place's whole 1940-2024 through the product's read on the 1,020-chunk table, its years copied."""
+    """The copy of years measured: a place's month of 2023 (hours, and days) from the band's and the 4
+    points' copies, and a place's whole 1940-2024 through the product's read on the 1,020-chunk table,
+    its years copied: its hours, and its days from the daily rollup and from its copy."""
     from era5etl.db import connect
     from era5etl.load.years import copy_years
 
@@ -175,23 +186,36 @@ def copied(url: str, runs: int) -> dict[str, Any]:
     for table, years in (("bench_band_tiles", [2023]), ("bench_points_tiles", [2023]), ("bench_chunks_1020", None)):
         made = copy_years(url, table, years)
         out["copies"][table] = {"years": len(made), "rows": sum(c.rows for c in made),
+                                "daily_rows": sum(c.daily_rows for c in made),
                                 "seconds": round(sum(c.seconds for c in made), 2)}
     with connect(url) as conn:
         for table in ("bench_band_tiles", "bench_points_tiles"):
             ids = sorted(r[0] for r in conn.execute(
                 f"SELECT location_id FROM {table} WHERE time = %s AND location_id IS NOT NULL", (HOURS[1],)))
             picks = [ids[len(ids) // 7], ids[len(ids) // 2], ids[-1]]
-            query = product_read(conn, table, *MONTH)
-            server = [_server(conn, query, {"id": i}, runs) for i in picks]
-            out[table] = {"plan_ms": round(statistics.median(p for p, _ in server), 3),
-                          "exec_ms": round(statistics.median(e for _, e in server), 3)}
+            for step in ("hour", "day"):
+                query = product_read(conn, table, *MONTH, step=step)
+                server = [_server(conn, query, {"id": i}, runs) for i in picks]
+                out[f"{table} {step}"] = {"plan_ms": round(statistics.median(p for p, _ in server), 3),
+                                          "exec_ms": round(statistics.median(e for _, e in server), 3)}
         first = conn.execute("SELECT min(location_id) FROM bench_chunks_1020").fetchone()
-        query = product_read(conn, "bench_chunks_1020", "1940-01-01T00:00:00+00:00", "2025-01-01T00:00:00+00:00")
-        plan, run_ms = _server(conn, query, {"id": first[0] if first else 0}, runs)
-        client, _ = _client(conn, query, {"id": first[0] if first else 0}, runs)
-    breadth = max(1.0, out["bench_band_tiles"]["exec_ms"] / out["bench_points_tiles"]["exec_ms"])
+        place = {"id": first[0] if first else 0}
+        span = ("1940-01-01T00:00:00+00:00", "2025-01-01T00:00:00+00:00")
+        query = product_read(conn, "bench_chunks_1020", *span)
+        plan, run_ms = _server(conn, query, place, runs)
+        client, _ = _client(conn, query, place, runs)
+        days = {}
+        for source, copies in (("rollup", False), ("copy", True)):
+            days[source] = _server(conn, product_read(conn, "bench_chunks_1020", *span, "day", copies), place, runs)
+    for step in ("hour", "day"):
+        breadth = max(1.0, out[f"bench_band_tiles {step}"]["exec_ms"] / out[f"bench_points_tiles {step}"]["exec_ms"])
+        out[f"breadth_factor_{step}"] = round(breadth, 2)
+    breadth = out["breadth_factor_hour"]
     out["history"] = {"plan_ms": round(plan, 2), "exec_ms": round(run_ms, 2), "client_ms": round(client, 1),
                       "breadth_factor": round(breadth, 2), "projected_ms": round(plan + run_ms * breadth, 1)}
+    out["daily_history"] = {source: {"plan_ms": round(p, 2), "exec_ms": round(e, 2)} for source, (p, e) in days.items()}
+    p, e = days["copy"]
+    out["daily_history"]["projected_ms"] = round(p + e * out["breadth_factor_day"], 1)
     return out
 
 
@@ -345,15 +369,23 @@ def main(argv: list[str]) -> int:
               f"{pr['per_chunk_exec_ms']:.3f} ms = {pr['projected_ms']:,.0f} ms")
         cy = out["copy_of_years"]
         for table, c in cy["copies"].items():
-            print(f"table years {table}: {c['years']} year(s), {c['rows']:,} rows in {c['seconds']:.2f} s")
+            print(f"table years {table}: {c['years']} year(s), {c['rows']:,} hourly and {c['daily_rows']:,} daily "
+                  f"rows in {c['seconds']:.2f} s")
         for table in ("bench_band_tiles", "bench_points_tiles"):
-            print(f"  a place's month from {table}'s copy: server {cy[table]['plan_ms']:.2f} plan + "
-                  f"{cy[table]['exec_ms']:.2f} exec ms")
+            for step, what in (("hour", "month"), ("day", "daily month")):
+                f = cy[f"{table} {step}"]
+                print(f"  a place's {what} from {table}'s copy: server {f['plan_ms']:.2f} plan + "
+                      f"{f['exec_ms']:.2f} exec ms")
         h = cy["history"]
         print(f"projection from the copy of years: a place's hourly 1940-2024 on the 1,020-chunk table, its years "
               f"copied, server {h['plan_ms']:.1f} ms planning + {h['exec_ms']:.1f} ms execution (client "
               f"{h['client_ms']:,.0f} ms for the packed rows); execution x {h['breadth_factor']:.2f} for the "
               f"breadth = {h['projected_ms']:,.0f} ms")
+        d = cy["daily_history"]
+        print(f"a place's daily 1940-2024 on the 1,020-chunk table: from the daily rollup server "
+              f"{d['rollup']['plan_ms']:.1f} ms planning + {d['rollup']['exec_ms']:.1f} ms execution; from its copy "
+              f"{d['copy']['plan_ms']:.1f} + {d['copy']['exec_ms']:.1f} ms; execution x {cy['breadth_factor_day']:.2f} "
+              f"for the breadth = {d['projected_ms']:,.0f} ms")
     if args.json:
         print(json.dumps(out))
     return 0

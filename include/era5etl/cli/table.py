@@ -84,8 +84,9 @@ def cmd_years(args: argparse.Namespace) -> int:
 
     def said(done: YearCopy) -> None:
         if not args.json:
-            print(f"{args.name}: {done.year} copied, {done.rows:,} rows in {done.seconds:.1f} s "
-                  f"({done.rows / max(done.seconds, 1e-9):,.0f} rows/s)", flush=True)
+            print(f"{args.name}: {done.year} copied, {done.rows:,} hourly and {done.daily_rows:,} daily rows in "
+                  f"{done.seconds:.1f} s ({(done.rows + done.daily_rows) / max(done.seconds, 1e-9):,.0f} rows/s)",
+                  flush=True)
 
     copied = copy_years(url, args.name, args.year, said)
     if not args.json and not copied:

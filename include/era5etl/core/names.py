@@ -11,6 +11,7 @@ Folders derived from the name (validation results) therefore stay inside their p
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 from era5etl.core.errors import InputError
@@ -51,6 +52,16 @@ def table_problem(name: object) -> str | None:
     if lower in BOOKKEEPING:
         return f"table {shown} is one of the pipeline's own bookkeeping tables: choose another"
     return None
+
+
+def fitted(name: str) -> str:
+    """``name`` when it fits PostgreSQL's 63 bytes, else its first 54 characters, ``_`` and 8 hex digits
+    of its SHA-1: a name the pipeline derives beyond the table's own suffixes (a rollup's copy of
+    years, a copy's yearly chunk) stays whole and distinct where the server would cut it silently."""
+    if len(name.encode()) <= MAX_IDENTIFIER:
+        return name
+    digest = hashlib.sha1(name.encode(), usedforsecurity=False).hexdigest()[:8]
+    return f"{name[:MAX_IDENTIFIER - 9]}_{digest}"
 
 
 def check_table(name: object) -> str:

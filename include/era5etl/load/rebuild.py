@@ -21,6 +21,7 @@ from era5etl.core.datasets import PRESSURE_LEVELS
 from era5etl.core.months import Month
 from era5etl.db import columnstore_available, columnstore_enabled, connect, has_level_column, table_ident
 from era5etl.db.rollups import daily_from_hourly, data_columns, drop_rollups, ensure_rollups
+from era5etl.db.years import drop_daily_copy
 from era5etl.load.chunks import daily_rollup_chunks
 from era5etl.load.monthly import write_monthly
 from era5etl.load.rollup import MonthlyRollup
@@ -41,6 +42,7 @@ def rebuild(url: str, table: str, on_month: Callable[[str, int], None] | None = 
     with connect(url, autocommit=True) as conn:
         require_ours(conn, table, "rollups rebuild")  # never another's table, nor its <table>_daily
         drop_rollups(conn, table)
+        drop_daily_copy(conn, table)  # made from the rollup dropped: copied again by the next `table years`
         ensure_rollups(conn, table, columnstore_enabled(conn, table))
         data = tuple(data_columns(conn, table))
         levels = bool(has_level_column(conn, table))

@@ -1,18 +1,22 @@
-"""``table years``: a table's finished years copied place-major into ``<table>_years`` (``db.years``).
+"""``table years``: a table's finished years copied place-major into ``<table>_years``, and its daily
+rollup's into ``<table>_daily_years`` (``db.years``).
 
 Why a second copy: the table's own chunks are time-major, as the loader writes them and as an hour's
 map and an area's day want them; one place's decades there decode a batch of its neighbours for
 every day (a global table: 1,020 monthly chunks of 31 batches each). Its copy keeps a calendar year
 in one chunk segmented by ``location_id``: a place's year is two batches of its own rows (5,000 rows
 a batch), found through the compressed chunk's index on ``location_id`` (docs/table.md#a-places-decades).
+The daily rollup's chunks at global breadth are the table's months too, so its years are copied the
+same way, in the same transaction (a place's year of days there is one batch).
 
 A year is copied in one transaction, under the year's lock taken alone (``load.locks.lock_year``;
 every writer of the year's rows takes it shared and forgets the year's record, :func:`forget_years`):
-an empty table attached to the copy as the year's chunk, filled by direct-to-columnstore ``INSERT``
-from the table's rows in (location_id, [level,] time) order, a piece of points at a time, and the
-year recorded in ``era5_year_copies``. Killed at any point, the year rolls back whole: its chunk and
-record never existed, and the next run copies it again. A year copied before is replaced the same
-way (its old chunk dropped in the transaction), so readers see the old year or the new one.
+for the table and its daily rollup each, an empty table attached to the copy as the year's chunk,
+filled by direct-to-columnstore ``INSERT`` from the rows in (location_id, [level,] time) order, a
+piece of points at a time, and the year recorded in ``era5_year_copies`` under the relation's name.
+Killed at any point, the year rolls back whole: its chunks and records never existed, and the next
+run copies it again. A year copied before is replaced the same way (its old chunk dropped in the
+transaction), so readers see the old year or the new one.
 """
 
 from __future__ import annotations
@@ -28,11 +32,12 @@ import psycopg
 from psycopg import sql
 
 from era5etl.core.errors import InputError
+from era5etl.core.names import fitted
 from era5etl.core.tiles import TILE_COLUMN
 from era5etl.db import LEVEL_COLUMN, columnstore_available, connect, split_table, table_ident
 from era5etl.db.columns import table_columns
 from era5etl.db.layout import in_tiles
-from era5etl.db.years import COPY_COMMENT, copied_years, copy_name, is_copy
+from era5etl.db.years import COPY_COMMENT, copied_years, copy_name, copy_sources, is_copy
 from era5etl.load.chunks import chunks_between
 from era5etl.load.locks import lock_year
 
@@ -40,7 +45,8 @@ from era5etl.load.locks import lock_year
 # Each piece is read in (location_id, time) order; in tiles the server merges the chunks' batches in
 # that order without sorting the rows (docs/benchmarks.md).
 PIECE_ROWS = 50_000_000
-HOURS_A_YEAR = 8784
+# A point's rows in a year at most, by the copied relation's time column: its hours, its days.
+ROWS_A_YEAR = {"time": 8784, "bucket": 366}
 
 
 class NothingToCopy(InputError):
@@ -49,25 +55,28 @@ class NothingToCopy(InputError):
 
 @dataclass(frozen=True)
 class YearCopy:
-    """One year copied: its rows, pieces and seconds."""
+    """One year copied: its hourly rows, pieces and seconds, and its daily rollup's rows (0 when the
+    year's hours were copied before and only its days now, or the table has no daily rollup)."""
 
     year: int
     rows: int
     pieces: int
     seconds: float
+    daily_rows: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
 def forget_years(cur: psycopg.Cursor[Any], table: str, first: datetime, last: datetime) -> None:
-    """In a writer's transaction, before it changes ``table``'s rows from ``first`` to ``last``: the
-    years they fall in leave the copy's record (their lock shared, so a copy of one of them waits for
-    this transaction, and this for a copy under way)."""
+    """In a writer's transaction, before it changes ``table``'s rows (and so its daily rollup's) from
+    ``first`` to ``last``: the years they fall in leave the copies' records (their lock shared, so a
+    copy of one of them waits for this transaction, and this for a copy under way)."""
     years = list(range(first.astimezone(UTC).year, last.astimezone(UTC).year + 1))
     for year in years:
         lock_year(cur, table, year, shared=True)
-    cur.execute("DELETE FROM era5_year_copies WHERE table_name = %s AND year = ANY(%s)", (table, years))
+    cur.execute("DELETE FROM era5_year_copies WHERE table_name = ANY(%s) AND year = ANY(%s)",
+                ([r for r, _ in copy_sources(table)], years))
 
 
 def copy_years(url: str, table: str, years: list[int] | None = None,
@@ -76,14 +85,15 @@ def copy_years(url: str, table: str, years: list[int] | None = None,
     years, a year a transaction, oldest first; what each copied. InputError for a table of monthly
     means, a server without the columnstore, or a ``<table>_years`` that is not the pipeline's."""
     with connect(url, autocommit=True) as conn:
-        _ensure_copy(conn, table)
-        _drop_forgotten(conn, table)
+        sources = _ensure_copies(conn, table)
+        for relation, _ in sources:
+            _drop_forgotten(conn, table, relation)
         todo = sorted(set(years)) if years is not None else [
-            y for y in finished_years(conn, table) if y not in set(copied_years(conn, table))]
+            y for y in finished_years(conn, table) if not _copied(conn, sources, y)]
         done = []
         for year in todo:
             try:
-                result = copy_year(conn, table, year)
+                result = copy_year(conn, table, year, again=years is not None)
             except NothingToCopy:
                 if years is not None:  # asked for by name
                     raise
@@ -121,51 +131,76 @@ def worth_copying(conn: psycopg.Connection[Any], table: str, year: int) -> bool:
     the columnstore, of an hourly table."""
     from era5etl.read.points import table_dataset
 
-    if year not in finished_years(conn, table) or year in copied_years(conn, table):
-        return False
     if not columnstore_available(conn) or table_dataset(conn, table).monthly:
+        return False
+    if year not in finished_years(conn, table) or _copied(conn, _sources(conn, table), year):
         return False
     chunks = chunks_between(conn, table, datetime(year, 1, 1, tzinfo=UTC), datetime(year + 1, 1, 1, tzinfo=UTC))
     return len(chunks) > 1
 
 
-def copy_year(conn: psycopg.Connection[Any], table: str, year: int) -> YearCopy:
-    """Copy one calendar year of ``table`` into its copy of years, in one transaction (module doc);
-    NothingToCopy, having changed nothing, when the table has no rows in it."""
+def copy_year(conn: psycopg.Connection[Any], table: str, year: int, *, again: bool = True) -> YearCopy:
+    """Copy one calendar year of ``table`` and of its daily rollup into their copies of years, in one
+    transaction (module doc); with ``again`` False, only what is not copied yet. NothingToCopy, having
+    changed nothing, when the table has no rows in it."""
     began = time.perf_counter()
-    y0, y1 = datetime(year, 1, 1, tzinfo=UTC), datetime(year + 1, 1, 1, tzinfo=UTC)
-    target = copy_name(table)
-    columns = table_columns(conn, table)
-    levels = LEVEL_COLUMN in columns
+    counts: dict[str, int] = {}
+    pieces = 0
     with conn.transaction(), conn.cursor() as cur:
         lock_year(cur, table, year, shared=False)
-        _drop_span(cur, table, y0, y1)  # the year copied before (its chunk is exactly the year)
-        cur.execute("DELETE FROM era5_year_copies WHERE table_name = %s AND year = %s", (table, year))
-        chunk = _attach_year(cur, table, year)
-        from era5etl.load.relayout import INSERT_SETTINGS  # here: the writer imports this module
-
-        for setting, value in INSERT_SETTINGS.items():
-            cur.execute("SELECT set_config(%s, %s, true)", (setting, value))
-        rows = pieces = 0
-        tiled = TILE_COLUMN in columns and in_tiles(conn, table)  # once, not once a piece
-        for first, last in _pieces(cur, table, y0, y1, levels):
-            rows += _insert(cur, table, target, columns, (first, last), (y0, y1), levels, tiled)
-            pieces += 1
-        if rows == 0:
+        for relation, time_column in _sources(conn, table):
+            if again or year not in copied_years(conn, relation):
+                counts[relation], n = _copy_relation_year(cur, relation, time_column, year)
+                pieces += n
+        if table in counts and counts[table] == 0:
             raise NothingToCopy(f"{table} has no rows in {year}: nothing to copy")
-        # A row the direct path left in the chunk's row store (it keeps none when told the rows are
-        # sorted) would be read as it is, but slowly: the chunk is compressed whole.
-        cur.execute("CALL convert_to_columnstore(%s::regclass, if_not_columnstore => true, recompress => true)",
-                    (chunk,))
         seconds = time.perf_counter() - began
-        cur.execute("INSERT INTO era5_year_copies (table_name, year, rows, seconds) VALUES (%s, %s, %s, %s)",
-                    (table, year, rows, seconds))
-    return YearCopy(year, rows, pieces, round(seconds, 3))
+        for relation, rows in counts.items():
+            cur.execute("INSERT INTO era5_year_copies (table_name, year, rows, seconds) VALUES (%s, %s, %s, %s)",
+                        (relation, year, rows, seconds))
+    daily = sum(rows for relation, rows in counts.items() if relation != table)
+    return YearCopy(year, counts.get(table, 0), pieces, round(seconds, 3), daily)
 
 
-def _ensure_copy(conn: psycopg.Connection[Any], table: str) -> None:
-    """``<table>_years`` made if missing (the table's columns, a hypertable segmented by location_id),
-    and given any column the table has gained since; InputError where it cannot be."""
+def _copy_relation_year(cur: psycopg.Cursor[Any], relation: str, time_column: str, year: int) -> tuple[int, int]:
+    """In the year's transaction: one relation's year copied into its copy, replacing any copied before;
+    its rows and pieces."""
+    y0, y1 = datetime(year, 1, 1, tzinfo=UTC), datetime(year + 1, 1, 1, tzinfo=UTC)
+    conn = cur.connection
+    columns = table_columns(conn, relation)
+    levels = LEVEL_COLUMN in columns
+    _drop_span(cur, relation, y0, y1)  # the year copied before (its chunk is exactly the year)
+    cur.execute("DELETE FROM era5_year_copies WHERE table_name = %s AND year = %s", (relation, year))
+    chunk = _attach_year(cur, relation, time_column, year)
+    from era5etl.load.relayout import INSERT_SETTINGS  # here: the writer imports this module
+
+    for setting, value in INSERT_SETTINGS.items():
+        cur.execute("SELECT set_config(%s, %s, true)", (setting, value))
+    rows = pieces = 0
+    tiled = TILE_COLUMN in columns and in_tiles(conn, relation)  # once, not once a piece
+    for first, last in _pieces(cur, relation, time_column, (y0, y1), levels):
+        rows += _insert(cur, relation, time_column, columns, (first, last), (y0, y1), (levels, tiled))
+        pieces += 1
+    # A row the direct path left in the chunk's row store (it keeps none when told the rows are
+    # sorted) would be read as it is, but slowly: the chunk is compressed whole.
+    cur.execute("CALL convert_to_columnstore(%s::regclass, if_not_columnstore => true, recompress => true)", (chunk,))
+    return rows, pieces
+
+
+def _sources(conn: psycopg.Connection[Any], table: str) -> list[tuple[str, str]]:
+    """``db.years.copy_sources`` of ``table`` that exist (a table without its daily rollup: the hours)."""
+    return [(relation, column) for relation, column in copy_sources(table)
+            if relation == table or conn.execute("SELECT to_regclass(%s) IS NOT NULL",
+                                                 (table_ident(relation).as_string(conn),)).fetchone() == (True,)]
+
+
+def _copied(conn: psycopg.Connection[Any], sources: list[tuple[str, str]], year: int) -> bool:
+    """Whether every one of ``sources`` has ``year`` copied."""
+    return all(year in copied_years(conn, relation) for relation, _ in sources)
+
+
+def _ensure_copies(conn: psycopg.Connection[Any], table: str) -> list[tuple[str, str]]:
+    """The copies of ``table`` and of its daily rollup made if missing (``_ensure_copy``); the sources."""
     from era5etl.read.points import table_dataset
 
     if table_dataset(conn, table).monthly:
@@ -173,6 +208,16 @@ def _ensure_copy(conn: psycopg.Connection[Any], table: str) -> None:
     if not columnstore_available(conn):
         raise InputError("the copy of years is kept in the columnstore, which this server's TimescaleDB (Apache "
                          "licence) does not have")
+    sources = _sources(conn, table)
+    for relation, time_column in sources:
+        _ensure_copy(conn, relation, time_column)
+    return sources
+
+
+def _ensure_copy(conn: psycopg.Connection[Any], table: str, time_column: str) -> None:
+    """``<table>_years`` made if missing (the columns of ``table``, a weather table or its daily rollup,
+    a hypertable on ``time_column`` segmented by location_id), and given any column the table has gained
+    since; InputError where it cannot be."""
     target = copy_name(table)
     ident = table_ident(target)
     mine = is_copy(conn, table)
@@ -183,11 +228,11 @@ def _ensure_copy(conn: psycopg.Connection[Any], table: str) -> None:
         levels = LEVEL_COLUMN in table_columns(conn, table)
         with conn.transaction():
             conn.execute(sql.SQL("CREATE TABLE {} (LIKE {} INCLUDING DEFAULTS)").format(ident, table_ident(table)))
-            conn.execute("SELECT create_hypertable(%s::regclass, by_range('time', INTERVAL '365 days'),"
-                         " create_default_indexes => false)", (ident.as_string(conn),))
+            conn.execute("SELECT create_hypertable(%s::regclass, by_range(%s, INTERVAL '365 days'),"
+                         " create_default_indexes => false)", (ident.as_string(conn), time_column))
             conn.execute(sql.SQL("ALTER TABLE {} SET (timescaledb.enable_columnstore, timescaledb.segmentby = {},"
                                  " timescaledb.orderby = {})").format(
-                ident, sql.Literal("location_id"), sql.Literal("level, time" if levels else "time")))
+                ident, sql.Literal("location_id"), sql.Literal(f"level, {time_column}" if levels else time_column)))
             conn.execute(sql.SQL("COMMENT ON TABLE {} IS {}").format(ident, sql.Literal(COPY_COMMENT.format(table))))
     have = set(table_columns(conn, target))
     types = dict(conn.execute(
@@ -199,18 +244,19 @@ def _ensure_copy(conn: psycopg.Connection[Any], table: str) -> None:
                 ident, sql.Identifier(column), sql.SQL(types[column])))  # a type name from the catalogue
 
 
-def _drop_forgotten(conn: psycopg.Connection[Any], table: str) -> None:
-    """The copy's chunks of years a load has rewritten since (no record: reads no longer take them), gone."""
-    kept = set(copied_years(conn, table))
+def _drop_forgotten(conn: psycopg.Connection[Any], table: str, relation: str) -> None:
+    """The chunks of ``relation``'s copy (``table`` or its daily rollup) of years a load has rewritten
+    since (no record: reads no longer take them), gone."""
+    kept = set(copied_years(conn, relation))
     every = (datetime(1, 1, 1, tzinfo=UTC), datetime(9999, 1, 1, tzinfo=UTC))
-    for _, _, start, end, _ in chunks_between(conn, copy_name(table), *every):
+    for _, _, start, end, _ in chunks_between(conn, copy_name(relation), *every):
         year = start.astimezone(UTC).year
         if year in kept:
             continue
         with conn.transaction(), conn.cursor() as cur:
             lock_year(cur, table, year, shared=False)
-            if year not in copied_years(conn, table):  # not copied again meanwhile
-                _drop_span(cur, table, start, end)
+            if year not in copied_years(conn, relation):  # not copied again meanwhile
+                _drop_span(cur, relation, start, end)
 
 
 def _drop_span(cur: psycopg.Cursor[Any], table: str, start: datetime, end: datetime) -> None:
@@ -219,48 +265,52 @@ def _drop_span(cur: psycopg.Cursor[Any], table: str, start: datetime, end: datet
                 (table_ident(copy_name(table)).as_string(cur), end, start))
 
 
-def _attach_year(cur: psycopg.Cursor[Any], table: str, year: int) -> str:
+def _attach_year(cur: psycopg.Cursor[Any], table: str, time_column: str, year: int) -> str:
     """An empty table made the copy's chunk of exactly ``year`` (``attach_chunk``); its name."""
     schema, name = split_table(copy_name(table))
-    chunk = sql.Identifier(*(s for s in (schema, f"{name}_{year}") if s))
+    chunk = sql.Identifier(*(s for s in (schema, fitted(f"{name}_{year}")) if s))
     chunk_name = chunk.as_string(cur)
     taken = cur.execute("SELECT to_regclass(%s) IS NOT NULL", (chunk_name,)).fetchone()
     if taken and taken[0]:
         raise InputError(f"{chunk_name} exists and is not a chunk of the copy of {table}'s years (the year's "
                          "chunk takes that name): rename it, then run `table years` again")
     cur.execute(sql.SQL("CREATE TABLE {} (LIKE {} INCLUDING DEFAULTS)").format(chunk, table_ident(copy_name(table))))
-    slices = {"time": [f"{year}-01-01 00:00:00+00", f"{year + 1}-01-01 00:00:00+00"]}
+    slices = {time_column: [f"{year}-01-01 00:00:00+00", f"{year + 1}-01-01 00:00:00+00"]}
     cur.execute("CALL attach_chunk(%s::regclass, %s::regclass, %s::jsonb)",
                 (table_ident(copy_name(table)).as_string(cur), chunk_name, json.dumps(slices)))
     return chunk_name
 
 
-def _pieces(cur: psycopg.Cursor[Any], table: str, y0: datetime, y1: datetime, levels: bool) -> list[tuple[int, int]]:
+def _pieces(cur: psycopg.Cursor[Any], table: str, time_column: str, span: tuple[datetime, datetime],
+            levels: bool) -> list[tuple[int, int]]:
     """Ranges of location ids, each about PIECE_ROWS rows of the year (ids taken as dense: a bound),
     on tile boundaries (32 ids) so that a table in tiles reads each piece's own tiles."""
-    span = cur.execute(sql.SQL("SELECT min(location_id), max(location_id), count(DISTINCT level) FROM {}"
-                               " WHERE time >= %s AND time < %s" if levels else
-                               "SELECT min(location_id), max(location_id), 1 FROM {} WHERE time >= %s AND time < %s"
-                               ).format(table_ident(table)), (y0, y1)).fetchone()
-    if not span or span[0] is None:
+    t = sql.Identifier(time_column)
+    statement = sql.SQL("SELECT min(location_id), max(location_id), {} FROM {} WHERE {} >= %s AND {} < %s").format(
+        sql.SQL("count(DISTINCT level)" if levels else "1"), table_ident(table), t, t)
+    found = cur.execute(statement, span).fetchone()
+    if not found or found[0] is None:
         return []
-    first, last, level_count = int(span[0]), int(span[1]), max(int(span[2]), 1)
-    ids = max(32, PIECE_ROWS // (HOURS_A_YEAR * level_count) // 32 * 32)
+    first, last, levels_in = int(found[0]), int(found[1]), max(int(found[2]), 1)
+    ids = max(32, PIECE_ROWS // (ROWS_A_YEAR[time_column] * levels_in) // 32 * 32)
     start = (first - 1) // 32 * 32 + 1
     return [(a, min(a + ids - 1, last)) for a in range(start, last + 1, ids)]
 
 
-def _insert(cur: psycopg.Cursor[Any], table: str, target: str, columns: list[str], ids: tuple[int, int],
-            span: tuple[datetime, datetime], levels: bool, tiled: bool) -> int:
+def _insert(cur: psycopg.Cursor[Any], table: str, time_column: str, columns: list[str], ids: tuple[int, int],
+            span: tuple[datetime, datetime], shape: tuple[bool, bool]) -> int:
     """One piece's rows into the copy, in its order; how many. Rows without a grid point's id (a file
-    off the lattice) are not copied: a place's reads find rows by that id. ``tiled``: the table is in
-    tiles, so each piece names its tiles."""
+    off the lattice) are not copied: a place's reads find rows by that id. ``shape``: whether the rows
+    have levels, and whether the table is in tiles (then each piece names its tiles)."""
+    levels, tiled = shape
     names = sql.SQL(", ").join(map(sql.Identifier, columns))
-    where = [sql.SQL("time >= %(y0)s AND time < %(y1)s AND location_id BETWEEN %(a)s AND %(b)s")]
+    t = sql.Identifier(time_column)
+    where: list[sql.Composable] = [
+        sql.SQL("{} >= %(y0)s AND {} < %(y1)s AND location_id BETWEEN %(a)s AND %(b)s").format(t, t)]
     if tiled:
         where.append(sql.SQL("tile BETWEEN era5_tile(%(a)s) AND era5_tile(%(b)s)"))
-    order = "location_id, level, time" if levels else "location_id, time"
+    order = sql.SQL("location_id, level, {}" if levels else "location_id, {}").format(t)
     statement = sql.SQL("INSERT INTO {} ({}) SELECT {} FROM {} WHERE {} ORDER BY {}").format(
-        table_ident(target), names, names, table_ident(table), sql.SQL(" AND ").join(where), sql.SQL(order))
+        table_ident(copy_name(table)), names, names, table_ident(table), sql.SQL(" AND ").join(where), order)
     cur.execute(statement, {"y0": span[0], "y1": span[1], "a": ids[0], "b": ids[1]})
     return max(cur.rowcount, 0)

@@ -12,6 +12,7 @@ counts the rows, so a day the loaded range cuts shows fewer than 24).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -26,7 +27,8 @@ from era5etl.read.errors import ReadError
 from era5etl.read.levels import check_level
 from era5etl.read.packed import packed, unpack
 from era5etl.read.points import Point, require_table
-from era5etl.read.series import Series
+from era5etl.read.series import Series, parts_union
+from era5etl.read.years import Part, parts_of
 
 _OFFSET = re.compile(r"^(?:UTC|GMT)?\s*([+-])(\d{1,2})(?::?(\d{2}))?$", re.IGNORECASE)
 LOCAL = "local"
@@ -84,19 +86,29 @@ def day_aggregate(column: str, data: list[str]) -> sql.Composable:
 LOCAL_DAY = sql.SQL("time_bucket('1 day'::interval, time, \"offset\" => -%(shift)s)")
 
 
-def daily_statement(table: str, columns: list[str], data: list[str], level: int | None = None) -> sql.Composed:
+def daily_statement(parts: Sequence[Part], columns: list[str], data: list[str], level: int | None = None
+                    ) -> tuple[sql.Composed, dict[str, Any]]:
     """One row: the local days' starts (as UTC instants) and each column, packed, of one point's hours
-    in [start, end) grouped by the day of ``time + shift``."""
-    where = [sql.SQL("location_id = %(id)s"), sql.SQL("time >= %(start)s"), sql.SQL("time < %(end)s")]
-    if level is not None:
-        where.append(sql.SQL("level = %(level)s"))
+    in each part's range (``read.years``: the copy of years where it holds them) grouped by the day of
+    ``time + shift``; and the parts' bounds as parameters."""
+    hourly = [sql.Identifier(c) for c in _read_columns(columns, data)]
+    union, params = parts_union(parts, "time", [sql.Identifier("time"), *hourly], level, ordered=False)
     inner: list[sql.Composable] = [sql.SQL("{} AS day").format(LOCAL_DAY)]
     inner += [sql.SQL("{} AS {}").format(day_aggregate(c, data), sql.Identifier(f"c{i}"))
               for i, c in enumerate(columns)]
     outer: list[sql.Composable] = [packed(sql.Identifier("day"), "timestamptz")]
     outer += [packed(sql.Identifier(f"c{i}"), "int8" if c == "hours" else "float4") for i, c in enumerate(columns)]
-    return sql.SQL("SELECT {} FROM (SELECT {} FROM {} WHERE {} GROUP BY 1 ORDER BY 1) q").format(
-        sql.SQL(", ").join(outer), sql.SQL(", ").join(inner), table_ident(table), sql.SQL(" AND ").join(where))
+    return sql.SQL("SELECT {} FROM (SELECT {} FROM ({}) h GROUP BY 1 ORDER BY 1) q").format(
+        sql.SQL(", ").join(outer), sql.SQL(", ").join(inner), union), params
+
+
+def _read_columns(columns: list[str], data: list[str]) -> list[str]:
+    """The hourly columns the aggregates of ``columns`` read (a wind speed's: its components)."""
+    wanted: list[str] = []
+    for variable, aggs in rolled_up(data).items():
+        if any(f"{variable}_{agg}" in columns for agg in aggs):
+            wanted += WIND_COMPONENTS.get(variable, (variable,))
+    return list(dict.fromkeys(wanted))
 
 
 def _span(conn: Any, table: str, point: Point) -> tuple[datetime, datetime]:
@@ -120,9 +132,9 @@ def local_daily(conn: Any, table: str, point: Point, start: datetime | None, end
     if start is None or end is None:
         first, last = _span(conn, table, point)
         start, end = start or first, end or last
-    params = {"id": point.location_id, "start": start, "end": end, "level": level,
-              "shift": timedelta(minutes=offset_minutes)}
-    row = conn.cursor(binary=True).execute(daily_statement(table, columns, data, level), params).fetchone()
+    params = {"id": point.location_id, "level": level, "shift": timedelta(minutes=offset_minutes)}
+    statement, bounds = daily_statement(parts_of(conn, table, start, end), columns, data, level)
+    row = conn.cursor(binary=True).execute(statement, {**params, **bounds}).fetchone()
     parts = list(row) if row else [None] * (len(columns) + 1)
     times = unpack(parts[0], "timestamptz")
     if times.size == 0:

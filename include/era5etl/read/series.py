@@ -21,7 +21,6 @@ from psycopg import sql
 from era5etl.core.months import as_utc
 from era5etl.core.rollups import WIND_SPEED
 from era5etl.db import table_ident
-from era5etl.db.layout import in_tiles
 from era5etl.db.rollups import data_columns
 from era5etl.read.columns import STEP_NAMES, UNITS, Step, check_step, resolve
 from era5etl.read.errors import ReadError
@@ -29,7 +28,7 @@ from era5etl.read.levels import check_level
 from era5etl.read.packed import Kind, packed, unpack
 from era5etl.read.points import Point, nearest_point, require_table, rollup_of, table_dataset
 from era5etl.read.text import csv_columns, decimals, iso_time, iso_time_array, iso_times, offset_times, shortest
-from era5etl.read.years import Part, hour_parts
+from era5etl.read.years import Part, parts_of
 
 # The variables whose values are totals over their time step (an hour's, a day's, a month's): drawn
 # as bars, not lines, by the PNGs (``read.plots``) and the Data view alike.
@@ -75,14 +74,13 @@ def source_of(conn: Any, table: str, step: Step) -> tuple[str, str]:
     return rollup, "bucket"
 
 
-def series_statement(parts: Sequence[Part], time_column: str, columns: list[str], level: int | None = None
-                     ) -> tuple[sql.Composed, dict[str, Any]]:
-    """One row: the time column and each column packed, of one point's rows (``%(id)s``) in each part's
-    range, in time order; and the parts' bounds as parameters. A part ``tiled`` names the point's tile
-    beside it, so the server finds the point's batches through its compressed chunks' index."""
+def parts_union(parts: Sequence[Part], time_column: str, select: Sequence[sql.Composable], level: int | None = None,
+                ordered: bool = True) -> tuple[sql.Composed, dict[str, Any]]:
+    """``select`` of one point's rows (``%(id)s``, at ``%(level)s`` when ``level`` is given) in each part's
+    range, the parts' selects appended (``UNION ALL``) in time order, each ordered by time when
+    ``ordered``; and the parts' bounds as parameters. A part ``tiled`` names the point's tile beside it,
+    so the server finds the point's batches through its compressed chunks' index."""
     t = sql.Identifier(time_column)
-    inner = [sql.SQL("{} AS t").format(t)] + [sql.SQL("{} AS {}").format(column_expression(c), sql.Identifier(f"c{i}"))
-                                               for i, c in enumerate(columns)]
     params: dict[str, Any] = {}
     selects = []
     for n, part in enumerate(parts):
@@ -95,14 +93,24 @@ def series_statement(parts: Sequence[Part], time_column: str, columns: list[str]
             if value is not None:
                 where.append(sql.SQL("{} {} {}").format(t, sql.SQL(op), sql.Placeholder(f"{bound}_{n}")))
                 params[f"{bound}_{n}"] = value
-        selects.append(sql.SQL("(SELECT {} FROM {} WHERE {} ORDER BY {})").format(
-            sql.SQL(", ").join(inner), table_ident(part.relation), sql.SQL(" AND ").join(where), t))
+        order = sql.SQL(" ORDER BY {}").format(t) if ordered else sql.SQL("")
+        selects.append(sql.SQL("(SELECT {} FROM {} WHERE {}{})").format(
+            sql.SQL(", ").join(select), table_ident(part.relation), sql.SQL(" AND ").join(where), order))
+    return sql.SQL(" UNION ALL ").join(selects), params
+
+
+def series_statement(parts: Sequence[Part], time_column: str, columns: list[str], level: int | None = None
+                     ) -> tuple[sql.Composed, dict[str, Any]]:
+    """One row: the time column and each column packed, of one point's rows (``%(id)s``) in each part's
+    range, in time order; and the parts' bounds as parameters (``parts_union``)."""
+    inner = [sql.SQL("{} AS t").format(sql.Identifier(time_column))] + [
+        sql.SQL("{} AS {}").format(column_expression(c), sql.Identifier(f"c{i}")) for i, c in enumerate(columns)]
     kinds: list[Kind] = ["int8" if c == "hours" else "float4" for c in columns]
     outer = [packed(sql.Identifier("t"), "timestamptz")] + [packed(sql.Identifier(f"c{i}"), k)
                                                              for i, k in enumerate(kinds)]
     # The parts are disjoint and in time order, each read in order: appended as they are, no sort of
     # the whole (a parallel plan that interleaved them is put back in order by the caller).
-    union = sql.SQL(" UNION ALL ").join(selects)
+    union, params = parts_union(parts, time_column, inner, level)
     return sql.SQL("SELECT {} FROM ({}) q").format(sql.SQL(", ").join(outer), union), params
 
 
@@ -131,9 +139,7 @@ def _point_rows(conn: Any, table: str, relation: str, time_column: str, columns:
                 ) -> tuple[npt.NDArray[np.datetime64], dict[str, npt.NDArray[Any]]]:
     """The point's rows of ``relation`` in [start, end), read packed and unpacked, in time order: their
     times and each column's values (``hours`` int64, the rest float32); ReadError if there are none."""
-    parts = (hour_parts(conn, table, start, end) if relation == table and time_column == "time"
-             else [Part(relation, start, end, in_tiles(conn, relation))])
-    statement, params = series_statement(parts, time_column, columns, level)
+    statement, params = series_statement(parts_of(conn, relation, start, end), time_column, columns, level)
     row = conn.cursor(binary=True).execute(statement, {"id": point.location_id, "level": level, **params}).fetchone()
     packs = list(row) if row else [None] * (len(columns) + 1)
     times = unpack(packs[0], "timestamptz")

@@ -26,7 +26,7 @@ from era5etl.db import connect, table_ident
 from era5etl.read.columns import Step
 from era5etl.read.errors import ReadError
 from era5etl.read.hour import HOUR_COLUMNS, hour_statement
-from era5etl.read.years import hour_parts
+from era5etl.read.years import parts_of
 
 
 @dataclass
@@ -83,7 +83,7 @@ def documented_history(conn: Any, table: str) -> sql.Composed:
     point's tile beside it (sql/007_tiles.sql), and the years the copy of years holds (``table years``,
     read.years) read from ``<table>_years``, each part a SELECT of its own stretch, in time order."""
     selects = []
-    for part in hour_parts(conn, table, None, None):
+    for part in parts_of(conn, table, None, None):
         where: list[sql.Composable] = [sql.SQL("location_id = %(id)s")]
         if part.tiled:
             where.append(sql.SQL("tile = era5_tile(%(id)s)"))

@@ -1,5 +1,5 @@
-"""Where a place's hours are read from: the table, or its copy of years (``db.years``) for the years the
-copy holds whole and current.
+"""Where a place's hours (or days) are read from: the table (or its daily rollup), or its copy of years
+(``db.years``) for the years the copy holds whole and current.
 
 A place's hourly series over decades of a global table would otherwise decode a batch of its
 neighbours' rows for every day (docs/table.md#a-places-decades-the-copy-of-years); the copy holds
@@ -61,6 +61,7 @@ def split_range(table: str, tiled: bool, copied: list[tuple[datetime, datetime]]
     return parts
 
 
-def hour_parts(conn: Any, table: str, start: datetime | None, end: datetime | None) -> list[Part]:
-    """The parts a place's hourly rows of ``table`` in [start, end) are read from."""
-    return split_range(table, in_tiles(conn, table), year_runs(copied_years(conn, table)), start, end)
+def parts_of(conn: Any, relation: str, start: datetime | None, end: datetime | None) -> list[Part]:
+    """The parts a place's rows of ``relation`` (a weather table, or a rollup: the daily one has a copy of
+    years too, the monthly none) in [start, end) are read from."""
+    return split_range(relation, in_tiles(conn, relation), year_runs(copied_years(conn, relation)), start, end)

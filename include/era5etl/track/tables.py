@@ -22,7 +22,7 @@ from psycopg import sql
 from era5etl.core.errors import InputError
 from era5etl.db import connect, drop_table, registry, rollup_tables, table_ident
 from era5etl.db.layout import table_layout
-from era5etl.db.years import copied_years, copy_name, is_copy
+from era5etl.db.years import copied_years, copy_name, copy_sources, is_copy
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +97,7 @@ def find(url: str, name: str) -> PipelineTable:
 
 
 def drop(url: str, name: str) -> dict[str, Any]:
-    """Drop the pipeline's table ``name`` with its rollups and its copy of years, and delete its ledger,
+    """Drop the pipeline's table ``name`` with its rollups and its copies of years, and delete its ledger,
     metrics, validation and copy rows, in one transaction. InputError, touching nothing, when the ledger
     does not name ``name``."""
     table = find(url, name)
@@ -110,12 +110,14 @@ def drop(url: str, name: str) -> dict[str, Any]:
         present = [t for t in (name, *rollups)
                    if conn.execute("SELECT to_regclass(%s) IS NOT NULL", (table_ident(t).as_string(conn),)
                                    ).fetchone() == (True,)]
-        if is_copy(conn, name):
-            present.append(copy_name(name))
+        present += [copy_name(r) for r, _ in copy_sources(name) if is_copy(conn, r)]
         for record in RECORDS:
             if conn.execute("SELECT to_regclass(%s) IS NOT NULL", (record,)).fetchone() != (True,):
                 continue
-            cur = conn.execute(sql.SQL("DELETE FROM {} WHERE table_name = %s").format(sql.Identifier(record)), (name,))
+            # The copies' records name the copied relations: the table and its daily rollup.
+            names = [r for r, _ in copy_sources(name)] if record == "era5_year_copies" else [name]
+            cur = conn.execute(sql.SQL("DELETE FROM {} WHERE table_name = ANY(%s)").format(sql.Identifier(record)),
+                               (names,))
             deleted[record] = max(cur.rowcount, 0)
         drop_table(conn, name)
     return {"table": name, "dropped": present, "deleted": deleted, "months": table.months, "rows": table.rows}

@@ -1,6 +1,7 @@
-"""``table years`` (load.years): a table's finished years copied place-major into ``<table>_years``, read
-back by ``series`` (read.years) with the same values as from the table, forgotten by a load that
-rewrites them, dropped with the table; on real CDS downloads (tests/data/era5-samples/README.md)."""
+"""``table years`` (load.years): a table's finished years copied place-major into ``<table>_years`` and its
+daily rollup's into ``<table>_daily_years``, read back by ``series`` and local days (read.years) with
+the same values as from the table, forgotten by a load that rewrites them, dropped with the table
+(the daily copy with a rebuild of the rollups); on real CDS downloads (tests/data/era5-samples/README.md)."""
 
 from __future__ import annotations
 
@@ -19,9 +20,10 @@ import pytest
 from era5etl.db import connect
 from era5etl.db.years import copied_years, copy_name
 from era5etl.load.locks import lock_year
+from era5etl.read.localday import local_daily
 from era5etl.read.points import nearest_point
 from era5etl.read.series import series
-from era5etl.read.years import hour_parts
+from era5etl.read.years import parts_of
 from tests.integration.helpers import cli, forget
 
 # One point, hourly 2023-01 .. 2026-04 (GRIB, expver 1 and 5); 45 points, hourly 2023-01 .. 2023-11;
@@ -37,10 +39,32 @@ def _load(samples: Path, name: str, table: str, *extra: str) -> None:
     assert code == 0, err
 
 
-def _history(url: str, table: str, lat: float, lon: float, level: int | None = None) -> tuple[np.ndarray, dict]:
+def _history(url: str, table: str, lat: float, lon: float, level: int | None = None, step: str = "hour"
+             ) -> tuple[np.ndarray, dict]:
     with connect(url) as conn:
-        s = series(conn, table, nearest_point(conn, table, lat, lon), None, None, None, "hour", level)
+        s = series(conn, table, nearest_point(conn, table, lat, lon), None, None, None, step, level)  # type: ignore[arg-type]
     return s.time, s.values
+
+
+def _local_days(url: str, table: str, lat: float, lon: float) -> tuple[np.ndarray, dict]:
+    """The place's days of UTC+7 from its hours (a local day crosses the copied years' bounds)."""
+    with connect(url) as conn:
+        s = local_daily(conn, table, nearest_point(conn, table, lat, lon), None, None, None, 7 * 60)
+    return s.time, s.values
+
+
+def _same(before: tuple[np.ndarray, dict], after: tuple[np.ndarray, dict]) -> None:
+    assert np.array_equal(after[0], before[0]) and before[0].size > 0
+    assert after[1].keys() == before[1].keys()
+    for column, v in before[1].items():
+        assert np.array_equal(after[1][column], v, equal_nan=True), column
+
+
+def _equal_rows(conn: psycopg.Connection, one: str, other: str) -> None:
+    """``one`` and ``other`` (FROM ... WHERE ...) hold the same rows, as many times each."""
+    for a, b in ((one, other), (other, one)):
+        diff = conn.execute(f"SELECT count(*) FROM (SELECT * FROM {a} EXCEPT ALL SELECT * FROM {b}) d").fetchone()
+        assert diff == (0,), (a, b)
 
 
 @pytest.fixture(scope="module")
@@ -56,6 +80,7 @@ def point_table(db_url: str, samples: Path) -> Iterator[str]:
 def test_finished_years_are_copied_read_from_the_copy_and_equal_the_table(db_url: str, point_table: str) -> None:
     table = point_table
     times, values = _history(db_url, table, 47.75, -122.5)
+    days, local = _history(db_url, table, 47.75, -122.5, step="day"), _local_days(db_url, table, 47.75, -122.5)
     with connect(db_url) as conn:
         middle = series(conn, table, nearest_point(conn, table, 47.75, -122.5), datetime(2024, 2, 3, 5, tzinfo=UTC),
                         datetime(2026, 2, 1, tzinfo=UTC), None, "hour")
@@ -65,21 +90,26 @@ def test_finished_years_are_copied_read_from_the_copy_and_equal_the_table(db_url
     # 2026 is not finished; a table load-file made has no ledger months, so every earlier year goes.
     assert [c["year"] for c in got["copied"]] == [2023, 2024, 2025]
     assert [c["rows"] for c in got["copied"]] == [8760, 8784, 8760]
+    assert [c["daily_rows"] for c in got["copied"]] == [365, 366, 365]
+    daily = f"{table}_daily"
     with connect(db_url) as conn:
-        assert copied_years(conn, table) == [2023, 2024, 2025]
+        assert copied_years(conn, table) == copied_years(conn, daily) == [2023, 2024, 2025]
+        span = "bucket >= '2023-01-01' AND bucket < '2026-01-01'"
+        _equal_rows(conn, f"{daily} WHERE {span}", copy_name(daily))
+        assert [(p.relation, p.start and p.start.year) for p in parts_of(conn, daily, None, None)] == [
+            (daily, None), (copy_name(daily), 2023), (daily, 2026)]
         chunks = conn.execute("SELECT range_start, range_end, is_compressed FROM timescaledb_information.chunks"
                               " WHERE hypertable_name = %s ORDER BY range_start", (copy_name(table),)).fetchall()
-        parts = hour_parts(conn, table, None, None)
+        parts = parts_of(conn, table, None, None)
     # A calendar year a chunk, in the columnstore.
     assert [(a.year, a.month, a.day, b.year, b.month, b.day, c) for a, b, c in chunks] == [
         (y, 1, 1, y + 1, 1, 1, True) for y in (2023, 2024, 2025)]
     assert [(p.relation, p.start and p.start.year, p.end and p.end.year) for p in parts] == [
         (table, None, 2023), (copy_name(table), 2023, 2026), (table, 2026, None)]
 
-    after_times, after = _history(db_url, table, 47.75, -122.5)
-    assert np.array_equal(after_times, times)
-    for column, v in values.items():
-        assert np.array_equal(after[column], v, equal_nan=True), column
+    _same((times, values), _history(db_url, table, 47.75, -122.5))
+    _same(days, _history(db_url, table, 47.75, -122.5, step="day"))  # the daily series, from the daily copy
+    _same(local, _local_days(db_url, table, 47.75, -122.5))  # local days, from the hours' copy and the table
     with connect(db_url) as conn:  # a range cut inside copied years reads the same rows too
         again = series(conn, table, nearest_point(conn, table, 47.75, -122.5), datetime(2024, 2, 3, 5, tzinfo=UTC),
                        datetime(2026, 2, 1, tzinfo=UTC), None, "hour")
@@ -94,6 +124,22 @@ def test_finished_years_are_copied_read_from_the_copy_and_equal_the_table(db_url
                              for line in out.splitlines()), out
     code, out, _, _ = cli("table", "years", table)
     assert code == 0 and "no year to copy" in out
+
+    # A year whose hours are copied and whose days are not (a copy an earlier version made): the days
+    # alone are copied, the hours' copy left as it was.
+    with connect(db_url, autocommit=True) as conn:
+        stamp = conn.execute("SELECT copied_at FROM era5_year_copies WHERE table_name = %s AND year = 2025",
+                             (table,)).fetchone()
+        conn.execute("DELETE FROM era5_year_copies WHERE table_name = %s AND year = 2025", (daily,))
+    code, _, err, got = cli("table", "years", table, "--json")
+    assert code == 0, err
+    assert [(c["year"], c["rows"], c["daily_rows"]) for c in got["copied"]] == [(2025, 0, 365)]
+    with connect(db_url) as conn:
+        assert copied_years(conn, daily) == [2023, 2024, 2025]
+        assert conn.execute("SELECT copied_at FROM era5_year_copies WHERE table_name = %s AND year = 2025",
+                            (table,)).fetchone() == stamp
+        assert conn.execute(f"SELECT count(*) FROM {copy_name(daily)}").fetchone() == (1096,)  # not doubled
+    _same(days, _history(db_url, table, 47.75, -122.5, step="day"))
 
 
 def test_a_copy_waits_for_a_writer_of_its_year(db_url: str, point_table: str) -> None:
@@ -140,35 +186,56 @@ def test_a_load_forgets_the_years_it_rewrites(db_url: str, point_table: str, sam
     table = point_table
     _load(samples, AREA, table)
     with connect(db_url) as conn:
-        assert copied_years(conn, table) == [2024, 2025]
-        assert [(p.relation, p.start and p.start.year) for p in hour_parts(conn, table, None, None)] == [
+        assert copied_years(conn, table) == copied_years(conn, f"{table}_daily") == [2024, 2025]
+        assert [(p.relation, p.start and p.start.year) for p in parts_of(conn, table, None, None)] == [
             (table, None), (copy_name(table), 2024), (table, 2026)]
         lat, lon = conn.execute(f"SELECT latitude, longitude FROM {table} WHERE time = '2023-06-01'"
                                 " AND longitude <> -122.5 ORDER BY location_id LIMIT 1").fetchone()
-    before = _history(db_url, table, lat, lon)
+    before, days = _history(db_url, table, lat, lon), _history(db_url, table, lat, lon, step="day")
     code, _, err, got = cli("table", "years", table, "--json")
     assert code == 0 and [c["year"] for c in got["copied"]] == [2023], err
     with connect(db_url) as conn:
         span = "time >= '2023-01-01' AND time < '2024-01-01'"
-        for one, other in ((f"{table} WHERE {span}", copy_name(table) + f" WHERE {span}"),
-                           (copy_name(table) + f" WHERE {span}", f"{table} WHERE {span}")):
-            assert conn.execute(f"SELECT count(*) FROM (SELECT * FROM {one} EXCEPT ALL SELECT * FROM {other}) d"
-                                ).fetchone() == (0,)
+        _equal_rows(conn, f"{table} WHERE {span}", copy_name(table) + f" WHERE {span}")
         assert conn.execute(f"SELECT count(*) FROM {table} WHERE {span}").fetchone() == (got["copied"][0]["rows"],)
-    after = _history(db_url, table, lat, lon)
-    assert np.array_equal(after[0], before[0]) and before[0].size > 7000
-    for column, v in before[1].items():
-        assert np.array_equal(after[1][column], v, equal_nan=True), column
+        span = "bucket >= '2023-01-01' AND bucket < '2024-01-01'"
+        _equal_rows(conn, f"{table}_daily WHERE {span}", copy_name(f"{table}_daily") + f" WHERE {span}")
+        assert conn.execute(f"SELECT count(*) FROM {table}_daily WHERE {span}").fetchone() == (
+            got["copied"][0]["daily_rows"],)
+    assert before[0].size > 7000
+    _same(before, _history(db_url, table, lat, lon))
+    _same(days, _history(db_url, table, lat, lon, step="day"))
+
+
+def test_rebuilding_the_rollups_drops_the_daily_copy(db_url: str, point_table: str) -> None:
+    """The daily copy was made from the rollup a rebuild drops: it goes with it; the hours' copy stays."""
+    table = point_table
+    code, _, err, _ = cli("rollups", "rebuild", "--table", table)
+    assert code == 0, err
+    with connect(db_url) as conn:
+        assert copied_years(conn, f"{table}_daily") == []
+        assert conn.execute("SELECT to_regclass(%s)", (copy_name(f"{table}_daily"),)).fetchone() == (None,)
+        assert copied_years(conn, table) == [2023, 2024, 2025]
+    code, _, err, got = cli("table", "years", table, "--json")  # the days copied again, the hours not
+    assert code == 0, err
+    with connect(db_url) as conn:
+        days = dict(conn.execute(f"SELECT extract(year FROM bucket)::int, count(*) FROM {table}_daily GROUP BY 1"))
+        _equal_rows(conn, f"{table}_daily WHERE bucket < '2026-01-01'", copy_name(f"{table}_daily"))
+    assert [(c["year"], c["rows"], c["daily_rows"]) for c in got["copied"]] == [
+        (y, 0, days[y]) for y in (2023, 2024, 2025)]
+    assert days[2023] > 365 * 40  # the 45 points of 2023 too
 
 
 def test_dropping_the_table_drops_its_copy(db_url: str, point_table: str) -> None:
     table = point_table
     code, _, err, got = cli("table", "drop", table, "--yes", "--json")
     assert code == 0, err
-    assert copy_name(table) in got["dropped"] and got["deleted"]["era5_year_copies"] == 3
+    daily = f"{table}_daily"
+    assert {copy_name(table), copy_name(daily)} <= set(got["dropped"]) and got["deleted"]["era5_year_copies"] == 6
     with connect(db_url) as conn:
-        assert conn.execute("SELECT to_regclass(%s)", (copy_name(table),)).fetchone() == (None,)
-        assert copied_years(conn, table) == []
+        for relation in (table, daily):
+            assert conn.execute("SELECT to_regclass(%s)", (copy_name(relation),)).fetchone() == (None,)
+            assert copied_years(conn, relation) == []
 
 
 def test_levels_copy_every_row(db_url: str, samples: Path) -> None:
@@ -182,10 +249,8 @@ def test_levels_copy_every_row(db_url: str, samples: Path) -> None:
         code, _, err, got = cli("table", "years", table, "--json")
         assert code == 0, err
         with connect(db_url) as conn:
-            for one, other in ((f"{table} WHERE time < '2026-01-01'", copy_name(table)),
-                               (copy_name(table), table)):
-                assert conn.execute(f"SELECT count(*) FROM (SELECT * FROM {one} EXCEPT ALL SELECT * FROM {other}) d"
-                                    ).fetchone() == (0,)
+            _equal_rows(conn, f"{table} WHERE time < '2026-01-01'", copy_name(table))
+            _equal_rows(conn, f"{table}_daily WHERE bucket < '2026-01-01'", copy_name(f"{table}_daily"))
             assert copied_years(conn, table) == sorted(c["year"] for c in got["copied"])
             assert len(got["copied"]) >= 5
         for level, (times, values) in before.items():

@@ -121,3 +121,20 @@ def test_validate_with_a_path_for_a_table_makes_no_folder(tmp_path: object, caps
         main(["validate", "2025-05", "--table", str(base / "probe" / "abs")])
     assert exited.value.code == 2 and "error: argument --table" in capsys.readouterr().err
     assert list(base.iterdir()) == []
+
+
+def test_a_derived_name_past_63_bytes_is_fitted_whole_and_distinct() -> None:
+    """The copy of years of the longest table's daily rollup, and its copy's yearly chunks: PostgreSQL
+    would cut them at 63 bytes, and two years' chunks would then share a name."""
+    from era5etl.core.names import MAX_IDENTIFIER, fitted
+    from era5etl.db.years import copy_name, copy_sources
+
+    longest = "x" * MAX_TABLE
+    assert fitted("weather_daily_years") == "weather_daily_years"
+    assert copy_name("weather_daily") == "weather_daily_years" and copy_name("weather") == "weather_years"
+    assert copy_sources("weather") == [("weather", "time"), ("weather_daily", "bucket")]
+    daily_copy = copy_name(longest + "_daily")
+    chunks = {fitted(f"{daily_copy}_{year}") for year in (2023, 2024)} | {fitted(f"{copy_name(longest)}_2023")}
+    assert all(len(n.encode()) <= MAX_IDENTIFIER for n in (daily_copy, *chunks)) and len(chunks) == 3
+    assert daily_copy != copy_name(longest) and daily_copy.startswith(longest[:54] + "_")
+    assert fitted(longest + "_daily_years") == daily_copy  # the same name each time it is asked
