@@ -20,7 +20,6 @@ import numpy as np
 from psycopg import sql
 
 from era5etl.core.rollups import WIND_COMPONENTS, rolled_up
-from era5etl.db import table_ident
 from era5etl.db.rollups import data_columns
 from era5etl.read.columns import resolve
 from era5etl.read.errors import ReadError
@@ -111,15 +110,6 @@ def _read_columns(columns: list[str], data: list[str]) -> list[str]:
     return list(dict.fromkeys(wanted))
 
 
-def _span(conn: Any, table: str, point: Point) -> tuple[datetime, datetime]:
-    row = conn.execute(sql.SQL("SELECT min(time), max(time) FROM {} WHERE location_id = %s").format(
-        table_ident(table)), (point.location_id,)).fetchone()
-    if row is None or row[0] is None:
-        raise ReadError(f"no hourly rows of {table} at point {point.location_id} "
-                        f"({point.latitude:g}, {point.longitude:g})")
-    return row[0], row[1] + timedelta(hours=1)
-
-
 def local_daily(conn: Any, table: str, point: Point, start: datetime | None, end: datetime | None,
                 variables: list[str] | None, offset_minutes: int, level: int | None = None) -> Series:
     """``point``'s days of UTC+``offset_minutes`` whose hours fall in [start, end) (UTC instants; None:
@@ -129,17 +119,17 @@ def local_daily(conn: Any, table: str, point: Point, start: datetime | None, end
     level = check_level(conn, table, level)
     data = data_columns(conn, table)
     columns = resolve("day", variables, data)
-    if start is None or end is None:
-        first, last = _span(conn, table, point)
-        start, end = start or first, end or last
     params = {"id": point.location_id, "level": level, "shift": timedelta(minutes=offset_minutes)}
     statement, bounds = daily_statement(parts_of(conn, table, start, end), columns, data, level)
     row = conn.cursor(binary=True).execute(statement, {**params, **bounds}).fetchone()
     parts = list(row) if row else [None] * (len(columns) + 1)
     times = unpack(parts[0], "timestamptz")
     if times.size == 0:
+        span = "" if start is None and end is None else (
+            f" from {f'{start:%Y-%m-%d %H:%M}' if start else 'the first hour'} to "
+            f"{f'{end:%Y-%m-%d %H:%M}' if end else 'the last'} UTC")
         raise ReadError(f"no hourly rows of {table} at point {point.location_id} ({point.latitude:g}, "
-                        f"{point.longitude:g}) from {start:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M} UTC")
+                        f"{point.longitude:g}){span}")
     values = {c: unpack(b, "int8").astype(np.int64) if c == "hours" else unpack(b, "float4").astype(np.float32)
               for c, b in zip(columns, parts[1:], strict=True)}
     return Series(point, "day", columns, times, values, utc_offset_minutes=offset_minutes)

@@ -20,6 +20,7 @@ import pytest
 from era5etl.db import connect
 from era5etl.db.years import copied_years, copy_name
 from era5etl.load.locks import lock_year
+from era5etl.read.errors import ReadError
 from era5etl.read.localday import local_daily
 from era5etl.read.points import nearest_point
 from era5etl.read.series import series
@@ -110,6 +111,9 @@ def test_finished_years_are_copied_read_from_the_copy_and_equal_the_table(db_url
     _same((times, values), _history(db_url, table, 47.75, -122.5))
     _same(days, _history(db_url, table, 47.75, -122.5, step="day"))  # the daily series, from the daily copy
     _same(local, _local_days(db_url, table, 47.75, -122.5))  # local days, from the hours' copy and the table
+    with connect(db_url) as conn, pytest.raises(ReadError, match="from the first hour to 1991-01-01 00:00 UTC"):
+        local_daily(conn, table, nearest_point(conn, table, 47.75, -122.5), None, datetime(1991, 1, 1, tzinfo=UTC),
+                    None, 7 * 60)
     with connect(db_url) as conn:  # a range cut inside copied years reads the same rows too
         again = series(conn, table, nearest_point(conn, table, 47.75, -122.5), datetime(2024, 2, 3, 5, tzinfo=UTC),
                        datetime(2026, 2, 1, tzinfo=UTC), None, "hour")
