@@ -56,11 +56,12 @@ def cmd_list(args: argparse.Namespace) -> int:
         print("no pipeline tables (era5_tables and the ledger era5_months name none)")
         return 0
     print(f"{'table':<32} {'months':>6} {'validated':>9} {'areas':>5} {'rows (ledger)':>15}  {'span':<17} "
-          f"{'layout':<8} {'size':<10} years copied")
+          f"{'layout':<8} {'size':<10} years copied (their size)")
     for t in tables:
         size = _size(t.bytes) if t.exists else "(table missing)"
         print(f"{t.name:<32} {t.months:>6} {t.validated:>9} {t.areas:>5} {t.rows:>15,}  "
-              f"{t.first_month + '..' + t.last_month:<17} {t.layout or '-':<8} {size:<10} {_years(t.years_copied)}")
+              f"{t.first_month + '..' + t.last_month:<17} {t.layout or '-':<8} {size:<10} {_years(t.years_copied)}"
+              + (f" ({_size(t.copies_bytes)})" if t.copies_bytes is not None else ""))
     return 0
 
 

@@ -46,6 +46,7 @@ class PipelineTable:
     bytes: int | None
     layout: str | None = None  # db.layout: tiles, moving, time or rowstore; None when the table is missing
     years_copied: list[int] = field(default_factory=list)  # the years its copy holds (db.years)
+    copies_bytes: int | None = None  # the size of its copies of years, hours and days; None when it has none
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -71,9 +72,10 @@ def pipeline_tables(url: str) -> list[PipelineTable]:
             rel = table_ident(name).as_string(conn)
             found = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (rel,)).fetchone()
             exists = found == (True,)
-            size, layout, years = None, None, []
+            size, layout, years, copies = None, None, [], None
             if exists:
                 layout, years = table_layout(conn, name), copied_years(conn, name)
+                copies = _copies_bytes(conn, name)
                 try:
                     # hypertable_size: the chunks and their columnstore parts; NULL for a plain table.
                     got = conn.execute("SELECT coalesce(hypertable_size(%s::regclass),"
@@ -82,8 +84,22 @@ def pipeline_tables(url: str) -> list[PipelineTable]:
                 except psycopg.errors.LockNotAvailable:
                     log.info("%s is busy (a load holds a chunk's lock): listed without its size", name)
             out.append(PipelineTable(str(name), int(months), int(areas), int(total), int(validated), str(first),
-                                     str(last), exists, size, layout, years))
+                                     str(last), exists, size, layout, years, copies))
     return out
+
+
+def _copies_bytes(conn: psycopg.Connection[Any], name: str) -> int | None:
+    """The bytes of ``name``'s copies of years (``db.years``: its hours' and its daily rollup's); None
+    when it has none, or one is busy (a copy holds its year's new chunk while it writes it)."""
+    copies = [copy_name(r) for r, _ in copy_sources(name) if is_copy(conn, r)]
+    if not copies:
+        return None
+    try:
+        got = conn.execute("SELECT sum(coalesce(hypertable_size(c::regclass), 0)) FROM unnest(%s::text[]) c",
+                           ([table_ident(c).as_string(conn) for c in copies],)).fetchone()
+    except psycopg.errors.LockNotAvailable:
+        return None
+    return int(got[0]) if got and got[0] is not None else None
 
 
 def find(url: str, name: str) -> PipelineTable:

@@ -6,6 +6,7 @@ the same values as from the table, forgotten by a load that rewrites them, dropp
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -124,8 +125,13 @@ def test_finished_years_are_copied_read_from_the_copy_and_equal_the_table(db_url
     assert "location_id = 1" in plan and "Index" in plan  # the copy's batches found by the place's id
 
     code, out, _, _ = cli("table", "list")
-    assert code == 0 and any(line.startswith(table) and line.rstrip().endswith("2023..2025")
+    assert code == 0 and any(line.startswith(table) and re.search(r" 2023\.\.2025 \(\d+(\.\d)? [KM]iB\)$", line)
                              for line in out.splitlines()), out
+    code, _, _, listed = cli("table", "list", "--json")
+    with connect(db_url) as conn:  # the copies' bytes: the hours' and the days'
+        held = conn.execute("SELECT hypertable_size(%s::regclass) + hypertable_size(%s::regclass)",
+                            (copy_name(table), copy_name(daily))).fetchone()
+    assert [t["copies_bytes"] for t in listed["tables"] if t["name"] == table] == [held[0]] and held[0] > 0
     code, out, _, _ = cli("table", "years", table)
     assert code == 0 and "no year to copy" in out
 
