@@ -159,11 +159,12 @@ def product_read(conn: Any, table: str, a: str, b: str, step: str = "hour", copi
     table or rollup alone, as before the copies), as SQL with ``%(id)s`` for the place."""
     from datetime import datetime
 
+    from era5etl.db import rollup_tables
     from era5etl.db.layout import in_tiles
     from era5etl.read.series import series_statement
     from era5etl.read.years import Part, parts_of
 
-    relation, time_column = (table, "time") if step == "hour" else (f"{table}_daily", "bucket")
+    relation, time_column = (table, "time") if step == "hour" else (rollup_tables(table)["day"], "bucket")
     start, end = datetime.fromisoformat(a), datetime.fromisoformat(b)
     parts = (parts_of(conn, relation, start, end) if copies
              else [Part(relation, start, end, in_tiles(conn, relation))])

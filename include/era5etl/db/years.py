@@ -76,7 +76,7 @@ def drop_copy(conn: psycopg.Connection[Any], table: str) -> list[str]:
 
 def drop_daily_copy(conn: psycopg.Connection[Any], table: str) -> list[str]:
     """Drop the copy of years of ``table``'s daily rollup alone, with its records (the rollup rebuilt)."""
-    return _drop(conn, copy_sources(table)[1:])
+    return _drop(conn, [s for s in copy_sources(table) if s[0] != table])
 
 
 def _drop(conn: psycopg.Connection[Any], sources: list[tuple[str, str]]) -> list[str]:

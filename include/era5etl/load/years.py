@@ -189,9 +189,10 @@ def _copy_relation_year(cur: psycopg.Cursor[Any], relation: str, time_column: st
 
 def _sources(conn: psycopg.Connection[Any], table: str) -> list[tuple[str, str]]:
     """``db.years.copy_sources`` of ``table`` that exist (a table without its daily rollup: the hours)."""
-    return [(relation, column) for relation, column in copy_sources(table)
-            if relation == table or conn.execute("SELECT to_regclass(%s) IS NOT NULL",
-                                                 (table_ident(relation).as_string(conn),)).fetchone() == (True,)]
+    from era5etl.read.points import rollup_of
+
+    daily = rollup_of(conn, table, "day")
+    return [(relation, column) for relation, column in copy_sources(table) if relation in (table, daily)]
 
 
 def _copied(conn: psycopg.Connection[Any], sources: list[tuple[str, str]], year: int) -> bool:

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from psycopg import sql
 
-from era5etl.core.rollups import WIND_COMPONENTS, rolled_up
+from era5etl.core.rollups import WIND_COMPONENTS, rolled_up, sources, split_value_column
 from era5etl.db.rollups import data_columns
 from era5etl.read.columns import resolve
 from era5etl.read.errors import ReadError
@@ -90,7 +90,7 @@ def daily_statement(parts: Sequence[Part], columns: list[str], data: list[str], 
     """One row: the local days' starts (as UTC instants) and each column, packed, of one point's hours
     in each part's range (``read.years``: the copy of years where it holds them) grouped by the day of
     ``time + shift``; and the parts' bounds as parameters."""
-    hourly = [sql.Identifier(c) for c in _read_columns(columns, data)]
+    hourly = [sql.Identifier(c) for c in _read_columns(columns)]
     union, params = parts_union(parts, "time", [sql.Identifier("time"), *hourly], level, ordered=False)
     inner: list[sql.Composable] = [sql.SQL("{} AS day").format(LOCAL_DAY)]
     inner += [sql.SQL("{} AS {}").format(day_aggregate(c, data), sql.Identifier(f"c{i}"))
@@ -101,13 +101,11 @@ def daily_statement(parts: Sequence[Part], columns: list[str], data: list[str], 
         sql.SQL(", ").join(outer), sql.SQL(", ").join(inner), union), params
 
 
-def _read_columns(columns: list[str], data: list[str]) -> list[str]:
-    """The hourly columns the aggregates of ``columns`` read (a wind speed's: its components)."""
-    wanted: list[str] = []
-    for variable, aggs in rolled_up(data).items():
-        if any(f"{variable}_{agg}" in columns for agg in aggs):
-            wanted += WIND_COMPONENTS.get(variable, (variable,))
-    return list(dict.fromkeys(wanted))
+def _read_columns(columns: list[str]) -> list[str]:
+    """The hourly columns the aggregates of ``columns`` read (``core.rollups.sources``: a wind speed's
+    components); ``hours`` reads none."""
+    return list(dict.fromkeys(c for column in columns if column != "hours"
+                              for c in sources(split_value_column(column)[0])))
 
 
 def local_daily(conn: Any, table: str, point: Point, start: datetime | None, end: datetime | None,
