@@ -182,6 +182,12 @@ class Settings(BaseSettings):
                                 "its trigger never fires sooner after a deferral (apache/airflow#72716), s")
     cds_http_timeout: float = Field(60.0, gt=0, description="per HTTP request, s")
 
+    # --- the HTTP reads ---------------------------------------------------------------------------
+    http_max_body_bytes: int = Field(
+        16 * 1024 * 1024, ge=1024, description="the largest request body the plugin's API reads (a region's GeoJSON "
+                                               "outline), bytes; larger is refused with 413, and no body is read "
+                                               "before the caller's login is checked")
+
     # --- the command line -------------------------------------------------------------------------
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
         "WARNING", description="the CLI's logging without `-v` (Airflow tasks log at Airflow's level)")

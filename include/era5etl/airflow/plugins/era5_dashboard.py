@@ -27,9 +27,10 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from era5etl import report, serve
+from era5etl import report, serve, settings
 from era5etl.core.errors import InputError
 from era5etl.db import DatabaseError
+from era5etl.serve.body import BodyGuard, Refused, Scope
 from era5etl.serve.climate import ClimateRequest, read_climate
 from era5etl.serve.reads import read_map, read_series
 
@@ -58,6 +59,20 @@ async def require_reader(
         method="GET", access_entity=DagAccessEntity.RUN, details=DagDetails(id=DAG_ID), user=user)
     if not allowed:
         raise HTTPException(status.HTTP_403_FORBIDDEN, f"Forbidden: needs read access to the runs of {DAG_ID}")
+
+
+async def _authorize_body(scope: Scope) -> None:
+    """The login check of :func:`require_reader` for ``serve.body.BodyGuard``: run before a request's body
+    is read (FastAPI reads a body before it resolves the route's dependencies)."""
+    request = Request(scope)
+    try:
+        override = app.dependency_overrides.get(require_reader)
+        if override is not None:  # FastAPI's way to replace the login (the in-process tests' lifted one)
+            override()
+        else:
+            await require_reader(request, await _bearer(request))
+    except HTTPException as exc:
+        raise Refused(exc.status_code, str(exc.detail), dict(exc.headers or {})) from None
 
 
 _url_lock = threading.Lock()
@@ -129,6 +144,8 @@ app = FastAPI(
     # schema is served by the route /openapi.json below instead, behind it like every other route.
     docs_url=None, redoc_url=None, openapi_url=None,
 )
+# A body (a region's outline) is read only for a caller who may read, and only up to the settings' limit.
+app.add_middleware(BodyGuard, authorize=_authorize_body, limit=lambda: settings.load().http_max_body_bytes)
 
 
 @app.exception_handler(RequestValidationError)
