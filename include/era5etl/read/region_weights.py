@@ -5,8 +5,10 @@
 (planar, square degrees, as ``read.regions.cell_weights`` computes it with shapely) x cos(latitude).
 A grid is the lattice of the table read: ERA5's 0.25 degree cells, or ERA5-Land's 0.1 degree ones
 (ids of its own lattice), each weighed and kept under its own name (:data:`GRIDS`). The outline is
-sent as a bound WKB parameter, the grid's cells are built in SQL over the outline's box, and a cell
-at the antimeridian gets what lies on either side of it (both halves land on one ``location_id``).
+sent as a bound WKB parameter to ``era5_weigh_region``, which runs as the schema's owner (the read
+role may only SELECT the tables and call it), keys it by its WKB's sha256, builds the grid's cells in
+SQL over the outline's box and weighs them; a cell at the antimeridian gets what lies on either side
+of it (both halves land on one ``location_id``).
 The first read of a region on a grid fills its rows; every later read, from any process, joins them
 (``read.region_series``).
 
@@ -32,34 +34,6 @@ GRID = GRIDS[ERA5_GRID]
 EXTENSION = "postgis"
 
 
-def _fill(grid: LatLonGrid) -> str:
-    """The statement weighing region %(region_id)s on ``grid``: the cells of the outline's box (lattice
-    rows i, columns k of any longitude range, counted from the equator and the prime meridian), those
-    touching the outline weighed; a cell wholly inside holds step^2 without computing the intersection.
-    A column k is longitude k x step, folded onto (-180, 180] for its location_id (``LatLonGrid``'s
-    numbering: row (lat + 90) / step, column (lon - lon_first) / step, from 1)."""
-    step, half, n = grid.step, grid.step / 2, grid.lon_count
-    rows = round(90 / step)  # the lattice rows from the equator to a pole
-    east = round(-grid.lon_first / step)  # the column of longitude 0 counted from lon_first
-    return f"""
-WITH o AS (SELECT outline AS g FROM era5_regions WHERE region_id = %(region_id)s),
-b AS (SELECT g, floor((ST_YMin(g) + {half}) / {step})::int AS i0, ceil((ST_YMax(g) - {half}) / {step})::int AS i1,
-             floor((ST_XMin(g) + {half}) / {step})::int AS k0, ceil((ST_XMax(g) - {half}) / {step})::int AS k1
-      FROM o),
-c AS (SELECT g, i, k, ST_MakeEnvelope(k * {step}::float8 - {half}, i * {step}::float8 - {half},
-                                     k * {step}::float8 + {half}, i * {step}::float8 + {half}, 4326) AS cell
-      FROM b, generate_series(greatest(b.i0, -{rows}), least(b.i1, {rows})) AS i, generate_series(b.k0, b.k1) AS k),
-a AS (SELECT i, k - {n} * ceil((k - {n // 2}) / {n}::float8)::int AS kn,
-             CASE WHEN ST_ContainsProperly(g, cell) THEN {step * step}::float8
-                  ELSE ST_Area(ST_Intersection(cell, g)) END AS area
-      FROM c WHERE ST_Intersects(g, cell))
-INSERT INTO era5_region_weights (region_id, location_id, latitude, longitude, weight)
-SELECT %(region_id)s, (i + {rows}) * {n} + kn + {east} + 1,
-       i * {step}::float8, kn * {step}::float8, sum(area * cos(radians(i * {step}::float8)))
-FROM a WHERE area > 0 GROUP BY i, kn
-"""
-
-
 def digest(outline: Any) -> str:
     """The outline's key in ``era5_regions``: the sha256 of its WKB."""
     import shapely
@@ -75,7 +49,8 @@ def _require(conn: Any) -> None:
         " EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = %(e)s),"
         " to_regclass('era5_region_weights') IS NOT NULL", {"e": EXTENSION}).fetchone()
     created, available, tables = row
-    if created and tables:
+    if created and tables and conn.execute(
+            "SELECT to_regprocedure('era5_weigh_region(text, text, text, text, bytea)') IS NOT NULL").fetchone()[0]:
         return
     if not available:
         raise ReadError(f"a region's weights are computed by PostGIS, and this server has no '{EXTENSION}' "
@@ -104,19 +79,15 @@ def weighed(conn: Any, region: Region, grid: LatLonGrid = ERA5_GRID) -> Region:
     _require(conn)
     import shapely
 
-    key = digest(region.outline)
-    with conn.transaction():
-        # Two first reads of one outline at once: the second waits, then finds the first's rows.
-        conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (key,))
-        found = conn.execute("SELECT region_id FROM era5_regions WHERE grid = %s AND digest = %s",
-                             (name, key)).fetchone()
-        if found is None:
-            found = conn.execute(
-                "INSERT INTO era5_regions (grid, name, source, iso, digest, outline)"
-                " VALUES (%s, %s, %s, %s, %s, ST_SetSRID(ST_GeomFromWKB(%s), 4326)) RETURNING region_id",
-                (name, region.name, region.source, region.iso, key,
-                 shapely.to_wkb(region.outline, hex=False))).fetchone()
-            conn.execute(_fill(grid), {"region_id": found[0]})
+    # era5_weigh_region (sql/009_regions.sql) keys, stores and weighs the outline as the schema's owner,
+    # so the read role needs no write grant; two first reads of one outline wait for each other there.
+    try:
+        with conn.transaction():
+            found = conn.execute("SELECT era5_weigh_region(%s, %s, %s, %s, %s)",
+                                 (name, region.name, region.source, region.iso,
+                                  shapely.to_wkb(region.outline, hex=False))).fetchone()
+    except psycopg.errors.InvalidParameterValue as exc:
+        raise ReadError(f"the region {region.name[:80]!r} cannot be kept: {exc.diag.message_primary}") from None
     if not conn.autocommit:
         conn.commit()  # kept for the next read, whatever this one does next
     region_id = int(found[0])

@@ -63,6 +63,42 @@ def test_the_http_reads_connect_as_a_role_that_cannot_write(db_url: str, http_ur
     assert len(json.loads(reply.body)["time"]) == 288
 
 
+def test_the_reader_may_only_select_and_weigh_a_region_through_the_pipelines_function(
+        db_url: str, http_url: str, loaded: str) -> None:
+    """Issue 47: the reader could INSERT region weights, and one row changed every read of --region LU.
+    Its table privileges are SELECT and nothing else; a region is kept only by era5_weigh_region, which
+    keys the outline by its own WKB and computes its weights, and refuses a name no terminal should print."""
+    from era5etl.read.region_weights import GRID, digest, weighed
+    from era5etl.read.regions import region_from_geojson
+
+    with connect(http_url, autocommit=True) as conn:
+        grants = conn.execute("SELECT DISTINCT privilege_type FROM information_schema.role_table_grants"
+                              " WHERE grantee = 'era5_reader'").fetchall()
+        assert grants == [("SELECT",)], grants
+        for statement in ("INSERT INTO era5_region_weights VALUES (1, 1, 0, 0, 1)",
+                          "UPDATE era5_region_weights SET weight = 0", "DELETE FROM era5_regions",
+                          "INSERT INTO era5_regions (grid, name, source, digest, outline)"
+                          " VALUES ('g', 'n', 's', 'd', 'POINT(0 0)')"):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                conn.execute(statement)
+        with pytest.raises(psycopg.errors.InvalidParameterValue, match="printable"):
+            conn.execute("SELECT era5_weigh_region(%s, %s, 'GeoJSON', NULL, '\\x00'::bytea)",
+                         (GRID, "\033]0;pwned\a"))
+    square = region_from_geojson({"type": "Polygon", "coordinates": [
+        [[20.1, 20.1], [20.4, 20.1], [20.4, 20.3], [20.1, 20.1]]]}, f"reader_{uuid.uuid4().hex[:8]}")
+    with connect(db_url, autocommit=True) as conn:
+        conn.execute("DELETE FROM era5_regions WHERE digest = %s", (digest(square.outline),))
+    with connect(http_url) as conn:
+        kept = weighed(conn, square)
+    with connect(db_url) as conn:
+        row = conn.execute("SELECT name, digest, (SELECT count(*) FROM era5_region_weights w"
+                           " WHERE w.region_id = r.region_id) FROM era5_regions r WHERE region_id = %s",
+                           (kept.region_id,)).fetchone()
+        conn.execute("DELETE FROM era5_regions WHERE region_id = %s", (kept.region_id,))
+        conn.commit()
+    assert row == (square.name, digest(square.outline), kept.points) and kept.points > 0
+
+
 def test_a_failed_new_table_leaves_the_default_on_the_validated_one(db_url: str, http_url: str, loaded: str,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     from era5etl.serve.extent import default_table

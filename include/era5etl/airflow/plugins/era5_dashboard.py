@@ -95,7 +95,8 @@ _reader_cache: tuple[float, str] | None = None
 
 def reader_url() -> str:
     """The read-only role's URL (connection ``era5_timescale_reader``, else ``db.reader.reader_url``): what
-    ``/series`` and ``/map`` (and so the Data view's charts) connect as; it cannot write."""
+    ``/series``, ``/map`` and ``/climate`` (and so the Data view's charts and Climate panel) connect as; it
+    cannot write."""
     global _reader_cache
     with _url_lock:
         if _reader_cache is None or time.monotonic() - _reader_cache[0] > URL_TTL_S:
@@ -280,7 +281,7 @@ def hour_map(query: Annotated[serve.MapRequest, Query()]) -> Response:
 def climate(query: Annotated[ClimateRequest, Query()]) -> Response:
     """A place's yearly values, their anomalies against a baseline, the trend per decade and the
     ETCCDI indices; the same object as `python -m era5etl climate --json`."""
-    return _read(lambda: read_climate(database_url(), query))
+    return _read(lambda: read_climate(reader_url(), query))
 
 
 @app.post("/climate", responses={**REFUSALS, 200: {
@@ -290,7 +291,7 @@ def region_climate(query: Annotated[ClimateRequest, Query()],
                    outline: Annotated[dict[str, Any], OUTLINE]) -> Response:
     """The yearly values, anomalies and trend of a region given by its outline (the GeoJSON body; region=
     its name); the same object as `python -m era5etl climate --region-file FILE --json`."""
-    return _read(lambda: read_climate(database_url(), query, outline))
+    return _read(lambda: read_climate(reader_url(), query, outline))
 
 
 class Era5DashboardPlugin(AirflowPlugin):
