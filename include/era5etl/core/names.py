@@ -23,6 +23,9 @@ MAX_IDENTIFIER = 63  # PostgreSQL's NAMEDATALEN - 1: a longer name is cut, silen
 # copy of finished years (db.years).
 DERIVED_SUFFIXES = ("_daily", "_monthly", "_years")
 MAX_TABLE = MAX_IDENTIFIER - max(len(s) for s in DERIVED_SUFFIXES)  # 55
+# A chunk the pipeline names (the copy's yearly chunks) goes to the columnstore, where TimescaleDB
+# names its compressed twin "<chunk>_compressed" and refuses ("chunk name too long") past 63 bytes.
+MAX_CHUNK_NAME = MAX_IDENTIFIER - len("_compressed")  # 52
 # The pipeline's own bookkeeping (sql/002..006, 008, 009, 011): never a weather table.
 BOOKKEEPING = frozenset({"era5_months", "era5_metrics", "era5_cds_jobs", "era5_validation_days",
                          "era5_land_points", "era5_tables", "era5_extents", "era5_regions",
@@ -54,14 +57,15 @@ def table_problem(name: object) -> str | None:
     return None
 
 
-def fitted(name: str) -> str:
-    """``name`` when it fits PostgreSQL's 63 bytes, else its first 54 characters, ``_`` and 8 hex digits
-    of its SHA-1: a name the pipeline derives beyond the table's own suffixes (a rollup's copy of
-    years, a copy's yearly chunk) stays whole and distinct where the server would cut it silently."""
-    if len(name.encode()) <= MAX_IDENTIFIER:
+def fitted(name: str, limit: int = MAX_IDENTIFIER) -> str:
+    """``name`` when it fits ``limit`` bytes (PostgreSQL's 63; a chunk's :data:`MAX_CHUNK_NAME`), else its
+    first ``limit - 9`` characters, ``_`` and 8 hex digits of its SHA-1: a name the pipeline derives
+    beyond the table's own suffixes (a rollup's copy of years, a copy's yearly chunk) stays whole and
+    distinct where the server would cut it silently or refuse it."""
+    if len(name.encode()) <= limit:
         return name
     digest = hashlib.sha1(name.encode(), usedforsecurity=False).hexdigest()[:8]
-    return f"{name[:MAX_IDENTIFIER - 9]}_{digest}"
+    return f"{name[:limit - 9]}_{digest}"
 
 
 def check_table(name: object) -> str:

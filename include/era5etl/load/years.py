@@ -32,7 +32,7 @@ import psycopg
 from psycopg import sql
 
 from era5etl.core.errors import InputError
-from era5etl.core.names import fitted
+from era5etl.core.names import MAX_CHUNK_NAME, fitted
 from era5etl.core.tiles import TILE_COLUMN
 from era5etl.db import LEVEL_COLUMN, columnstore_available, connect, split_table, table_ident
 from era5etl.db.columns import table_columns
@@ -269,7 +269,7 @@ def _drop_span(cur: psycopg.Cursor[Any], table: str, start: datetime, end: datet
 def _attach_year(cur: psycopg.Cursor[Any], table: str, time_column: str, year: int) -> str:
     """An empty table made the copy's chunk of exactly ``year`` (``attach_chunk``); its name."""
     schema, name = split_table(copy_name(table))
-    chunk = sql.Identifier(*(s for s in (schema, fitted(f"{name}_{year}")) if s))
+    chunk = sql.Identifier(*(s for s in (schema, fitted(f"{name}_{year}", MAX_CHUNK_NAME)) if s))
     chunk_name = chunk.as_string(cur)
     taken = cur.execute("SELECT to_regclass(%s) IS NOT NULL", (chunk_name,)).fetchone()
     if taken and taken[0]:

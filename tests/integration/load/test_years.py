@@ -248,6 +248,31 @@ def test_dropping_the_table_drops_its_copy(db_url: str, point_table: str) -> Non
             assert copied_years(conn, relation) == []
 
 
+@pytest.mark.parametrize("length", [45, 55])
+def test_a_long_table_name_gets_its_years_copied(db_url: str, samples: Path, length: int) -> None:
+    """Issue 47: a table name of 36-55 characters (the rule allows 55) failed the copy with TimescaleDB's
+    "chunk name too long": the copy's yearly chunk goes to the columnstore, whose twin is named
+    ``<chunk>_compressed`` within 63 bytes. The chunks' names are fitted to leave it room."""
+    from era5etl.core.names import MAX_CHUNK_NAME
+
+    prefix = f"long_{os.getpid()}_"
+    table = prefix + "x" * (length - len(prefix))
+    forget(db_url, table)
+    try:
+        _load(samples, POINT, table)
+        code, _, err, got = cli("table", "years", table, "--year", "2023", "--json")
+        assert code == 0, err
+        assert [c["year"] for c in got["copied"]] == [2023]
+        with connect(db_url) as conn:
+            _equal_rows(conn, f"{table} WHERE time >= '2023-01-01' AND time < '2024-01-01'", copy_name(table))
+            names = [r[0] for r in conn.execute(
+                "SELECT chunk_name FROM timescaledb_information.chunks WHERE hypertable_name = ANY(%s)",
+                ([copy_name(table), copy_name(f"{table}_daily")],)).fetchall()]
+        assert len(set(names)) == 2 and all(len(n.encode()) <= MAX_CHUNK_NAME for n in names), names
+    finally:
+        forget(db_url, table)
+
+
 def test_levels_copy_every_row(db_url: str, samples: Path) -> None:
     """8 levels over 2016-2025: the copy holds exactly the table's rows of its years, and a place's
     series at a level reads the same from it."""

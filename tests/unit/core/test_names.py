@@ -126,7 +126,7 @@ def test_validate_with_a_path_for_a_table_makes_no_folder(tmp_path: object, caps
 def test_a_derived_name_past_63_bytes_is_fitted_whole_and_distinct() -> None:
     """The copy of years of the longest table's daily rollup, and its copy's yearly chunks: PostgreSQL
     would cut them at 63 bytes, and two years' chunks would then share a name."""
-    from era5etl.core.names import MAX_IDENTIFIER, fitted
+    from era5etl.core.names import MAX_CHUNK_NAME, MAX_IDENTIFIER, fitted
     from era5etl.db.years import copy_name, copy_sources
 
     longest = "x" * MAX_TABLE
@@ -138,3 +138,7 @@ def test_a_derived_name_past_63_bytes_is_fitted_whole_and_distinct() -> None:
     assert all(len(n.encode()) <= MAX_IDENTIFIER for n in (daily_copy, *chunks)) and len(chunks) == 3
     assert daily_copy != copy_name(longest) and daily_copy.startswith(longest[:54] + "_")
     assert fitted(longest + "_daily_years") == daily_copy  # the same name each time it is asked
+    # A chunk's name leaves room for TimescaleDB's "_compressed" twin.
+    chunk = fitted(f"{daily_copy}_2023", MAX_CHUNK_NAME)
+    assert len(chunk) == MAX_CHUNK_NAME == 52 and len(chunk + "_compressed") == MAX_IDENTIFIER
+    assert fitted("weather_years_2023", MAX_CHUNK_NAME) == "weather_years_2023"
