@@ -169,7 +169,8 @@ def _index(paths: Sequence[Path], labels: Sequence[str], lattice: LatLonGrid | N
                     ix.expver.append(eccodes.codes_get_string(h, "expver"))
                     ix.grid.append(grid)
                     ix.level.append(_isobaric_level(h))
-                except eccodes.GribInternalError as exc:  # a section overwritten: a key it must have is missing
+                # A section overwritten: a key it must have is missing, or holds no date (0x00: month 0).
+                except (eccodes.GribInternalError, ValueError) as exc:
                     raise StageError(f"{label}: message {count + 1} at offset {end:,} is damaged: ecCodes cannot "
                                      f"read its header ({type(exc).__name__}: {exc}); nothing loaded") from None
                 finally:

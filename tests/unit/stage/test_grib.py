@@ -9,6 +9,8 @@ The reference decodes every message in full with ecCodes and its own keys (``par
 from __future__ import annotations
 
 import functools
+import subprocess
+import sys
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
@@ -234,6 +236,36 @@ def test_a_grib_whose_section_1_is_overwritten_is_a_stage_error(samples: Path, t
     damaged.write_bytes(bytes(data))
     with pytest.raises(StageError, match="message 1 at offset 0 is damaged"), open_download([damaged]):
         pass
+
+
+def test_every_sample_overwritten_at_bytes_20_to_60_is_refused_without_a_crash(samples: Path, tmp_path: Path) -> None:
+    """Issue 47: bytes 20-60 of a real GRIB filled with 0xff or 0x00 gave a segfault (rc 139) or a
+    ValueError traceback. Every GRIB sample so damaged, staged in a child process (a crash of ecCodes
+    would kill it, not pytest): each a StageError naming the damaged message, and the child exits 0."""
+    damaged = []
+    for path in sorted(samples.glob("*.grib")):
+        for fill in (b"\x00", b"\xff"):
+            data = bytearray(path.read_bytes())
+            data[20:60] = fill * 40
+            damaged.append(tmp_path / f"{path.stem}_{fill.hex()}.grib")
+            damaged[-1].write_bytes(bytes(data))
+    child = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from era5etl.stage import open_download\n"
+        "from era5etl.stage.block import StageError\n"
+        "for name in sys.argv[1:]:\n"
+        "    try:\n"
+        "        with open_download([Path(name)]):\n"
+        "            print('staged', name)\n"
+        "    except StageError as exc:\n"
+        "        print('refused', exc)\n")
+    done = subprocess.run([sys.executable, "-c", child, *map(str, damaged)], capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
+    lines = done.stdout.splitlines()
+    assert len(lines) == len(damaged) >= 18 and all(
+        line.startswith("refused ") and "message 1 at offset 0" in line for line in lines), lines
 
 
 def test_load_file_of_a_damaged_grib_is_exit_status_2(samples: Path, tmp_path: Path,
