@@ -120,6 +120,8 @@ def named(conn: Any, name: str) -> list[dict[str, Any]]:
     ignored; several outlines may share a name), or the one of that id; ReadError naming the stored
     ones when none is."""
     wanted = name.strip()
+    if not wanted:  # "" would match every region without an ISO code
+        raise ReadError("a stored region's name, ISO code or id is needed, not an empty name (`regions list`)")
     regions = stored(conn)
     matching = [r for r in regions
                 if wanted.casefold() in (str(r["name"]).casefold(), str(r["iso"] or "").casefold())

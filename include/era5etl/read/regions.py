@@ -169,23 +169,38 @@ def country(text: str) -> tuple[str, str | None, Any]:
                     f"GeoJSON file){hint}")
 
 
-def geojson_outline(data: Any, where: str) -> Any:
-    """The union of a GeoJSON Polygon, MultiPolygon, Feature or FeatureCollection's polygons."""
+# What a GeoJSON object may nest, outermost first: a FeatureCollection holds Features, a Feature a geometry.
+_INSIDE = {"FeatureCollection": ("Feature",), "Feature": ("Polygon", "MultiPolygon")}
+
+
+def geojson_outline(data: Any, where: str, within: tuple[str, ...] = ("FeatureCollection", "Feature", "Polygon",
+                                                                      "MultiPolygon")) -> Any:
+    """The union of a GeoJSON Polygon, MultiPolygon, Feature or FeatureCollection's polygons, in two
+    dimensions: a position's altitude (RFC 7946 allows one) is dropped; a coordinate that is not a
+    finite number (NaN, Infinity) is refused, and so is an object nested where GeoJSON nests none."""
     import shapely
     from shapely.geometry import shape
 
     if not isinstance(data, dict):
         raise ReadError(f"{where}: not a GeoJSON object")
     kind = data.get("type")
-    if kind == "FeatureCollection":
-        parts = [geojson_outline(f, where) for f in data.get("features") or []]
-    elif kind == "Feature":
-        parts = [geojson_outline(data.get("geometry"), where)]
-    elif kind in ("Polygon", "MultiPolygon"):
+    if kind in _INSIDE and kind in within:
+        members = data.get("features") if kind == "FeatureCollection" else [data.get("geometry")]
+        if not isinstance(members, list):
+            raise ReadError(f"{where}: a FeatureCollection whose features are not a list")
+        parts = [geojson_outline(m, where, _INSIDE[kind]) for m in members]
+    elif kind in ("Polygon", "MultiPolygon") and kind in within:
         try:
-            parts = [shapely.make_valid(shape(data))]
-        except (ValueError, TypeError, KeyError, IndexError) as exc:
+            geometry = shapely.force_2d(shape(data))
+            finite = bool(np.isfinite(shapely.get_coordinates(geometry)).all())
+            parts = [shapely.make_valid(geometry)] if finite else []
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError, shapely.errors.ShapelyError) as exc:
             raise ReadError(f"{where}: a {kind} that cannot be read: {exc}") from None
+        if not finite:
+            raise ReadError(f"{where}: a {kind} with a coordinate that is not a finite number (NaN or Infinity)")
+    elif kind in ("FeatureCollection", "Feature", "Polygon", "MultiPolygon"):
+        raise ReadError(f"{where}: a {kind} inside a {'Feature' if 'Polygon' in within else 'FeatureCollection'}, "
+                        "where GeoJSON has none")
     else:
         raise ReadError(f"{where}: a GeoJSON {kind!r}; a region is a Polygon, a MultiPolygon, a Feature or a "
                         "FeatureCollection of them")
@@ -242,11 +257,16 @@ def region_from_file(path: str | Path) -> Region:
     """A region from a GeoJSON file (its polygons' union)."""
     target = Path(path)
     try:
+        if not target.is_file():  # a device (/dev/zero reads for ever), a FIFO (waits for ever), a folder
+            raise ReadError(f"--region-file {path}: not a regular file" if target.exists() else
+                            f"--region-file {path}: cannot be read: No such file or directory")
         data = json.loads(target.read_text())
     except OSError as exc:
         raise ReadError(f"--region-file {path}: cannot be read: {exc.strerror or exc}") from None
     except ValueError as exc:
         raise ReadError(f"--region-file {path}: not JSON: {exc}") from None
+    except RecursionError:
+        raise ReadError(f"--region-file {path}: JSON nested too deep to be GeoJSON") from None
     return _region(target.stem, f"GeoJSON file {target.name}", geojson_outline(data, str(path)))
 
 

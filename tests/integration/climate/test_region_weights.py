@@ -143,3 +143,15 @@ def test_stored_regions_are_listed_and_dropped_with_their_weights(db_url: str, t
     assert code == 0 and done is not None, out + err
     assert [r["region_id"] for r in done["dropped"]] == [kept.region_id]
     assert left() == (0, 0)
+
+
+def test_an_empty_name_drops_nothing(db_url: str) -> None:
+    """Issue 47: `regions drop "" --yes` deleted every stored region without an ISO code ("" matched
+    their missing code)."""
+    with connect(db_url) as conn:
+        before = conn.execute("SELECT count(*) FROM era5_regions").fetchone()
+    for name in ("", "   "):
+        code, _, err, _ = cli("regions", "drop", name, "--yes")
+        assert code == 2 and "not an empty name" in err, err
+    with connect(db_url) as conn:
+        assert conn.execute("SELECT count(*) FROM era5_regions").fetchone() == before

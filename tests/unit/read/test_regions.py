@@ -3,6 +3,9 @@ a part of a cell, the antimeridian, ERA5-Land's 0.1 degree cells), GeoJSON shape
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import numpy as np
 import pytest
 import shapely
@@ -10,7 +13,14 @@ import shapely
 from era5etl.core.datasets import LAND_GRID
 from era5etl.core.grid import location_ids
 from era5etl.read.errors import ReadError
-from era5etl.read.regions import cell_weights, country, country_names, geojson_outline, resolve_region
+from era5etl.read.regions import (
+    cell_weights,
+    country,
+    country_names,
+    geojson_outline,
+    region_from_file,
+    resolve_region,
+)
 
 
 def test_countries_by_name_and_code() -> None:
@@ -82,3 +92,48 @@ def test_resolve_region_takes_one_of_name_and_file() -> None:
     assert region.iso == "MC" and region.region_id is None and region.points == 0  # weighed by the database
     ids, _, lats, lons = cell_weights(region.outline)
     assert ids.size == 1 and (lats[0], lons[0]) == (43.75, 7.5)
+
+
+SQUARE = [[6.0, 49.5], [6.5, 49.5], [6.5, 50.0], [6.0, 50.0], [6.0, 49.5]]
+
+
+def test_geojson_positions_with_altitude_are_read_flat() -> None:
+    # RFC 7946 allows a third number a position (altitude): dropped, the outline the same square.
+    flat = geojson_outline({"type": "Polygon", "coordinates": [SQUARE]}, "x")
+    raised = geojson_outline({"type": "Polygon", "coordinates": [[[*p, 250.0] for p in SQUARE]]}, "x")
+    assert not raised.has_z and raised.equals(flat)
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
+def test_geojson_with_a_coordinate_that_is_no_number_is_refused(bad: float) -> None:
+    ring = [list(p) for p in SQUARE]
+    ring[2][0] = bad
+    with pytest.raises(ReadError, match="not a finite number"):
+        geojson_outline({"type": "Polygon", "coordinates": [ring]}, "x")
+
+
+def test_geojson_nested_where_geojson_nests_nothing_is_refused() -> None:
+    polygon = {"type": "Polygon", "coordinates": [SQUARE]}
+    deep: dict = {"type": "Feature", "geometry": polygon}
+    for _ in range(10_000):  # a FeatureCollection in a FeatureCollection ... : no recursion past two levels
+        deep = {"type": "FeatureCollection", "features": [deep]}
+    with pytest.raises(ReadError, match="a FeatureCollection inside a FeatureCollection"):
+        geojson_outline(deep, "x")
+    with pytest.raises(ReadError, match="a Feature inside a Feature"):
+        geojson_outline({"type": "Feature", "geometry": {"type": "Feature", "geometry": polygon}}, "x")
+    with pytest.raises(ReadError, match="features are not a list"):
+        geojson_outline({"type": "FeatureCollection", "features": {"a": 1}}, "x")
+
+
+def test_a_region_file_that_is_no_regular_file_is_refused(tmp_path: Path) -> None:
+    fifo = tmp_path / "outline.fifo"
+    os.mkfifo(fifo)
+    for path in ("/dev/zero", str(fifo), str(tmp_path)):  # would read for ever, wait for ever, or is a folder
+        with pytest.raises(ReadError, match="not a regular file"):
+            region_from_file(path)
+    deep = tmp_path / "deep.geojson"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ReadError, match="nested too deep"):
+        region_from_file(deep)
+    with pytest.raises(ReadError, match="No such file"):
+        region_from_file(tmp_path / "missing.geojson")
