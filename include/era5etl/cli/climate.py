@@ -85,7 +85,7 @@ def cmd_climate(args: argparse.Namespace) -> int:
         raise InputError("give one of a place (--place NAME [--country ISO2], or LAT LON), --area N/W/S/E, or "
                          "--region NAME (--region-file PATH)")
     table = args.table or settings.load().table
-    target = output_path(args.png) if args.png else None
+    target = output_path(args.png) if args.png is not None else None
     with connect(database_url()) as conn:
         if at is None:
             from era5etl.read.climate_read import area_climate

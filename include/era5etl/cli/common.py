@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -33,8 +34,6 @@ def add_list_drop(actions: Any, *, list_help: str, drop_help: str, name_help: st
 def table_arg(text: str) -> str:
     """``--table``'s type: a name :func:`era5etl.core.names.check_table` allows, else argparse's own
     refusal (``error: ...`` and exit status 2) before the command runs, so nothing is created."""
-    import argparse
-
     from era5etl.core.names import table_problem
 
     problem = table_problem(text)
@@ -43,9 +42,22 @@ def table_arg(text: str) -> str:
     return text
 
 
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is too few: at least 1")
+    return value
+
+
 def output_path(path: str, option: str = "--png") -> Path:
     """A file to write: its folder must exist, and it must be a regular file if it exists (not a
     folder, a device or a pipe)."""
+    if not path.strip():
+        raise InputError(f"{option} needs a file name (it was given an empty one)")
     target = Path(path)
     if not target.parent.is_dir():
         raise InputError(f"{option} {path}: the folder {target.parent} does not exist")

@@ -7,7 +7,7 @@ import json
 from datetime import datetime
 from typing import Any
 
-from era5etl.cli.common import table_arg
+from era5etl.cli.common import positive_int, table_arg
 from era5etl.db import connect, database_url
 from era5etl.read.timing import API_TARGETS_MS, TARGETS_MS, measure, measure_api
 
@@ -16,7 +16,8 @@ def add_parsers(sub: Any) -> None:
     p = sub.add_parser("reads", help="time the reads people make: a place's history, an hour's slice, and the "
                                       "series and maps the CLI and the HTTP API answer")
     p.add_argument("--table", type=table_arg, default="weather", help="the hypertable to read (default weather)")
-    p.add_argument("--runs", type=int, default=20, help="timed runs of each read, after one warm-up (default 20)")
+    p.add_argument("--runs", type=positive_int, default=20,
+                   help="timed runs of each read, after one warm-up (default 20)")
     p.add_argument("--json", action="store_true", help="end with one JSON object of the figures")
     p.set_defaults(func=cmd_reads)
 

@@ -146,8 +146,8 @@ def cmd_series(args: argparse.Namespace) -> int:
     shift = offset_minutes(args.tz, at)
     if shift is not None and args.step != "day":
         raise InputError("--tz sets the day boundary of --daily; hourly rows are UTC hours and months UTC months")
-    target = output_path(args.png) if args.png else None
-    parquet = output_path(args.parquet, "--parquet") if args.parquet else None
+    target = output_path(args.png) if args.png is not None else None
+    parquet = output_path(args.parquet, "--parquet") if args.parquet is not None else None
     with connect(database_url()) as conn:
         point, named = describe_point(conn, table, at)
         if shift is None:
@@ -189,8 +189,9 @@ def _area_series(args: argparse.Namespace, table: str, start: datetime | None, e
                  variables: list[str] | None) -> int:
     from era5etl.read.area import area_csv, area_json, area_series
 
-    if args.png or args.parquet:
-        raise InputError(f"{'--png' if args.png else '--parquet'} draws or writes one place's series; an area's "
+    if args.png is not None or args.parquet is not None:
+        raise InputError(f"{'--png' if args.png is not None else '--parquet'} draws or writes one place's series; "
+                         "an area's "
                          "comes as a table, --csv or --json")
     region = region_of(args)
     with connect(database_url()) as conn:
@@ -228,7 +229,7 @@ def _area_local(args: argparse.Namespace, table: str, start: datetime | None, en
     from era5etl.read.area_localday import area_local_daily, area_local_json
     from era5etl.read.localday import offset_text, parse_offset
 
-    if args.step != "day" or args.png or args.parquet:
+    if args.step != "day" or args.png is not None or args.parquet is not None:
         raise InputError("--tz sets the day boundary of --daily (as a table, --csv or --json)")
     shift = parse_offset(args.tz)
     lag = timedelta(minutes=shift)
@@ -281,7 +282,7 @@ def cmd_map(args: argparse.Namespace) -> int:
     at = _hour(args.time)
     area = Area.parse(args.area) if args.area else None
     table = args.table or settings.load().table
-    target = output_path(args.png) if args.png else None
+    target = output_path(args.png) if args.png is not None else None
     with connect(database_url()) as conn:
         m = hour_map(conn, table, at, args.variable, area, args.level)
     if args.csv:

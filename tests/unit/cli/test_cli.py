@@ -68,3 +68,18 @@ def test_a_month_that_has_not_begun_is_refused_before_the_cds(capsys: pytest.Cap
 
     assert main(["run-month", "2999-01", "--table", "never_made"]) == 2
     assert "2999-01 has not begun" in capsys.readouterr().err
+
+
+def test_counts_and_output_files_refuse_what_they_cannot_use(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 47: `reads --runs 0` ended in a traceback and `--png ""` was ignored: argparse's refusal
+    (exit 2) for a count under 1, an `error:` line (exit 2) for an empty file name."""
+    from era5etl.cli import main
+
+    for runs in ("0", "-3", "many"):
+        with pytest.raises(SystemExit) as exited:
+            main(["reads", "--runs", runs])
+        assert exited.value.code == 2 and "argument --runs" in capsys.readouterr().err
+    assert main(["series", "45.5", "7.5", "--png", ""]) == 2
+    assert capsys.readouterr().err.startswith("error: --png needs a file name")
+    assert main(["climate", "--place", "Jakarta", "--png", " "]) == 2
+    assert capsys.readouterr().err.startswith("error: --png needs a file name")
