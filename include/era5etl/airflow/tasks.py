@@ -96,17 +96,20 @@ def job(context: Any) -> MonthJob:
 def stage(**context: Any) -> dict[str, Any]:
     """**stage**: open the month's download (NetCDF 3/4, ZIPs, split parts) and check it before any
     row is written: the hours, the grid and the variables it must hold. Bad files fail here, the table untouched."""
-    from era5etl.pipeline.steps import stage_step
+    from era5etl.pipeline.steps import DownloadRemoved, stage_step
 
     stats.install()
     j = job(context)
-    return {"month": str(j.month), **stage_step(database_url(), j)}
+    try:
+        return {"month": str(j.month), **stage_step(database_url(), j)}
+    except DownloadRemoved as exc:
+        raise _fail_at_once(exc) from None
 
 
 def load(**context: Any) -> dict[str, Any]:
     """**load**: binary COPY of the month into its chunks, one transaction each, straight into the
     columnstore; a rerun replaces exactly the rows the download covers. Progress lines in the log."""
-    from era5etl.pipeline.steps import load_step
+    from era5etl.pipeline.steps import DownloadRemoved, load_step
     from era5etl.track import metrics
 
     stats.install()
@@ -114,9 +117,19 @@ def load(**context: Any) -> dict[str, Any]:
     # Progress lines (rows, rate, ETA) every few seconds in the task log, per-chunk rates to StatsD/OTel.
     with metrics.progress_reporter(j.expected_rows, f"load {j.table} {j.month} {j.area}",
                                    tags={"table": j.table, "month": str(j.month), "area": str(j.area)}) as progress:
-        result = load_step(database_url(), j, on_chunk=progress)
+        try:
+            result = load_step(database_url(), j, on_chunk=progress)
+        except DownloadRemoved as exc:
+            raise _fail_at_once(exc) from None
     return {"month": str(j.month), "rows": result.rows, "seconds": round(result.seconds, 3),
             "rows_per_s": round(result.rows_per_s), "deleted": result.deleted}
+
+
+def _fail_at_once(exc: Exception) -> Exception:
+    """The task failed without its retries: what failed is not a fault a retry could heal."""
+    from airflow.sdk.exceptions import AirflowFailException
+
+    return AirflowFailException(str(exc))
 
 
 def validate(**context: Any) -> dict[str, Any]:

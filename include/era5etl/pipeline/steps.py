@@ -54,6 +54,13 @@ class RollupMismatch(PipelineError):
         super().__init__(f"the rollups of {table} for {month} do not match its hourly rows: " + "; ".join(mismatches))
 
 
+class DownloadRemoved(PipelineError):
+    """A stage or load of a month whose download was removed once the month was validated: the rows
+    are the validated ones and nothing was changed; only a fetch brings the download back. Raised
+    before the ledger is touched, so the month keeps its state (a retry could not help: the task
+    fails at once)."""
+
+
 class ValidationFailed(PipelineError):
     def __init__(self, validation: Validation) -> None:
         self.validation = validation
@@ -135,6 +142,22 @@ def fetch_step(url: str, job: MonthJob, credentials: Credentials, *, wait: bool 
     return download
 
 
+def _refuse_removed(job: MonthJob, task: str) -> None:
+    """:class:`DownloadRemoved` when the month's download was removed after its validation."""
+    folder = job.request.folder(job.staging_dir)
+    if staged_download(folder) is not None:
+        return
+    removed = fetch_removal(folder)
+    if removed is not None:
+        state = ("the month's rows are the validated ones" if removed.after == "validated" else
+                 "the month stays failed")
+        raise DownloadRemoved(
+            f"the download of {job.month} was removed after validation on {removed.at:%Y-%m-%d} ({removed.after}; "
+            f"ERA5_KEEP_DOWNLOADS); no complete download for {task} to read, and nothing was changed: {state}. "
+            "To reload the month, clear its fetch task with its downstream tasks (the UI's Clear with "
+            "'Downstream'), or run `python -m era5etl run-month`: the fetch gets it again")
+
+
 def _download_paths(job: MonthJob) -> list[Path]:
     folder = job.request.folder(job.staging_dir)
     found = staged_download(folder)
@@ -192,6 +215,7 @@ def check_download(staged: StagedDownload, job: MonthJob) -> None:
 
 
 def stage_step(url: str, job: MonthJob) -> dict[str, Any]:
+    _refuse_removed(job, "stage")
     with _step(url, job, "stage", "staged") as fig:
         paths = _download_paths(job)
         with open_download(paths, variables=job.load_variables, dataset=job.dataset) as staged:
@@ -225,6 +249,7 @@ def stage_step(url: str, job: MonthJob) -> dict[str, Any]:
 
 
 def load_step(url: str, job: MonthJob, on_chunk: Callable[[ChunkResult], None] | None = None) -> LoadResult:
+    _refuse_removed(job, "load")
     # The month's lock, held while 'loading': a run that dies mid-load is seen as gone (track.liveness).
     with liveness.hold(url, job.table, job.month, str(job.area)), _step(url, job, "load", "loading") as fig:
         paths = _download_paths(job)

@@ -21,7 +21,7 @@ from era5etl.db import connect
 from era5etl.fetch import MANIFEST, Credentials, retention, staged_download
 from era5etl.pipeline.job import MonthJob
 from era5etl.pipeline.steps import (
-    PipelineError,
+    DownloadRemoved,
     ValidationFailed,
     fetch_step,
     load_step,
@@ -50,6 +50,14 @@ def _download_files(staging: Path) -> list[Path]:
 def _folder(staging: Path, month: str) -> Path:
     [folder] = (staging / month).iterdir()  # one request folder: <month>/<request hash>
     return folder
+
+
+def ledger_state(url: str, table: str, month: str) -> str:
+    with connect(url) as conn:
+        row = conn.execute("SELECT state FROM era5_months WHERE table_name = %s AND month = %s",
+                           (table, Month.parse(month).start.date())).fetchone()
+    assert row is not None
+    return str(row[0])
 
 
 def _job(table: str, staging: Path, month: Month) -> MonthJob:
@@ -149,6 +157,32 @@ def test_keep_all_keeps_the_download_and_status_and_the_page_show_what_staging_h
     assert f'id="staging" data-bytes="{held.bytes}" data-files="{held.files}"' in page and "(2024-02)" in page
 
 
+def test_a_stage_or_load_after_the_download_was_removed_changes_nothing(
+    db_url: str, cds: Any, table: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 47: clearing `load` (as docs/operating.md said) after a validated month's download was
+    removed failed twice over two minutes of retries and left a good month `failed` in the ledger.
+    Now both steps refuse before touching anything (the Airflow tasks fail at once: no retry can bring
+    the download back), saying which task to clear; the month stays validated, its rows as they were."""
+    monkeypatch.delenv("ERA5_KEEP_DOWNLOADS", raising=False)  # the default: removed once validated
+    job, credentials = _job(table, tmp_path, Month(2024, 4)), Credentials(cds.url, cds.key)
+    run_month(db_url, job, credentials)
+    assert staged_download(job.request.folder(tmp_path)) is None
+    with connect(db_url) as conn:
+        rows = conn.execute(f"SELECT count(*), sum(temperature_2m) FROM {table}").fetchone()
+    for step in (stage_step, load_step):
+        with pytest.raises(DownloadRemoved, match=r"\(validated; .* the month's rows are the validated ones\. "
+                                                  r"To reload the month, clear its fetch task"):
+            step(db_url, job)
+        assert ledger_state(db_url, table, "2024-04") == "validated"
+    with connect(db_url) as conn:
+        assert conn.execute(f"SELECT count(*), sum(temperature_2m) FROM {table}").fetchone() == rows
+    # The way out it names: a fetch, then the rest.
+    assert fetch_step(db_url, job, credentials).removed is not None
+    load_step(db_url, job)
+    assert validate_step(db_url, job).success
+
+
 @pytest.mark.parametrize("keep", ["none", "failed", "all"])
 def test_a_failed_validation_keeps_the_download_only_if_the_setting_says_so(
     db_url: str, cds: Any, table: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, keep: str
@@ -170,9 +204,11 @@ def test_a_failed_validation_keeps_the_download_only_if_the_setting_says_so(
 
     # The month is loaded again: from the kept download, or (removed) after a fetch that says why.
     if not kept:
-        with pytest.raises(PipelineError, match=r"the download of 2024-03 was removed after validation on "
-                                                r"\d{4}-\d\d-\d\d .*; no complete download"):
+        with pytest.raises(DownloadRemoved, match=r"the download of 2024-03 was removed after validation on "
+                                                  r"\d{4}-\d\d-\d\d \(failed; .*no complete download for load .* "
+                                                  r"the month stays failed\. To reload the month, clear its fetch"):
             load_step(db_url, job)
+        assert ledger_state(db_url, table, "2024-03") == "failed"  # nothing was changed
         download = fetch_step(db_url, job, credentials)
         assert download.removed is not None and download.removed.after == "failed" and not download.reused
     load_step(db_url, job)
