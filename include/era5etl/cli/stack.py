@@ -6,7 +6,8 @@ starts the local CDS (``python -m localcds``; ``--real-cds`` leaves ``CDSAPI_URL
 dag-processor and triggerer, each in a process group of its own logging to a file of its own. It
 waits until the API reports every component healthy and the DAG parsed, prints the URL, the login
 and how to stop, and stays in the foreground: Ctrl-C (or ``down`` from another shell) stops every
-process group it started. The state (process groups, URL, home) is a JSON file in the Airflow home.
+process group it started. A component that exits (its database restarting) is started again
+(``cli.supervise``). The state (process groups, URL, home) is a JSON file in the Airflow home.
 
 Settings fit for this machine: LocalExecutor with ``2 x cores`` worker slots (``airflow standalone``
 keeps Airflow's default of 32), one api-server worker, the DAG file re-parsed every two minutes, and
@@ -36,6 +37,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from era5etl.cli.supervise import Restarts, group_alive, stop_groups, supervise
 from era5etl.core.errors import Failure, InputError
 from era5etl.core.files import open_private, write_json
 from era5etl.core.paths import PROJECT_ROOT
@@ -86,7 +88,7 @@ def cmd_airflow(args: argparse.Namespace) -> int:
         return 0
     if args.action == "status":
         state = _read_state(home)
-        alive = [g for g in state["groups"].values() if _group_alive(g)] if state else []
+        alive = [g for g in state["groups"].values() if group_alive(g)] if state else []
         if not (state and alive):
             print("not running")
             return 3
@@ -148,19 +150,13 @@ def environment(home: Path, port: int, meta_url: str, cds: tuple[str, str] | Non
     return env
 
 
-def up(home: Path, args: argparse.Namespace) -> int:
+def _set_up(home: Path, args: argparse.Namespace, logs: Path) -> dict[str, str]:
+    """The local TimescaleDB, Airflow's metadata database migrated and the DAG's pools; the
+    components' environment."""
     from era5etl import settings
     from era5etl.db import connect, database_url, with_database
 
-    state = _read_state(home)
-    if state and any(_group_alive(g) for g in state["groups"].values()):
-        raise InputError(f"already running at {state['url']} (home {home}): `python -m era5etl airflow down` first")
-    for port in (args.port, *(() if args.real_cds else (args.cds_port,))):
-        if not port_free(port):
-            raise InputError(f"port {port} is in use: choose another with --port/--cds-port")
-    logs = private_home(home)
     s = settings.load()
-
     print("setting up: the local TimescaleDB, Airflow's metadata database, pools", flush=True)
     db_url = database_url()
     meta_name = args.metadata_db or "airflow"
@@ -177,6 +173,18 @@ def up(home: Path, args: argparse.Namespace) -> int:
     _run(env, logs / "setup.log", "db", "migrate")
     for pool, field in POOLS.items():
         _run(env, logs / "setup.log", "pools", "set", pool, str(getattr(s, field)), f"ERA5: {pool}")
+    return env
+
+
+def up(home: Path, args: argparse.Namespace) -> int:
+    state = _read_state(home)
+    if state and any(group_alive(g) for g in state["groups"].values()):
+        raise InputError(f"already running at {state['url']} (home {home}): `python -m era5etl airflow down` first")
+    for port in (args.port, *(() if args.real_cds else (args.cds_port,))):
+        if not port_free(port):
+            raise InputError(f"port {port} is in use: choose another with --port/--cds-port")
+    logs = private_home(home)
+    env = _set_up(home, args, logs)
 
     groups: dict[str, int] = {}
     state = {"home": str(home), "url": f"http://127.0.0.1:{args.port}", "supervisor": os.getpid(),
@@ -199,9 +207,13 @@ def up(home: Path, args: argparse.Namespace) -> int:
             _write_state(home, state)
             cds = _localcds_settings(logs / "localcds.log", args.timeout)
             env.update({"CDSAPI_URL": cds[0], "CDSAPI_KEY": cds[1]})
-        for component in COMPONENTS:
+
+        def start(component: str) -> int:
             extra = ["--host", "127.0.0.1", "--port", str(args.port)] if component == "api-server" else []
-            groups[component] = _spawn(env, logs / f"{component}.log", [str(BIN / "airflow"), component, *extra])
+            return _spawn(env, logs / f"{component}.log", [str(BIN / "airflow"), component, *extra])
+
+        for component in COMPONENTS:
+            groups[component] = start(component)
             _write_state(home, state)
         _write_state(home, state)
         _wait_healthy(state, args.timeout, lambda: stopping)
@@ -213,16 +225,18 @@ def up(home: Path, args: argparse.Namespace) -> int:
               f"  logs: {logs}\n"
               f"  stop: Ctrl-C here, or `python -m era5etl airflow down --home {home}` from another shell",
               flush=True)
-        while not stopping and all(_group_alive(g) for g in groups.values()):
-            time.sleep(0.5)
-        if not stopping:
-            dead = [name for name, g in groups.items() if not _group_alive(g)]
-            print(f"error: {', '.join(dead)} exited; stopping the rest (logs in {logs})", file=sys.stderr)
+        # A component that exits (its database restarting) is started again; the local CDS is not
+        # (a new one would hand out a new key).
+        dead = supervise(groups, start, lambda: stopping, Restarts(), lambda line: print(line, flush=True),
+                         restartable=COMPONENTS, on_change=lambda: _write_state(home, state))
+        if dead:
+            print(f"error: {', '.join(dead)} exited and is not started again; stopping the rest (logs in {logs})",
+                  file=sys.stderr)
             return 1
         return 0
     finally:
         print("stopping ...", flush=True)
-        _stop_groups(list(groups.values()))
+        stop_groups(list(groups.values()))
         (home / STATE_FILE).unlink(missing_ok=True)
         print("stopped", flush=True)
 
@@ -258,7 +272,7 @@ def _wait_healthy(state: dict[str, Any], timeout: float, stopping: Any) -> None:
     url, deadline = state["url"], time.monotonic() + timeout
     wanted = ("metadatabase", "scheduler", "triggerer", "dag_processor")
     while time.monotonic() < deadline and not stopping():
-        dead = [name for name, g in state["groups"].items() if not _group_alive(g)]
+        dead = [name for name, g in state["groups"].items() if not group_alive(g)]
         if dead:
             raise LaunchError(f"{', '.join(dead)} exited while starting: see {state['logs']}")
         with contextlib.suppress(OSError, ValueError):
@@ -280,40 +294,12 @@ def down(home: Path) -> int:
     state = _read_state(home)
     if not state:
         return 0
-    groups = [g for g in state["groups"].values() if _group_alive(g)]
+    groups = [g for g in state["groups"].values() if group_alive(g)]
     with contextlib.suppress(ProcessLookupError):
         os.kill(int(state["supervisor"]), signal.SIGTERM)  # it stops the groups itself, too
-    _stop_groups(list(state["groups"].values()))
+    stop_groups(list(state["groups"].values()))
     (home / STATE_FILE).unlink(missing_ok=True)
     return len(groups)
-
-
-def _stop_groups(groups: list[int], grace: float = 20.0) -> None:
-    """SIGTERM every group at once, then SIGKILL whatever of them is left after ``grace`` seconds."""
-    for g in groups:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(g, signal.SIGTERM)
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline and any(_group_alive(g) for g in groups):
-        time.sleep(0.2)
-    for g in groups:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(g, signal.SIGKILL)
-    for g in groups:  # reap our own children so none stays a zombie
-        with contextlib.suppress(ChildProcessError, OSError):
-            os.waitpid(g, os.WNOHANG)
-
-
-def _group_alive(group: int) -> bool:
-    with contextlib.suppress(ChildProcessError, OSError):
-        os.waitpid(group, os.WNOHANG)  # a leader that is our exited child would otherwise count
-    try:
-        os.killpg(group, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _footprint(groups: set[int]) -> tuple[int, int]:
