@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from era5etl.core.errors import InputError
+from era5etl.core.names import printable as printable
 
 
 def emit(obj: dict[str, Any], as_json: bool) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from era5etl.cli.common import add_list_drop, emit
+from era5etl.cli.common import add_list_drop, emit, printable
 from era5etl.core.errors import InputError
 
 
@@ -35,8 +35,8 @@ def cmd_list(args: argparse.Namespace) -> int:
         return 0
     print(f"{'id':>5}  {'name':<32} {'iso':<4} {'grid':<22} {'points':>7}  {'first read':<16}  source")
     for r in regions:
-        print(f"{r['region_id']:>5}  {r['name']:<32} {r['iso'] or '-':<4} {r['grid']:<22} {r['points']:>7,}  "
-              f"{r['created_at']:%Y-%m-%d %H:%M}  {r['source']}")
+        print(f"{r['region_id']:>5}  {printable(r['name'], 32):<32} {printable(r['iso'] or '-', 4):<4} "
+              f"{r['grid']:<22} {r['points']:>7,}  {r['created_at']:%Y-%m-%d %H:%M}  {printable(r['source'])}")
     return 0
 
 
@@ -51,6 +51,7 @@ def cmd_drop(args: argparse.Namespace) -> int:
                              f"`python -m era5etl regions drop {args.name} --yes` deletes it and its weights")
         forget(conn, found)
     if not args.json:
-        print("dropped " + "; ".join(f"{r['name']} ({r['grid']}, {r['points']:,} grid points)" for r in found))
+        print("dropped " + "; ".join(f"{printable(r['name'])} ({r['grid']}, {r['points']:,} grid points)"
+                                     for r in found))
     emit({"dropped": found}, args.json)
     return 0

@@ -57,6 +57,13 @@ def table_problem(name: object) -> str | None:
     return None
 
 
+def printable(text: object, width: int = 80) -> str:
+    """``text`` safe to print on a terminal: control characters (a name someone stored over HTTP may
+    hold escape sequences) shown as escapes, and at most ``width`` characters (``...`` marks a cut)."""
+    shown = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in str(text))
+    return shown if len(shown) <= width else shown[: width - 3] + "..."
+
+
 def fitted(name: str, limit: int = MAX_IDENTIFIER) -> str:
     """``name`` when it fits ``limit`` bytes (PostgreSQL's 63; a chunk's :data:`MAX_CHUNK_NAME`), else its
     first ``limit - 9`` characters, ``_`` and 8 hex digits of its SHA-1: a name the pipeline derives

@@ -25,6 +25,7 @@ import numpy as np
 import psycopg
 
 from era5etl.core.datasets import ERA5_GRID, LAND_GRID, LatLonGrid
+from era5etl.core.names import printable
 from era5etl.read.errors import ReadError
 from era5etl.read.regions import Region
 
@@ -127,8 +128,8 @@ def named(conn: Any, name: str) -> list[dict[str, Any]]:
                 if wanted.casefold() in (str(r["name"]).casefold(), str(r["iso"] or "").casefold())
                 or wanted == str(r["region_id"])]
     if not matching:
-        names = ", ".join(sorted({str(r["name"]) for r in regions})) or "none"
-        raise ReadError(f"no stored region is called {name!r}; the stored ones: {names}")
+        names = ", ".join(sorted({printable(r["name"]) for r in regions})) or "none"
+        raise ReadError(f"no stored region is called '{printable(name)}'; the stored ones: {names}")
     return matching
 
 

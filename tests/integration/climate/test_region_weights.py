@@ -155,3 +155,23 @@ def test_an_empty_name_drops_nothing(db_url: str) -> None:
         assert code == 2 and "not an empty name" in err, err
     with connect(db_url) as conn:
         assert conn.execute("SELECT count(*) FROM era5_regions").fetchone() == before
+
+
+def test_stored_names_are_listed_without_their_escapes(db_url: str) -> None:
+    """A name stored before names were checked (here written by the superuser) is listed and refused
+    with its control characters escaped, never sent to the terminal."""
+    name = f"\x1b]0;pwned\x07{uuid.uuid4().hex[:6]}"
+    with connect(db_url) as conn:
+        conn.execute("INSERT INTO era5_regions (grid, name, source, digest, outline) VALUES"
+                     " (%s, %s, 'GeoJSON', %s, ST_GeomFromText('POLYGON((0 0, 1 0, 1 1, 0 0))', 4326))",
+                     (GRID, name, uuid.uuid4().hex))
+        conn.commit()
+    try:
+        code, out, _, _ = cli("regions", "list")
+        assert code == 0 and "\x1b" not in out and "\\x1b]0;pwned\\x07" in out, out
+        code, _, err, _ = cli("regions", "drop", "nothing-such")
+        assert code == 2 and "\x1b" not in err and "\\x1b]0;pwned" in err, err
+    finally:
+        with connect(db_url) as conn:
+            conn.execute("DELETE FROM era5_regions WHERE name = %s", (name,))
+            conn.commit()

@@ -142,3 +142,13 @@ def test_a_derived_name_past_63_bytes_is_fitted_whole_and_distinct() -> None:
     chunk = fitted(f"{daily_copy}_2023", MAX_CHUNK_NAME)
     assert len(chunk) == MAX_CHUNK_NAME == 52 and len(chunk + "_compressed") == MAX_IDENTIFIER
     assert fitted("weather_years_2023", MAX_CHUNK_NAME) == "weather_years_2023"
+
+
+def test_a_stored_name_is_printed_without_its_control_characters() -> None:
+    """Issue 47: a region named over HTTP with terminal escapes had `regions list` retitle the operator's
+    terminal (`\\033]0;pwned\\a`); a 30,000-character name filled it."""
+    from era5etl.core.names import printable
+
+    assert printable("\x1b]0;pwned\x07") == "\\x1b]0;pwned\\x07"
+    assert printable("Zürich") == "Zürich"
+    assert printable("x" * 30_000) == "x" * 77 + "..." and len(printable("y" * 100, 32)) == 32
