@@ -24,10 +24,19 @@ from era5etl.db import connect
 from era5etl.read.area import area_csv, area_json, area_series
 from era5etl.read.maps import hour_map, map_csv, map_json
 from era5etl.read.parquet import series_parquet
+from era5etl.read.regions import cell_weights
 from era5etl.read.series import series, series_csv, series_json
 from era5etl.serve.errors import NotFoundError, TooSlowError
 from era5etl.serve.extent import resolve_table, time_span
-from era5etl.serve.limits import check_area, check_area_series, check_cells, check_region_series, check_series
+from era5etl.serve.limits import (
+    MAX_AREA_POINT_STEPS,
+    check_area,
+    check_area_series,
+    check_cells,
+    check_region_series,
+    check_series,
+    series_rows,
+)
 from era5etl.serve.queries import MapRequest, SeriesRequest
 
 STATEMENT_TIMEOUT_MS = 30_000
@@ -178,6 +187,18 @@ def request_region(name: str, outline: Any) -> Any:
     return resolve_region(name) if outline is None else region_from_geojson(outline, name)
 
 
+def _check_unweighed(region: Any, grid: Any, start: datetime, end: datetime, step: str) -> None:
+    """A LimitError for an outline too large to answer, decided before the database weighs and keeps it
+    (a refused request stores nothing): its box's cells bound its points; only when that bound is
+    over the limit are its points counted, with shapely (``read.regions.cell_weights``, the same
+    weights PostGIS computes)."""
+    west, south, east, north = region.outline.bounds
+    bound = (math.ceil((north - south) / grid.step) + 2) * (math.ceil((east - west) / grid.step) + 2)
+    steps = max(series_rows(start, end, step), 1)
+    if bound * steps > MAX_AREA_POINT_STEPS:
+        check_region_series(len(cell_weights(region.outline, grid)[0]), start, end, step)
+
+
 def read_region_series(url: str, req: SeriesRequest, outline: Any = None) -> Reply:
     """A region's series (``read.region_series``): its size (the region's points x steps) checked against
     the limit before a row is read. JSON or CSV."""
@@ -191,9 +212,13 @@ def read_region_series(url: str, req: SeriesRequest, outline: Any = None) -> Rep
     region = request_region(req.region, outline)
     with connect(url) as conn:
         table, span = _series_table(conn, req)
+        grid = table_dataset(conn, table).grid
+        start, end = req.start or span[0], req.end or span[1]
+        if outline is not None:  # a caller's own outline: refused by its size before the database keeps it
+            _check_unweighed(region, grid, start, end, req.step)
         # its points on the table's lattice, PostGIS's, kept in the database
-        region = weighed(conn, region, table_dataset(conn, table).grid)
-        check_region_series(region.points, req.start or span[0], req.end or span[1], req.step)
+        region = weighed(conn, region, grid)
+        check_region_series(region.points, start, end, req.step)
         try:
             s = region_series(conn, table, region, req.start, exclusive_end(req.end), req.variables, req.step,
                               req.level)

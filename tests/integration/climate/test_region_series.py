@@ -266,3 +266,22 @@ def test_an_outline_posted_over_http_is_the_files_region(client: Any, db_url: st
     line = {"type": "LineString", "coordinates": [[6, 49.5], [6.2, 49.8]]}
     reply = client.post("/climate", params={"region": "line", "table": region_table}, json=line)
     assert reply.status_code == 400 and "'LineString'" in reply.text, reply.text
+
+
+def test_an_outline_too_large_to_answer_is_refused_and_nothing_is_kept(client: Any, db_url: str,
+                                                                     region_table: str) -> None:
+    """Issue 47: three global polygons POSTed were each answered 422 after ~10 s and left 3.1M weight rows
+    behind. Refused by its size before the database weighs it: the answer says the limit, and neither
+    the outline nor a weight of it is stored."""
+    from era5etl.read.region_weights import digest
+    from era5etl.read.regions import region_from_geojson
+
+    world = {"type": "Polygon", "coordinates": [[[-179, -80], [179, -80], [179, 80], [-179, 80], [-179, -80]]]}
+    with connect(db_url) as conn:
+        before = conn.execute("SELECT count(*) FROM era5_region_weights").fetchone()
+    reply = client.post("/series", params={"region": "world", "step": "day", "table": region_table}, json=world)
+    assert reply.status_code == 422 and "grid points x" in reply.json()["detail"], reply.text
+    with connect(db_url) as conn:
+        kept = conn.execute("SELECT count(*) FROM era5_regions WHERE digest = %s",
+                            (digest(region_from_geojson(world).outline),)).fetchone()
+        assert kept == (0,) and conn.execute("SELECT count(*) FROM era5_region_weights").fetchone() == before
