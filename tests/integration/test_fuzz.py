@@ -10,6 +10,8 @@ The database's catalog (every relation's schema and name) must be the same after
 
 from __future__ import annotations
 
+import json
+import os
 import random
 import string
 from collections.abc import Callable, Iterator
@@ -149,3 +151,84 @@ def test_the_http_reads_answer_hostile_input_without_a_500_or_a_change(db_url: s
         assert _catalog(db_url) == before
     finally:
         era5_dashboard.app.dependency_overrides.clear()
+
+
+def _ring(rng: random.Random, box: tuple[float, float, float, float]) -> list[list[float]]:
+    south, west, north, east = box
+    points = [[rng.uniform(west, east), rng.uniform(south, north)] for _ in range(rng.randint(3, 8))]
+    return [*points, points[0]]
+
+
+def _bodies(rng: random.Random, box: tuple[float, float, float, float]) -> Iterator[bytes]:
+    """GeoJSON a caller could POST, and things that are not: shapes, sizes, numbers, nesting, encodings."""
+    def polygon() -> dict[str, Any]:
+        return {"type": "Polygon", "coordinates": [_ring(rng, box)]}
+
+    odd = [float("nan"), float("inf"), -float("inf"), 1e308, -1e308, "7", None, [], True]
+    makers: list[Callable[[], Any]] = [
+        polygon,
+        lambda: {"type": "Polygon", "coordinates": [[[*p, rng.uniform(-500, 9000)] for p in _ring(rng, box)]]},
+        lambda: {"type": "Polygon", "coordinates": [[[rng.choice(odd), p[1]] for p in _ring(rng, box)]]},
+        lambda: {"type": "MultiPolygon", "coordinates": [[_ring(rng, box)], [_ring(rng, box)]]},
+        lambda: {"type": "Feature", "properties": {"name": _junk(rng)}, "geometry": polygon()},
+        lambda: {"type": "FeatureCollection", "features": [{"type": "Feature", "geometry": polygon()}] * 3},
+        lambda: {"type": "FeatureCollection", "features": [polygon()]},
+        lambda: {"type": "FeatureCollection", "features": None},
+        lambda: {"type": "Feature", "geometry": None},
+        lambda: {"type": rng.choice(["Point", "LineString", "GeometryCollection", "Polygon", "polygon", ""]),
+                 "coordinates": rng.choice([[], [[]], [[[]]], [1, 2], "x", None, {"a": 1}])},
+        lambda: {"type": "Polygon", "coordinates": [[[0, 0], [0, 0], [0, 0], [0, 0]]]},
+        lambda: {"type": "Polygon", "coordinates": [_ring(rng, box), _ring(rng, box)]},  # a hole, maybe outside
+        lambda: {"type": "Polygon", "coordinates": [[[x * 1000 for x in p] for p in _ring(rng, box)]]},
+        lambda: rng.choice([[], 0, "Polygon", None, {}, {"type": None}]),
+    ]
+    nested = lambda depth: ("[" * depth + "]" * depth).encode()  # noqa: E731
+    for _ in range(CASES):
+        kind = rng.random()
+        if kind < 0.08:
+            yield nested(rng.choice([50, 5_000, 100_000]))
+        elif kind < 0.14:
+            yield json.dumps(rng.choice(makers)()).encode(rng.choice(["utf-16", "utf-32", "latin-1"]))
+        elif kind < 0.18:
+            yield rng.choice([b"", b"\xff\xfe\x00", b"{", b"null", "{\"type\": \"Polygon\" \u00e9}".encode()])
+        else:
+            deep = rng.choice(makers)()
+            for _ in range(rng.choice([0, 0, 0, 3, 60])):
+                deep = {"type": "FeatureCollection", "features": [{"type": "Feature", "geometry": deep}]}
+            yield json.dumps(deep).encode()
+
+
+def test_the_http_bodies_answer_hostile_geojson_without_a_500(db_url: str, samples: Path,
+                                                              caplog: pytest.LogCaptureFixture) -> None:
+    """POST /series and /climate with generated bodies (seeded): every answer a 200 or a refusal,
+    never a 500, and a traceback in no log."""
+    from fastapi.testclient import TestClient
+
+    from era5etl.airflow.plugins import era5_dashboard
+    from tests.integration.helpers import cli, forget, http_reads
+
+    table = f"fuzz_body_{os.getpid()}"
+    forget(db_url, table)
+    code, _, err, _ = cli("load-file", str(samples / ACCUM), "--table", table)
+    assert code == 0, err
+    try:
+        with connect(db_url) as conn:
+            box = conn.execute(f"SELECT min(latitude), min(longitude), max(latitude), max(longitude) FROM {table}"
+                               ).fetchone()
+        with http_reads(db_url, table, "0/0/0/0", "fuzz"):
+            client = TestClient(era5_dashboard.app, raise_server_exceptions=False)
+            rng = random.Random(SEED)
+            answered = {}
+            for body in _bodies(rng, tuple(map(float, box))):
+                route = rng.choice(["/series", "/climate"])
+                params = {"region": rng.choice(["mine", "\x1b]0;x\x07", "x" * 300, ""]), "table": table}
+                if route == "/series":
+                    params["step"] = rng.choice(["hour", "day", "month"])
+                reply = client.post(route, params=params, content=body, headers={"Content-Type": "application/json"})
+                assert reply.status_code in (200, 400, 404, 413, 422), (route, body[:200], reply.text[:300])
+                answered[reply.status_code] = answered.get(reply.status_code, 0) + 1
+            assert answered.get(200, 0) > 0 and answered.get(400, 0) > 0, answered  # both kinds were met
+            logged = [r.getMessage()[:300] for r in caplog.records if r.exc_info]
+            assert not logged, logged
+    finally:
+        forget(db_url, table)
