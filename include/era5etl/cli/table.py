@@ -1,5 +1,6 @@
-"""``table list|drop|relayout|years``: the pipeline's tables (those it made or its ledger names), dropping one
-with its records, moving one into the tile layout, and copying its finished years place-major."""
+"""``table list|drop|relayout|years|check``: the pipeline's tables (those it made or its ledger names), dropping
+one with its records, moving one into the tile layout, copying its finished years place-major, and
+auditing one against its ledger."""
 
 from __future__ import annotations
 
@@ -31,6 +32,13 @@ def add_parsers(sub: Any) -> None:
                          "before this one, and of a table the ledger has months of, its twelve months validated)")
     yc.add_argument("--json", action="store_true", help="end with one JSON object of what was copied")
     yc.set_defaults(func=cmd_years)
+    ck = actions.add_parser("check", help="audit a table against its ledger, month by month: rows, the rollups, the "
+                                          "copies of years; say what differs (exit status 1 when anything does)")
+    ck.add_argument("name", type=table_arg, help="the table (see `table list`)")
+    ck.add_argument("--from", dest="first", metavar="YYYY-MM", help="the first month to check (default: the first)")
+    ck.add_argument("--to", dest="last", metavar="YYYY-MM", help="the last month to check (default: the last)")
+    ck.add_argument("--json", action="store_true", help="one JSON object of what was checked and found")
+    ck.set_defaults(func=cmd_check)
 
 
 def _size(n: int | None) -> str:
@@ -71,6 +79,28 @@ def _years(years: list[int]) -> str:
 
     runs = [(a.year, b.year - 1) for a, b in year_runs(years)]
     return ", ".join(str(a) if a == b else f"{a}..{b}" for a, b in runs) or "-"
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """Audit a table against its ledger (track.audit): 0 when all agrees, 1 when anything differs."""
+    from era5etl.core.months import Month
+    from era5etl.db import database_url
+    from era5etl.track.audit import audit
+    from era5etl.track.tables import find
+
+    url = database_url()
+    first, last = (Month.parse(m) if m else None for m in (args.first, args.last))
+    found = audit(url, find(url, args.name).name, first, last)
+    if args.json:
+        emit(found.as_dict(), True)
+    else:
+        for line in found.differences:
+            print(f"differs: {line}")
+        for line in found.open:
+            print(f"open: {line}")
+        verdict = f"{len(found.differences)} difference(s)" if found.differences else "the ledger and the table agree"
+        print(f"{args.name}: {found.months} ledger month(s), {found.copies} copied year(s) checked: {verdict}")
+    return 1 if found.differences else 0
 
 
 def cmd_years(args: argparse.Namespace) -> int:
