@@ -79,3 +79,23 @@ def test_a_published_month_goes_straight_to_the_fetch(fetch: Any, cds: Any, tabl
     assert out["month"] == "2022-01" and out["bytes"] > 0 and not out["reused"]
     assert all(Path(f).is_file() and Path(f).is_relative_to(tmp_path) for f in out["files"])
     assert len(cds.requests) > submitted  # asked the CDS now, not after a wait
+
+
+def test_a_table_the_pipeline_may_not_write_fails_the_fetch_at_once(fetch: Any, db_url: str) -> None:
+    """Issue 47: a refused table was retried three times. A user's own table of that name: refused, and
+    failed without the task's retries (no retry makes the table the pipeline's)."""
+    import uuid
+
+    from airflow.sdk.exceptions import AirflowFailException
+
+    from era5etl.db import connect
+
+    name = f"users_own_{uuid.uuid4().hex[:8]}"
+    with connect(db_url, autocommit=True) as conn:
+        conn.execute(f"CREATE TABLE {name} (note text)")
+    try:
+        with pytest.raises(AirflowFailException, match=name):
+            fetch.execute(_context(fetch, Month(2022, 1), table=name, area=AREA))
+    finally:
+        with connect(db_url, autocommit=True) as conn:
+            conn.execute(f"DROP TABLE {name}")

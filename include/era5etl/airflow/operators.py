@@ -128,11 +128,16 @@ class CdsFetchOperator(BaseOperator):
 
         from era5etl import settings
         from era5etl.airflow.triggers import CdsJobTrigger
+        from era5etl.core.errors import InputError
         from era5etl.fetch import FetchError, FetchOptions, FetchPending
         from era5etl.pipeline.steps import fetch_step, prepare
 
-        job, url = job or tasks.job(context), database_url()
-        prepare(url, job)
+        # A refused input (a table that is not the pipeline's, a bad param) fails at once: no retry heals it.
+        try:
+            job, url = job or tasks.job(context), database_url()
+            prepare(url, job)
+        except InputError as exc:
+            raise AirflowFailException(str(exc)) from None
         credentials = CdsHook(self.cds_conn_id).get_credentials()
         if credentials.key:
             mask_secret(credentials.key)  # from the environment it is not masked by Airflow already
