@@ -151,7 +151,7 @@ def usage(root: Path) -> StagingUsage:
     total = files = released = 0
     months: set[str] = set()
     try:
-        month_dirs = [d for d in os.scandir(root) if d.is_dir()]
+        month_dirs = [d for d in os.scandir(root) if d.is_dir() and not d.name.startswith(".")]  # not .scratch
     except FileNotFoundError:
         return StagingUsage(str(root))
     for month_dir in month_dirs:

@@ -28,7 +28,7 @@ from era5etl.load import ChunkResult, LoadResult, columnstore, load
 from era5etl.load.years import YearCopy
 from era5etl.pipeline.job import MonthJob
 from era5etl.settings import CompressionMode
-from era5etl.stage import StagedDownload, StageError, open_download
+from era5etl.stage import StagedDownload, StageError, open_download, scratch_dir
 from era5etl.track import ledger, liveness, metrics
 from era5etl.track.metrics import StepFigures
 from era5etl.validate import Validation, validate_month
@@ -218,7 +218,8 @@ def stage_step(url: str, job: MonthJob) -> dict[str, Any]:
     _refuse_removed(job, "stage")
     with _step(url, job, "stage", "staged") as fig:
         paths = _download_paths(job)
-        with open_download(paths, variables=job.load_variables, dataset=job.dataset) as staged:
+        with open_download(paths, variables=job.load_variables, dataset=job.dataset,
+                           tmp_dir=scratch_dir(job.staging_dir)) as staged:
             check_download(staged, job)
             # The month's rows: not ERA5-Land's previous hour, fetched for the first hour's amounts only.
             hours = int(np.count_nonzero(staged.valid_time >= np.datetime64(job.month.start.replace(tzinfo=None))))
@@ -253,7 +254,8 @@ def load_step(url: str, job: MonthJob, on_chunk: Callable[[ChunkResult], None] |
     # The month's lock, held while 'loading': a run that dies mid-load is seen as gone (track.liveness).
     with liveness.hold(url, job.table, job.month, str(job.area)), _step(url, job, "load", "loading") as fig:
         paths = _download_paths(job)
-        with open_download(paths, variables=job.load_variables, dataset=job.dataset) as staged:
+        with open_download(paths, variables=job.load_variables, dataset=job.dataset,
+                           tmp_dir=scratch_dir(job.staging_dir)) as staged:
             check_download(staged, job)
             result = load(url, job.table, staged, start=job.month.start, end=job.month.end, on_chunk=on_chunk,
                           dataset=job.dataset)

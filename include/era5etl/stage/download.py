@@ -15,6 +15,7 @@ The files are recognised and unpacked in ``archive``, each NetCDF file opened an
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import tempfile
 import weakref
@@ -197,6 +198,34 @@ def _grid(p: Part) -> str:
             f"longitude {p.lon[0]:g}..{p.lon[-1]:g})")
 
 
+SCRATCH_PREFIX = "era5-stage-"
+
+
+def scratch_dir(staging: Path) -> Path:
+    """Where a month's ZIP members are extracted while it is staged or loaded: ``<staging>/.scratch``
+    (on the staging disk, not the system's temporary folder), made if missing, and swept of the
+    scratch of processes that are gone: a stage or load killed outright (SIGKILL, the OOM killer)
+    cannot remove its own, and the next run does."""
+    folder = staging / ".scratch"
+    folder.mkdir(parents=True, exist_ok=True)
+    for left in folder.glob(f"{SCRATCH_PREFIX}*-*"):
+        pid = left.name.removeprefix(SCRATCH_PREFIX).split("-", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            log.info("removing %s: scratch of process %s, which is gone", left, pid)
+            shutil.rmtree(left, ignore_errors=True)
+    return folder
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def open_download(paths: Sequence[Path], *, variables: Sequence[Variable] | None = None,
                   tmp_dir: Path | None = None, chunk_cache_bytes: int = DEFAULT_CHUNK_CACHE_BYTES,
                   dataset: Dataset = SINGLE_LEVELS) -> StagedDownload:
@@ -232,8 +261,8 @@ def open_download(paths: Sequence[Path], *, variables: Sequence[Variable] | None
             if kind != "zip":
                 files.append((path, str(path), kind))
                 continue
-            if tmpdir is None:
-                tmpdir = Path(tempfile.mkdtemp(prefix="era5-stage-", dir=tmp_dir))
+            if tmpdir is None:  # named by this process, so a later run can tell it was left behind
+                tmpdir = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-", dir=tmp_dir))
             into = Path(tempfile.mkdtemp(dir=tmpdir))
             for member, label in extract_zip(path, str(path), into):
                 member_kind = sniff_kind(member, label)

@@ -5,6 +5,7 @@ See samples.py for the reference the values are compared with.
 
 from __future__ import annotations
 
+import os
 import shutil
 import zipfile
 from pathlib import Path
@@ -33,6 +34,7 @@ def test_zip_is_recognised_by_content_and_its_temp_dir_removed(
         assert all("ZIP member data_stream-oper_stepType-" in p for p in s.parts)
         (extracted,) = scratch.iterdir()
         assert len(list(extracted.rglob("*.nc"))) == 2
+        assert extracted.name.startswith(f"era5-stage-{os.getpid()}-")  # a later run can tell whose it is
         _, got = collect(list(s.blocks(hours=50)))
     assert list(scratch.iterdir()) == []
     want = {**Reference(zip_members["instant"]).values, **Reference(zip_members["accum"]).values}
@@ -69,3 +71,27 @@ def test_broken_zips_arerefused(samples: Path, tmp_path: Path) -> None:
     zipfile.ZipFile(empty, "w").close()
     refused(empty, "no files")
 
+
+
+def test_scratch_lives_in_staging_and_a_gone_process_s_is_swept(tmp_path: Path) -> None:
+    """Issue 47: a stage or load killed with SIGKILL left its extracted ZIP members (78 MB, 19 MB) in the
+    system's temporary folder for good. Scratch is now in <staging>/.scratch, named by its process, and
+    the next run removes the scratch of processes that are gone, never a live one's."""
+    import os
+    import subprocess
+
+    from era5etl.stage import scratch_dir
+
+    dead_pid = int(subprocess.Popen(["true"]).pid)
+    os.waitpid(dead_pid, 0)  # exited and reaped: its pid names no process
+    folder = tmp_path / "staging" / ".scratch"
+    folder.mkdir(parents=True)
+    left = folder / f"era5-stage-{dead_pid}-abc"
+    (left / "member").mkdir(parents=True)
+    (left / "member" / "part.nc").write_bytes(b"x" * 1000)
+    live = folder / f"era5-stage-{os.getppid()}-def"  # pytest's parent runs
+    live.mkdir()
+    mine = folder / f"era5-stage-{os.getpid()}-ghi"
+    mine.mkdir()
+    assert scratch_dir(tmp_path / "staging") == folder
+    assert not left.exists() and live.exists() and mine.exists()
