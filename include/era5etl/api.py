@@ -10,8 +10,10 @@ api.area("-6/106.5/-6.5/107", "2024-01-01", "2024-02-01")     # xarray.Dataset (
 api.region_series("Chile", start="2024-01-01", end="2024-02-01")  # DataFrame: the region's weighted days
 ```
 
-Each function opens its own connection (``url``: default the pipeline's database, ERA5_DATABASE_URL
-or the checkout's local server) and reads ``table`` (default ERA5_TABLE, else ``weather``). Bad input
+Each function reads through this thread's connection to ``url`` (default the pipeline's database,
+ERA5_DATABASE_URL or the checkout's local server), opened on the first call and kept for the next
+(``era5etl.db.session``; ``api.close()`` closes it), and reads ``table`` (default ERA5_TABLE, else
+``weather``). Bad input
 raises ``era5etl.core.errors.InputError`` (a ``ReadError`` naming what the table holds).
 """
 
@@ -20,6 +22,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
+from era5etl.db.session import close as close, session
 from era5etl.read.errors import ReadError
 
 if TYPE_CHECKING:
@@ -33,12 +36,6 @@ def _table(table: str | None) -> str:
     from era5etl import settings
 
     return table or settings.load().table
-
-
-def _url(url: str | None) -> str:
-    from era5etl.db import database_url
-
-    return url or database_url()
 
 
 def _moment(value: str | datetime | None) -> datetime | None:
@@ -57,7 +54,6 @@ def series(place: str | None = None, *, lat: float | None = None, lon: float | N
     place, its grid point (``point``), ``described``, ``step``, ``units`` and ``utc_offset_hours``."""
     import pandas as pd
 
-    from era5etl.db import connect
     from era5etl.read.localday import local_daily
     from era5etl.read.series import series as read_series, series_json
     from era5etl.read.where import describe_point, offset_minutes, where
@@ -69,7 +65,7 @@ def series(place: str | None = None, *, lat: float | None = None, lon: float | N
     if shift is not None and step != "day":
         raise ReadError("tz sets the day boundary of step='day'")
     first, last, name = _moment(start), _moment(end), _table(table)
-    with connect(_url(url)) as conn:
+    with session(url) as conn:
         point, named = describe_point(conn, name, at)
         if shift is None:
             s = read_series(conn, name, point, first, last, variables, step)  # type: ignore[arg-type]
@@ -97,7 +93,6 @@ def climate_json(place: str | None = None, *, lat: float | None = None, lon: flo
     """The climate object ``climate --json`` prints, for the same request: a place (by name, or ``lat``
     and ``lon``), an ``area`` (N/W/S/E), a ``region`` (a country's name or ISO code) or a
     ``region_file`` (a GeoJSON file)."""
-    from era5etl.db import connect
     from era5etl.read.climate_read import area_climate, climate_request
     from era5etl.read.regions import resolve_region
     from era5etl.read.where import where
@@ -106,7 +101,7 @@ def climate_json(place: str | None = None, *, lat: float | None = None, lon: flo
     chosen = [at is not None, area is not None, region is not None or region_file is not None]
     if chosen.count(True) != 1:
         raise ReadError("give one of a place by name, lat= and lon=, area=N/W/S/E, region= or region_file=")
-    with connect(_url(url)) as conn:
+    with session(url) as conn:
         if at is None:
             box = area if area is not None else resolve_region(region, region_file)
             return area_climate(conn, _table(table), box, variable, baseline, first, last, indices, tz)
@@ -139,7 +134,6 @@ def region_series(region: str | None = None, *, region_file: str | None = None, 
     hPa of a table on pressure levels; ``attrs``: the ``region`` (name, source, points, box) and ``units``."""
     import pandas as pd
 
-    from era5etl.db import connect
     from era5etl.read.area import area_json
     from era5etl.read.localday import parse_offset
     from era5etl.read.region_series import region_local_daily, region_series as read_region
@@ -150,7 +144,7 @@ def region_series(region: str | None = None, *, region_file: str | None = None, 
     if shift is not None and step != "day":
         raise ReadError("tz sets the day boundary of step='day'")
     first, last, name = _moment(start), _moment(end), _table(table)
-    with connect(_url(url)) as conn:
+    with session(url) as conn:
         if shift is None:
             s = read_region(conn, name, outline, first, last, variables, step, level)  # type: ignore[arg-type]
         else:
@@ -173,15 +167,14 @@ def area(box: str, start: str | datetime, end: str | datetime, variables: list[s
     / ``"month"`` from its rollups (their columns, ``temperature_2m_max`` ...); a grid point or time
     without a row is NaN. Refused past MAX_AREA_VALUES grid points x steps."""
     from era5etl.core.grid import Area
-    from era5etl.db import connect
     from era5etl.read.area_grid import area_grid
 
     first, last = _moment(start), _moment(end)
     assert first is not None and last is not None
-    with connect(_url(url)) as conn:
+    with session(url) as conn:
         grid: xr.Dataset = area_grid(conn, _table(table), Area.parse(box), first, last, variables, step,
                                      MAX_AREA_VALUES)
     return grid
 
 
-__all__ = ["MAX_AREA_VALUES", "area", "climate", "climate_json", "region_series", "series"]
+__all__ = ["MAX_AREA_VALUES", "area", "climate", "climate_json", "close", "region_series", "series"]

@@ -11,6 +11,7 @@ convention), Airflow's ``AIRFLOW__*`` and the compose file's own variables (``.e
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from datetime import timedelta
 from pathlib import Path
@@ -269,8 +270,6 @@ def default_table(dataset: str) -> str:
 
 def table_for(dataset: str, env: Mapping[str, str] | None = None) -> str:
     """The table a load of ``dataset`` goes to without --table: ERA5_TABLE when set, else its default."""
-    import os
-
     from era5etl.core.names import check_table
 
     given = (env if env is not None else os.environ).get(env_name("table"))
@@ -281,16 +280,31 @@ def env_name(field: str) -> str:
     return f"{ENV_PREFIX}{field.upper()}"
 
 
+# Settings already read, by what they were read from: reading them costs ~1 ms (pydantic-settings
+# walks every field's sources), and the Python API and the HTTP reads ask on every call. The model
+# is frozen, and a pure function of the ERA5_* environment (any case) and ``env``.
+_loaded: dict[tuple[tuple[str, str], ...], Settings] = {}
+
+
 def load(env: Mapping[str, str] | None = None) -> Settings:
     """The settings from the environment (or ``env`` over it); a bad value is an :class:`InputError`
     that names the variable, the value given and what it must be."""
     given = {k: v for k, v in (env or {}).items() if k.startswith(ENV_PREFIX)}
+    key = (*sorted((k, v) for k, v in os.environ.items() if k.upper().startswith(ENV_PREFIX)),
+           ("", ""), *sorted(given.items()))
+    found = _loaded.get(key)
+    if found is not None:
+        return found
     values = {k[len(ENV_PREFIX):].lower(): v for k, v in given.items()
               if k[len(ENV_PREFIX):].lower() in Settings.model_fields}
     try:
-        return cast(Any, Settings)(**values)  # type: ignore[no-any-return]
+        found = cast(Settings, cast(Any, Settings)(**values))
     except ValidationError as exc:
         raise InputError("; ".join(_problem(e) for e in exc.errors())) from None
+    if len(_loaded) >= 64:
+        _loaded.clear()
+    _loaded[key] = found
+    return found
 
 
 def _problem(error: Any) -> str:

@@ -61,15 +61,20 @@ def session_options(url: str) -> str:
 
 @contextlib.contextmanager
 def connect(url: str, *, autocommit: bool = False) -> Iterator[psycopg.Connection[tuple[Any, ...]]]:
-    try:
-        conn = psycopg.connect(url, autocommit=autocommit, connect_timeout=10, application_name="era5etl",
-                               options=session_options(url))
-    except psycopg.OperationalError as exc:
-        raise DatabaseError(f"cannot connect to the database at {redact(url)}: {first_line(exc)}") from None
+    conn = open_connection(url, autocommit=autocommit)
     try:
         yield conn
     finally:
         conn.close()
+
+
+def open_connection(url: str, *, autocommit: bool = False) -> psycopg.Connection[tuple[Any, ...]]:
+    """A new connection, as :func:`connect` opens it (the caller closes it); DatabaseError when none can be."""
+    try:
+        return psycopg.connect(url, autocommit=autocommit, connect_timeout=10, application_name="era5etl",
+                               options=session_options(url))
+    except psycopg.OperationalError as exc:
+        raise DatabaseError(f"cannot connect to the database at {redact(url)}: {first_line(exc)}") from None
 
 
 def table_ident(table: str) -> sql.Identifier:
@@ -323,5 +328,6 @@ def airflow_database_url() -> str:
 
 __all__ = ["LEVEL_COLUMN", "LEVEL_ORDERBY", "ROLLUP_STEPS", "SQL_DIR", "DatabaseError", "LocalTimescale",
            "airflow_database_url", "columnstore_available", "columnstore_enabled", "connect", "database_url",
-           "discard_new", "drop_table", "ensure_schema", "has_level_column", "licence", "redact", "rollup_tables",
+           "discard_new", "drop_table", "ensure_schema", "has_level_column", "licence", "open_connection", "redact",
+           "rollup_tables",
            "split_table", "table_ident", "with_database"]
