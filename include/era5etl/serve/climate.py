@@ -97,9 +97,10 @@ def read_climate(url: str, req: ClimateRequest, outline: Any = None) -> Any:
     """The climate JSON of the request's place, area or region (``outline``: a GeoJSON object, the body of
     a POST, named by ``region``); a Reply of ``serve.reads``."""
     from era5etl.read.climate_read import area_climate, climate_request
+    from era5etl.read.points import table_dataset
     from era5etl.read.where import where
     from era5etl.serve.extent import resolve_table
-    from era5etl.serve.reads import JSON_TYPE, Reply, check_outline, encode_json, guarded, request_region
+    from era5etl.serve.reads import JSON_TYPE, Reply, check_outline, encode_json, guarded, request_region, weigh
 
     check_outline(req.region, outline)
     at = where(req.lat, req.lon, req.place, req.country)
@@ -109,6 +110,8 @@ def read_climate(url: str, req: ClimateRequest, outline: Any = None) -> Any:
         if at is None:
             box = req.area if req.region is None else request_region(req.region, outline)
             assert box is not None  # the request's own check
+            if req.region is not None:  # weighed here, so a region too slow to weigh is refused with how
+                box = weigh(conn, box, table_dataset(conn, table).grid, outline)
             data = area_climate(conn, table, box, req.variable, req.baseline, req.first, req.last, req.index,
                                 req.tz)
         else:

@@ -199,12 +199,29 @@ def _check_unweighed(region: Any, grid: Any, start: datetime, end: datetime, ste
         check_region_series(len(cell_weights(region.outline, grid)[0]), start, end, step)
 
 
+def weigh(conn: psycopg.Connection[Any], region: Any, grid: Any, outline: Any = None) -> Any:
+    """``region`` weighed by the database (``read.region_weights.weighed``) within the request's time: a
+    region whose weights take longer (Antarctica: minutes) is refused with how to compute them once from
+    the command line, which keeps them for every later request."""
+    from era5etl.read.region_weights import weighed
+
+    try:
+        return weighed(conn, region, grid)
+    except psycopg.errors.QueryCanceled:
+        how = ("`python -m era5etl series --region-file FILE --monthly --from 2024-01-01 --to 2024-01-31` with "
+               "the outline in FILE" if outline is not None else
+               f"`python -m era5etl series --region '{region.name}' --monthly --from 2024-01-01 --to 2024-01-31`")
+        raise TooSlowError(f"the weights of the region {region.name[:80]!r} on the {grid.step:g} degree grid take "
+                           f"longer than a request may ({STATEMENT_TIMEOUT_MS / 1000:g} s) to compute: compute "
+                           f"them once from the command line ({how}, on the same database; they are kept), "
+                           "then ask again") from None
+
+
 def read_region_series(url: str, req: SeriesRequest, outline: Any = None) -> Reply:
     """A region's series (``read.region_series``): its size (the region's points x steps) checked against
     the limit before a row is read. JSON or CSV."""
     from era5etl.read.points import table_dataset
     from era5etl.read.region_series import region_json, region_series
-    from era5etl.read.region_weights import weighed
 
     assert req.region is not None
     if req.format == "parquet":
@@ -217,7 +234,7 @@ def read_region_series(url: str, req: SeriesRequest, outline: Any = None) -> Rep
         if outline is not None:  # a caller's own outline: refused by its size before the database keeps it
             _check_unweighed(region, grid, start, end, req.step)
         # its points on the table's lattice, PostGIS's, kept in the database
-        region = weighed(conn, region, grid)
+        region = weigh(conn, region, grid, outline)
         check_region_series(region.points, start, end, req.step)
         try:
             s = region_series(conn, table, region, req.start, exclusive_end(req.end), req.variables, req.step,

@@ -175,3 +175,25 @@ def test_stored_names_are_listed_without_their_escapes(db_url: str) -> None:
         with connect(db_url) as conn:
             conn.execute("DELETE FROM era5_regions WHERE name = %s", (name,))
             conn.commit()
+
+
+def test_a_region_too_slow_to_weigh_within_a_request_is_refused_with_how(db_url: str) -> None:
+    """Issue 47: Antarctica's weights took 4.5 min; over HTTP the request ended 503 after 30 s, stored
+    nothing, and began again on the next request. Here a request's time is cut to 0.1 s for a box of
+    60 x 60 degrees: refused with the command that computes and keeps the weights once; nothing stored."""
+    from era5etl.core.datasets import ERA5_GRID
+    from era5etl.serve.errors import TooSlowError
+    from era5etl.serve.reads import weigh
+
+    big = region_from_geojson({"type": "Polygon", "coordinates": [
+        [[-30.05, -20.05], [29.95, -20.05], [29.95, 39.95], [-30.05, 39.95], [-30.05, -20.05]]]}, "big")
+    with connect(db_url) as conn:
+        conn.execute("DELETE FROM era5_regions WHERE digest = %s", (digest(big.outline),))
+        conn.commit()
+        conn.execute("SET statement_timeout = 100")
+        with pytest.raises(TooSlowError, match=r"take longer than a request may .* compute them once from the "
+                                               r"command line \(`python -m era5etl series --region 'big'"):
+            weigh(conn, big, ERA5_GRID)
+        conn.rollback()
+        assert conn.execute("SELECT count(*) FROM era5_regions WHERE digest = %s",
+                            (digest(big.outline),)).fetchone() == (0,)
