@@ -85,6 +85,22 @@ BEGIN
         INSERT INTO era5_region_weights (region_id, location_id, latitude, longitude, weight)
         SELECT v_id, (i + v_rows) * v_n + kn + v_east + 1, i * v_step, kn * v_step, sum(area * cos(radians(i * v_step)))
         FROM a WHERE area > 0 GROUP BY i, kn;
+        -- Outlines posted over HTTP (source 'GeoJSON') are kept 30 days, and at most the newest 200 of
+        -- them holding at most 5,000,000 weights: storing one more forgets the oldest beyond that, so no
+        -- caller can fill the disk (a country's or a file's outline, read from the CLI, is never dropped).
+        IF p_source = 'GeoJSON' THEN
+            DELETE FROM era5_regions WHERE source = 'GeoJSON' AND created_at < now() - interval '30 days';
+            DELETE FROM era5_regions WHERE region_id IN (
+                SELECT region_id FROM (
+                    SELECT r.region_id,
+                           row_number() OVER (ORDER BY r.created_at DESC, r.region_id DESC) AS newest,
+                           sum(c.points) OVER (ORDER BY r.created_at DESC, r.region_id DESC) AS weights
+                    FROM era5_regions r,
+                         LATERAL (SELECT count(*) AS points FROM era5_region_weights w
+                                  WHERE w.region_id = r.region_id) c
+                    WHERE r.source = 'GeoJSON') k
+                WHERE (newest > 200 OR weights > 5000000) AND region_id <> v_id);
+        END IF;
         RETURN v_id;
     END
     $fn$;

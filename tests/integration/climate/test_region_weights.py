@@ -197,3 +197,32 @@ def test_a_region_too_slow_to_weigh_within_a_request_is_refused_with_how(db_url:
         conn.rollback()
         assert conn.execute("SELECT count(*) FROM era5_regions WHERE digest = %s",
                             (digest(big.outline),)).fetchone() == (0,)
+
+
+def test_outlines_posted_over_http_are_kept_30_days_and_200_at_most(db_url: str) -> None:
+    """Issue 47: nothing expired a posted outline's weights. The newest 200 posted outlines are kept, and
+    none for more than 30 days; a file's or a country's outline is never dropped for them."""
+    from era5etl.db import SQL_DIR, render
+
+    def square(i: int) -> Any:  # a cell's worth each, far from anything else the tests store
+        lon, lat = -170 + (i % 100) * 0.25, -60 + (i // 100) * 0.25
+        return region_from_geojson({"type": "Polygon", "coordinates": [
+            [[lon, lat], [lon + 0.1, lat], [lon + 0.1, lat + 0.1], [lon, lat]]]}, f"posted_{i}")
+
+    with connect(db_url) as conn:
+        conn.execute(render(SQL_DIR / "009_regions.sql"))  # the schema as a load applies it
+        conn.execute("DELETE FROM era5_regions WHERE source = 'GeoJSON'")
+        conn.commit()
+        country = weighed(conn, resolve_region("LU"))
+        old = weighed(conn, square(0))
+        conn.execute("UPDATE era5_regions SET created_at = now() - interval '31 days' WHERE region_id = %s",
+                     (old.region_id,))
+        conn.commit()
+        kept = [weighed(conn, square(i)).region_id for i in range(1, 202)]  # 201 more posted
+        ids = {r[0] for r in conn.execute("SELECT region_id FROM era5_regions WHERE source = 'GeoJSON'")}
+        assert old.region_id not in ids  # expired
+        assert ids == set(kept[1:]) and len(ids) == 200  # the oldest of the 201 forgotten
+        assert conn.execute("SELECT count(*) FROM era5_regions WHERE region_id = %s",
+                            (country.region_id,)).fetchone() == (1,)
+        conn.execute("DELETE FROM era5_regions WHERE source = 'GeoJSON'")
+        conn.commit()
