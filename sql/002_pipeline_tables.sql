@@ -6,8 +6,8 @@ CREATE TABLE IF NOT EXISTS era5_months (
     month        date        NOT NULL,
     area         text        NOT NULL,
     grid         text        NOT NULL,
-    state        text        NOT NULL CHECK (state IN
-                     ('pending', 'fetching', 'staged', 'loading', 'loaded', 'validated', 'failed')),
+    state        text        NOT NULL CONSTRAINT era5_months_state_check CHECK (state IN
+                     ('pending', 'fetching', 'staged', 'loading', 'loaded', 'validating', 'validated', 'failed')),
     rows         bigint,
     expected_rows bigint,
     expver       text[],
@@ -42,3 +42,17 @@ CREATE INDEX IF NOT EXISTS era5_metrics_month_idx ON era5_metrics (table_name, m
 ALTER TABLE era5_months
     ADD COLUMN IF NOT EXISTS dataset text NOT NULL DEFAULT 'single-levels',
     ADD COLUMN IF NOT EXISTS levels  smallint[];
+
+-- 'validating': the month's validation under way, held by its run (track.liveness), so a run killed
+-- mid-validation is seen as gone instead of leaving the month 'loaded'. Ledgers made before it get
+-- the state added to their check.
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_constraint WHERE conname = 'era5_months_state_check'
+                   AND conrelid = 'era5_months'::regclass AND pg_get_constraintdef(oid) LIKE '%validating%') THEN
+        ALTER TABLE era5_months DROP CONSTRAINT IF EXISTS era5_months_state_check;
+        ALTER TABLE era5_months ADD CONSTRAINT era5_months_state_check CHECK (state IN
+            ('pending', 'fetching', 'staged', 'loading', 'loaded', 'validating', 'validated', 'failed'));
+    END IF;
+END
+$$;

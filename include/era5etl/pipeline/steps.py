@@ -252,18 +252,20 @@ def stage_step(url: str, job: MonthJob) -> dict[str, Any]:
 def load_step(url: str, job: MonthJob, on_chunk: Callable[[ChunkResult], None] | None = None) -> LoadResult:
     _refuse_removed(job, "load")
     # The month's lock, held while 'loading': a run that dies mid-load is seen as gone (track.liveness).
-    with liveness.hold(url, job.table, job.month, str(job.area)), _step(url, job, "load", "loading") as fig:
-        paths = _download_paths(job)
-        with open_download(paths, variables=job.load_variables, dataset=job.dataset,
-                           tmp_dir=scratch_dir(job.staging_dir)) as staged:
-            check_download(staged, job)
-            result = load(url, job.table, staged, start=job.month.start, end=job.month.end, on_chunk=on_chunk,
-                          dataset=job.dataset)
-        fig.rows, fig.bytes = result.rows, result.bytes
-        fig.detail = {"deleted": result.deleted, "chunks": result.chunk_rates(),
-                      "rollups": {"daily_rows": result.daily_rows, "monthly_rows": result.monthly_rows,
-                                  "seconds": result.rollup_seconds}}
-    mark(url, job, "loaded", rows=result.rows)
+    # The next state is written before the lock goes, so no reader ever finds 'loading' unheld and alive.
+    with liveness.hold(url, job.table, job.month, str(job.area)):
+        with _step(url, job, "load", "loading") as fig:
+            paths = _download_paths(job)
+            with open_download(paths, variables=job.load_variables, dataset=job.dataset,
+                               tmp_dir=scratch_dir(job.staging_dir)) as staged:
+                check_download(staged, job)
+                result = load(url, job.table, staged, start=job.month.start, end=job.month.end,
+                              on_chunk=on_chunk, dataset=job.dataset)
+            fig.rows, fig.bytes = result.rows, result.bytes
+            fig.detail = {"deleted": result.deleted, "chunks": result.chunk_rates(),
+                          "rollups": {"daily_rows": result.daily_rows, "monthly_rows": result.monthly_rows,
+                                      "seconds": result.rollup_seconds}}
+        mark(url, job, "loaded", rows=result.rows)
     return result
 
 
@@ -274,29 +276,33 @@ def validate_step(url: str, job: MonthJob) -> Validation:
     Airflow, within the same task: it does not earn a task process of its own)."""
     from era5etl.read import rollup_check
 
-    with _step(url, job, "validate", "loaded") as fig:
-        validation = validate_month(url, job.table, job.month, job.area, job.grid, run_id=job.run_id,
-                                    dataset=job.dataset, levels=job.levels)
-        fig.rows, fig.bytes = validation.observed_rows or 0, validation.bytes
-        fig.detail = validation.summary()
-        ledger.record_validation(url, table=job.table, month=job.month, area=str(job.area),
-                                 failed=validation.failed, path=str(validation.folder) if validation.folder else None)
-        if not validation.success:
-            # _step records figures only for a step that returns; a failed verdict is a measured run too.
-            fig.seconds = validation.seconds
-            metrics.record(url, run_id=job.run_id, month=job.month, table=job.table, area=str(job.area),
-                           figures=fig)
-            retention.release(job, "failed")  # the verdict is final (no retry reads it): ERA5_KEEP_DOWNLOADS
-            raise ValidationFailed(validation)
-        # Monthly means are months already (no rollups); a table on levels is checked level by level.
-        if _rollups_on() and not job.dataset.monthly:
-            checked = rollup_check.check(url, job.table, job.month, job.area, job.grid, job.dataset, job.levels)
-            fig.detail = {**fig.detail, "rollups": checked.as_dict()}
-            if not checked.ok:
-                raise RollupMismatch(job.table, str(job.month), checked.mismatches)
-            log.info("%s rollups of %s: %s daily and %s monthly rows checked against %s hourly rows", job.month,
-                     job.table, f"{checked.daily_rows:,}", f"{checked.monthly_rows:,}", f"{checked.hourly_rows:,}")
-    mark(url, job, "validated", rows=validation.observed_rows)
+    # The month's lock, held while 'validating' (and until 'validated' is written): a run killed
+    # mid-validation is seen as gone (track.liveness).
+    with liveness.hold(url, job.table, job.month, str(job.area)):
+        with _step(url, job, "validate", "validating") as fig:
+            validation = validate_month(url, job.table, job.month, job.area, job.grid, run_id=job.run_id,
+                                        dataset=job.dataset, levels=job.levels)
+            fig.rows, fig.bytes = validation.observed_rows or 0, validation.bytes
+            fig.detail = validation.summary()
+            ledger.record_validation(url, table=job.table, month=job.month, area=str(job.area),
+                                     failed=validation.failed,
+                                     path=str(validation.folder) if validation.folder else None)
+            if not validation.success:
+                # _step records figures only for a step that returns; a failed verdict is a measured run too.
+                fig.seconds = validation.seconds
+                metrics.record(url, run_id=job.run_id, month=job.month, table=job.table, area=str(job.area),
+                               figures=fig)
+                retention.release(job, "failed")  # the verdict is final (no retry reads it): ERA5_KEEP_DOWNLOADS
+                raise ValidationFailed(validation)
+            # Monthly means are months already (no rollups); a table on levels is checked level by level.
+            if _rollups_on() and not job.dataset.monthly:
+                checked = rollup_check.check(url, job.table, job.month, job.area, job.grid, job.dataset, job.levels)
+                fig.detail = {**fig.detail, "rollups": checked.as_dict()}
+                if not checked.ok:
+                    raise RollupMismatch(job.table, str(job.month), checked.mismatches)
+                log.info("%s rollups of %s: %s daily and %s monthly rows checked against %s hourly rows", job.month,
+                         job.table, f"{checked.daily_rows:,}", f"{checked.monthly_rows:,}", f"{checked.hourly_rows:,}")
+        mark(url, job, "validated", rows=validation.observed_rows)
     retention.release(job, "validated")  # staging stays bounded: the download goes once the ledger says so
     return validation
 

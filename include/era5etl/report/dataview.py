@@ -20,7 +20,7 @@ from era5etl.core.grid import Area, lattice
 from era5etl.core.months import Month
 from era5etl.report.model import Target
 
-LOADED_STATES = ("loaded", "validated")
+LOADED_STATES = ("loaded", "validating", "validated")
 HOUR = timedelta(hours=1)
 
 

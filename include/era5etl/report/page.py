@@ -27,6 +27,7 @@ STATE_COLOURS: dict[str, tuple[str, str]] = {
     "staged": ("#c7d2fe", "#312e81"),
     "loading": ("#fde68a", "#78350f"),
     "loaded": ("#86efac", "#14532d"),
+    "validating": ("#4ade80", "#14532d"),
     "validated": ("#15803d", "#ffffff"),
     "failed": ("#dc2626", "#ffffff"),
 }

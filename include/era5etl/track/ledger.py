@@ -21,7 +21,7 @@ from psycopg.rows import dict_row
 from era5etl.core.months import Month
 from era5etl.db import connect
 
-STATES = ("pending", "fetching", "staged", "loading", "loaded", "validated", "failed")
+STATES = ("pending", "fetching", "staged", "loading", "loaded", "validating", "validated", "failed")
 
 # States a month rests in once no step is working on it; an on-demand validation may only move
 # a month between these, never one a running pipeline is in the middle of.

@@ -8,7 +8,8 @@ the lock for an instant: when it can, no run holds the month, and :func:`reap` m
 ``failed`` with an error saying the run is gone. The ledger's readers (``status``, the page,
 ``validate``, the next run) reap before they read.
 
-Which states are judged: ``loading`` always (only the load step, one process, writes it); for a run
+Which states are judged: ``loading`` and ``validating`` always (each written by one step, in one
+process, that holds the lock until it ends); for a run
 of the CLI (``cli__`` run ids: one process for every step) ``fetching`` and ``staged`` too. An
 Airflow run's ``fetching`` (its fetch deferred to the triggerer, no process holding anything) and
 ``staged`` (between two tasks) are not judged: Airflow itself marks those tasks failed.
@@ -30,8 +31,8 @@ log = logging.getLogger(__name__)
 
 NAMESPACE = "era5etl.month"  # the lock's first key: hashtext of this
 CLI_PREFIX = "cli__"
-ALWAYS_JUDGED = ("loading",)
-CLI_JUDGED = ("fetching", "staged", "loading")
+ALWAYS_JUDGED = ("loading", "validating")
+CLI_JUDGED = ("fetching", "staged", "loading", "validating")
 
 
 def _key(table: str, month: str, area: str) -> str:

@@ -46,12 +46,12 @@ def _start(table: str, staging: Path) -> subprocess.Popen[str]:
                              "--local-cds"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
 
-def _wait_loading(url: str, table: str, proc: subprocess.Popen[str]) -> None:
+def _wait_loading(url: str, table: str, proc: subprocess.Popen[str], state: str = "loading") -> None:
     deadline = time.monotonic() + 300
-    while _state(url, table) != "loading":
+    while _state(url, table) != state:
         assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < deadline, "the run never reached loading"
-        time.sleep(0.05)
+        assert time.monotonic() < deadline, f"the run never reached {state}"
+        time.sleep(0.02)
 
 
 def _status(table: str) -> dict[str, Any]:
@@ -74,6 +74,23 @@ def test_a_killed_run_reads_failed_and_a_live_one_loading(db_url: str, fault_tab
     month = _status(fault_table)
     assert month["state"] == "failed", month
     assert "is gone" in month["error"] and month["run_id"] in month["error"]
+
+
+def test_a_run_killed_mid_validation_reads_failed_not_loaded(db_url: str, fault_table: str,
+                                                             tmp_path: Path) -> None:
+    """Issue 47: a run killed during validation left the month `loaded` for good. The month reads
+    `validating` while its run validates (holding it), and `failed` once the run is gone."""
+    proc = _start(fault_table, tmp_path)
+    try:
+        _wait_loading(db_url, fault_table, proc, "validating")
+        assert _status(fault_table)["state"] == "validating"  # alive: its session holds the month
+        proc.kill()
+        proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    month = _status(fault_table)
+    assert month["state"] == "failed" and "validating: the run" in month["error"] and "is gone" in month["error"], month
 
 
 def test_a_server_restarted_mid_load_leaves_the_month_failed(db_url: str, fault_table: str, tmp_path: Path) -> None:
