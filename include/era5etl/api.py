@@ -13,8 +13,8 @@ api.region_series("Chile", start="2024-01-01", end="2024-02-01")  # DataFrame: t
 Each function reads through this thread's connection to ``url`` (default the pipeline's database,
 ERA5_DATABASE_URL or the checkout's local server), opened on the first call and kept for the next
 (``era5etl.db.session``; ``api.close()`` closes it), and reads ``table`` (default ERA5_TABLE, else
-``weather``). Bad input
-raises ``era5etl.core.errors.InputError`` (a ``ReadError`` naming what the table holds).
+``weather``). Bad input raises ``era5etl.core.errors.InputError`` (a ``ReadError`` naming what the
+table holds).
 """
 
 from __future__ import annotations
