@@ -21,6 +21,8 @@ import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
+from era5etl.core.errors import Era5Error
+
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
@@ -28,8 +30,9 @@ Send = Callable[[Message], Awaitable[None]]
 App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
-class Refused(Exception):
-    """What ``authorize`` raises for a caller who may not read: the status, the detail, extra headers."""
+class Refused(Era5Error):
+    """What ``authorize`` raises for a caller who may not read: the status, the detail, extra headers
+    (answered by the guard itself, never reaching the error tree's other handlers)."""
 
     def __init__(self, status: int, detail: str, headers: dict[str, str] | None = None) -> None:
         super().__init__(detail)

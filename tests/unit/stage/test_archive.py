@@ -82,8 +82,9 @@ def test_scratch_lives_in_staging_and_a_gone_process_s_is_swept(tmp_path: Path) 
 
     from era5etl.stage import scratch_dir
 
-    dead_pid = int(subprocess.Popen(["true"]).pid)
-    os.waitpid(dead_pid, 0)  # exited and reaped: its pid names no process
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # exited and reaped: its pid names no process
+    dead_pid = gone.pid
     folder = tmp_path / "staging" / ".scratch"
     folder.mkdir(parents=True)
     left = folder / f"era5-stage-{dead_pid}-abc"
