@@ -142,11 +142,14 @@ def fetch_step(url: str, job: MonthJob, credentials: Credentials, *, wait: bool 
     return download
 
 
-def _refuse_removed(job: MonthJob, task: str) -> None:
-    """:class:`DownloadRemoved` when the month's download was removed after its validation."""
+def _staged_paths(job: MonthJob, task: str) -> list[Path] | None:
+    """The month's download files, looked up once before ``task`` touches the ledger; None when there is
+    no complete download (the step then fails, marking the month); :class:`DownloadRemoved` when it
+    was removed after its validation (nothing is touched)."""
     folder = job.request.folder(job.staging_dir)
-    if staged_download(folder) is not None:
-        return
+    found = staged_download(folder)
+    if found is not None:
+        return found.paths
     removed = fetch_removal(folder)
     if removed is not None:
         state = ("the month's rows are the validated ones" if removed.after == "validated" else
@@ -156,20 +159,14 @@ def _refuse_removed(job: MonthJob, task: str) -> None:
             f"ERA5_KEEP_DOWNLOADS); no complete download for {task} to read, and nothing was changed: {state}. "
             "To reload the month, clear its fetch task with its downstream tasks (the UI's Clear with "
             "'Downstream'), or run `python -m era5etl run-month`: the fetch gets it again")
+    return None
 
 
-def _download_paths(job: MonthJob) -> list[Path]:
-    folder = job.request.folder(job.staging_dir)
-    found = staged_download(folder)
-    if found is None:
-        removed = fetch_removal(folder)
-        gone = (f"the download of {job.month} was removed after validation on {removed.at:%Y-%m-%d} "
-                "(ERA5_KEEP_DOWNLOADS); " if removed is not None else "")
-        raise PipelineError(
-            f"{gone}no complete download for {job.month} (request {job.request.hash}) in {job.staging_dir}; "
-            "run the fetch step first"
-        )
-    return found.paths
+def _require_paths(job: MonthJob, paths: list[Path] | None) -> list[Path]:
+    if paths is None:
+        raise PipelineError(f"no complete download for {job.month} (request {job.request.hash}) in "
+                            f"{job.staging_dir}; run the fetch step first")
+    return paths
 
 
 def check_download(staged: StagedDownload, job: MonthJob) -> None:
@@ -215,9 +212,9 @@ def check_download(staged: StagedDownload, job: MonthJob) -> None:
 
 
 def stage_step(url: str, job: MonthJob) -> dict[str, Any]:
-    _refuse_removed(job, "stage")
+    found = _staged_paths(job, "stage")
     with _step(url, job, "stage", "staged") as fig:
-        paths = _download_paths(job)
+        paths = _require_paths(job, found)
         with open_download(paths, variables=job.load_variables, dataset=job.dataset,
                            tmp_dir=scratch_dir(job.staging_dir)) as staged:
             check_download(staged, job)
@@ -250,12 +247,12 @@ def stage_step(url: str, job: MonthJob) -> dict[str, Any]:
 
 
 def load_step(url: str, job: MonthJob, on_chunk: Callable[[ChunkResult], None] | None = None) -> LoadResult:
-    _refuse_removed(job, "load")
+    found = _staged_paths(job, "load")
     # The month's lock, held while 'loading': a run that dies mid-load is seen as gone (track.liveness).
     # The next state is written before the lock goes, so no reader ever finds 'loading' unheld and alive.
     with liveness.hold(url, job.table, job.month, str(job.area)):
         with _step(url, job, "load", "loading") as fig:
-            paths = _download_paths(job)
+            paths = _require_paths(job, found)
             with open_download(paths, variables=job.load_variables, dataset=job.dataset,
                                tmp_dir=scratch_dir(job.staging_dir)) as staged:
                 check_download(staged, job)
