@@ -48,8 +48,8 @@ def _forget_default() -> None:
         _default = None
 
 
-def _open(url: str | None) -> tuple[str, Connection]:
-    target = url or default_url()
+def _open(url: str | None, target: str) -> tuple[str, Connection]:
+    """A new connection to ``target`` (``url``, or the default URL when ``url`` is None)."""
     try:
         return target, open_connection(target)
     except DatabaseError:
@@ -81,7 +81,7 @@ def session(url: str | None = None) -> Iterator[Connection]:
             with contextlib.suppress(psycopg.Error):
                 conn.close()
             del conns[target]
-        target, conn = _open(url)
+        target, conn = _open(url, target)
         conns[target] = conn
     try:
         yield conn

@@ -29,7 +29,7 @@ from psycopg import sql
 
 from era5etl.core.grid import Area
 from era5etl.core.months import Month
-from era5etl.db import connect, rollup_tables, table_ident
+from era5etl.db import connect, has_level_column, rollup_tables, table_ident
 from era5etl.db.years import copy_name
 
 EPS = 1e-4  # degrees: a float4 latitude or longitude on the box's edge is inside it
@@ -58,8 +58,9 @@ def audit(url: str, table: str, first: Month | None = None, last: Month | None =
         by_month: dict[date, list[dict[str, Any]]] = {}
         for row in ledger:
             by_month.setdefault(row["month"], []).append(row)
+        daily = _daily_rollup(conn, table)
         for month, rows in sorted(by_month.items()):
-            _month(conn, table, Month(month.year, month.month), rows, found)
+            _month(conn, table, Month(month.year, month.month), rows, found, daily)
         for stray in _months_without_ledger(conn, table, set(by_month), first, last):
             found.differences.append(f"{stray}: the table holds rows of this month; the ledger has no month of it")
         _copies(conn, table, found, first, last)
@@ -87,7 +88,8 @@ def _count(conn: psycopg.Connection[Any], table: str, month: Month, area: Area |
     return int(row[0]) if row else 0
 
 
-def _month(conn: psycopg.Connection[Any], table: str, month: Month, rows: list[dict[str, Any]], found: Audit) -> None:
+def _month(conn: psycopg.Connection[Any], table: str, month: Month, rows: list[dict[str, Any]], found: Audit,
+           daily: tuple[str, bool] | None) -> None:
     inside = 0
     for row in rows:
         found.months += 1
@@ -107,15 +109,19 @@ def _month(conn: psycopg.Connection[Any], table: str, month: Month, rows: list[d
     if total > inside:
         found.differences.append(f"{month}: {total - inside:,} of the table's {total:,} rows lie outside every "
                                  "area the ledger has for the month")
-    _rollup(conn, table, month, found)
+    if daily is not None:
+        _rollup(conn, table, month, found, *daily)
 
 
-def _rollup(conn: psycopg.Connection[Any], table: str, month: Month, found: Audit) -> None:
+def _daily_rollup(conn: psycopg.Connection[Any], table: str) -> tuple[str, bool] | None:
+    """The table's daily rollup and whether the table has levels; None when it has no rollup."""
     daily = rollup_tables(table)["day"]
     if conn.execute("SELECT to_regclass(%s)", (table_ident(daily).as_string(conn),)).fetchone() == (None,):
-        return
-    levels = conn.execute("SELECT 1 FROM pg_attribute WHERE attrelid = %s::regclass AND attname = 'level'"
-                          " AND NOT attisdropped", (table_ident(table).as_string(conn),)).fetchone() is not None
+        return None
+    return daily, bool(has_level_column(conn, table))
+
+
+def _rollup(conn: psycopg.Connection[Any], table: str, month: Month, found: Audit, daily: str, levels: bool) -> None:
     key = sql.SQL(", level" if levels else "")
     want = conn.execute(sql.SQL(
         "SELECT count(*), COALESCE(sum(n), 0) FROM (SELECT count(*) AS n FROM {} WHERE time >= %s AND time < %s"
