@@ -94,6 +94,13 @@ class Settings(BaseSettings):
         description="the TimescaleDB release archive to build; checked against the release's tree either way")
     debian_mirror: str = Field(
         "http://deb.debian.org/debian", description="the Debian mirror the server image is built from")
+    backup_repository: Path | None = Field(
+        None, json_schema_extra=_shown("none: no backups, no WAL archived"),
+        description="the local server's pgBackRest repository, a folder best on another disk: when set, the server "
+                    "archives its WAL there and `db backup` / `db restore` work (docs/operating.md, Backups)")
+    backup_retention_full: int = Field(
+        2, ge=1, description="full backups pgBackRest keeps in the repository (older ones, and the WAL only they "
+                             "need, expire after each backup)")
 
     # --- what a month loads -----------------------------------------------------------------------
     dataset: Annotated[str, BeforeValidator(_lowercase)] = Field(

@@ -16,6 +16,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
         return airflow_overhead.main(argv[1:])
+    if argv[:1] == ["backup-drill"]:  # pgBackRest's full and incremental backups and a point-in-time restore
+        from era5bench import backup
+
+        return backup.main(argv[1:])
     if argv[:1] == ["backfill"]:  # a backfill through the one-command stack, as a user runs it
         from era5bench import backfill
 

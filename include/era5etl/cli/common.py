@@ -12,6 +12,18 @@ from era5etl.core.errors import InputError
 from era5etl.core.names import printable as printable
 
 
+def size_text(n: int | None) -> str:
+    """Bytes for a person: B, KiB, MiB or GiB."""
+    if n is None:
+        return "-"
+    size, unit = float(n), "B"
+    for bigger in ("KiB", "MiB", "GiB"):
+        if size < 1024:
+            break
+        size, unit = size / 1024, bigger
+    return f"{n} B" if unit == "B" else f"{size:.1f} {unit}"
+
+
 def emit(obj: dict[str, Any], as_json: bool) -> None:
     """End with one JSON object when asked (the last line a script parses)."""
     if as_json:

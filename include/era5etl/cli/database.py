@@ -8,16 +8,28 @@ import sys
 from typing import Any
 
 from era5etl import settings
+from era5etl.cli.backup import cmd_backup, restore_time
 from era5etl.cli.common import emit
 from era5etl.cli.progress import status_lines
+from era5etl.core.errors import InputError
 from era5etl.core.paths import PROJECT_ROOT
 from era5etl.db import LocalTimescale, redact
 
 
 def add_parsers(sub: Any) -> None:
-    db = sub.add_parser("db", help="the database: start (up), stop (down), or show it (status)")
-    db.add_argument("action", choices=["up", "down", "status"],
-                    help="up: build (once per machine), start and print the URL; down: stop; status: versions, licence")
+    db = sub.add_parser("db", help="the database: start (up), stop (down), show it (status), back it up and "
+                                   "restore it (backup, backups, restore)")
+    db.add_argument("action", choices=["up", "down", "status", "backup", "backups", "restore"],
+                    help="up: build (once per machine), start and print the URL; down: stop; status: versions, "
+                         "licence; backup: a pgBackRest backup into ERA5_BACKUP_REPOSITORY; backups: list them; "
+                         "restore: the server as it was at --to (default: the end of the archived WAL)")
+    db.add_argument("--type", choices=["full", "diff", "incr"], default="incr",
+                    help="backup: full, differential (since the last full) or incremental (since the last "
+                         "backup); the first is full whatever is asked (default: incr)")
+    db.add_argument("--to", type=restore_time, metavar="TIME",
+                    help="restore: an ISO 8601 moment with its offset (2026-12-02T01:30:00Z); the WAL is replayed "
+                         "to it")
+    db.add_argument("--yes", action="store_true", help="restore: really take the server back in time")
     db.add_argument("--json", action="store_true", help="print one JSON object and nothing else (its url holds the "
                                                         "password, for a program to connect with)")
     db.set_defaults(func=cmd_db)
@@ -27,6 +39,9 @@ def add_parsers(sub: Any) -> None:
 
 def cmd_db(args: argparse.Namespace) -> int:
     given = settings.load().database_url
+    if given and args.action in ("backup", "backups", "restore"):
+        raise InputError("ERA5_DATABASE_URL is set: back that server up with its own tools (pgBackRest's guide "
+                         "in docs/operating.md, Backups); db backup works on the local server")
     if given:
         if args.action == "down":
             print("ERA5_DATABASE_URL is set: the database is not ours to stop", file=sys.stderr)
@@ -35,6 +50,8 @@ def cmd_db(args: argparse.Namespace) -> int:
             print(redact(given))
         emit({"url": given, "running": True, "managed": False}, args.json)
         return 0
+    if args.action in ("backup", "backups", "restore"):
+        return cmd_backup(args)
     server = LocalTimescale()
     if args.action == "up":
         with status_lines("db up: the local TimescaleDB") as say:

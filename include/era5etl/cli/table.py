@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from era5etl.cli.common import add_list_drop, emit, table_arg
+from era5etl.cli.common import add_list_drop, emit, size_text, table_arg
 from era5etl.core.errors import InputError
 
 
@@ -41,17 +41,6 @@ def add_parsers(sub: Any) -> None:
     ck.set_defaults(func=cmd_check)
 
 
-def _size(n: int | None) -> str:
-    if n is None:
-        return "-"
-    size, unit = float(n), "B"
-    for bigger in ("KiB", "MiB", "GiB"):
-        if size < 1024:
-            break
-        size, unit = size / 1024, bigger
-    return f"{n} B" if unit == "B" else f"{size:.1f} {unit}"
-
-
 def cmd_list(args: argparse.Namespace) -> int:
     from era5etl.db import database_url
     from era5etl.track.tables import pipeline_tables
@@ -66,10 +55,10 @@ def cmd_list(args: argparse.Namespace) -> int:
     print(f"{'table':<32} {'months':>6} {'validated':>9} {'areas':>5} {'rows (ledger)':>15}  {'span':<17} "
           f"{'layout':<8} {'size':<10} years copied (their size)")
     for t in tables:
-        size = _size(t.bytes) if t.exists else "(table missing)"
+        size = size_text(t.bytes) if t.exists else "(table missing)"
         print(f"{t.name:<32} {t.months:>6} {t.validated:>9} {t.areas:>5} {t.rows:>15,}  "
               f"{t.first_month + '..' + t.last_month:<17} {t.layout or '-':<8} {size:<10} {_years(t.years_copied)}"
-              + (f" ({_size(t.copies_bytes)})" if t.copies_bytes is not None else ""))
+              + (f" ({size_text(t.copies_bytes)})" if t.copies_bytes is not None else ""))
     return 0
 
 

@@ -49,7 +49,8 @@ SOURCE_NAME = f"timescaledb-{TIMESCALEDB_VERSION}.tar.gz"
 PACKAGES = (f"postgresql-{POSTGRES_MAJOR}",)
 # Debian's own packages installed beside the server; an image built before one was added gets it
 # installed into a copy of its root (add_packages), not a rebuild of TimescaleDB.
-EXTRA_PACKAGES = (f"postgresql-{POSTGRES_MAJOR}-postgis-3",)
+# pgBackRest: the backups and point-in-time restores of db.backup.
+EXTRA_PACKAGES = (f"postgresql-{POSTGRES_MAJOR}-postgis-3", "pgbackrest")
 BUILD_PACKAGES = (f"postgresql-server-dev-{POSTGRES_MAJOR}", "cmake", "gcc", "make", "libssl-dev",
                   "libkrb5-dev", "libicu-dev")
 CMAKE_FLAGS = ("-DREGRESS_CHECKS=OFF", "-DTAP_CHECKS=OFF", "-DWARNINGS_AS_ERRORS=OFF", "-DLINTER=OFF",

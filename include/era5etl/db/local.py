@@ -54,6 +54,13 @@ LOG_IN_ROOT = "/var/lib/era5/postgresql.log"
 # The Unix socket's directory: the server's OS user's alone (0700), never a shared /tmp.
 SOCKET_DIR_IN_ROOT = "/var/lib/era5/socket"
 SOCKET_SETTINGS: dict[str, str] = {"unix_socket_directories": SOCKET_DIR_IN_ROOT, "unix_socket_permissions": "0700"}
+# pgBackRest (db.backup): its configuration, and where the host's repository folder appears inside the
+# root. The folder is bind-mounted there in a mount namespace of the server's own (unshare), so the
+# mount exists only for the server and pgBackRest's processes: the host never sees it, and removing a
+# root can never reach into a repository.
+BACKUP_CONF_IN_ROOT = "/var/lib/era5/pgbackrest.conf"
+BACKUP_REPO_IN_ROOT = "/var/lib/era5/backup-repo"
+STANZA = "era5"
 
 # Bulk-load settings: durability stays on (fsync, full_page_writes, synchronous_commit); what
 # changes is how often checkpoints force full-page images and how much memory index builds get.
@@ -103,12 +110,15 @@ class LocalState:
 class LocalTimescale:
     """The checkout's server, under ``home`` (default ``<project>/.local``)."""
 
-    def __init__(self, home: Path | None = None, licence: str | None = None) -> None:
+    def __init__(self, home: Path | None = None, licence: str | None = None,
+                 backup_repository: Path | None = None) -> None:
         configured = settings.load()
         self.home = (home or configured.home).resolve()
         self.root = self.home / "server"
         self.state_file = self.home / "server.json"
         self.licence = licence or configured.timescaledb_license
+        repository = backup_repository or configured.backup_repository
+        self.backup_repository = repository.resolve() if repository else None
 
     # paths inside the root as the host sees them
     def _host(self, path_in_root: str) -> Path:
@@ -147,6 +157,10 @@ class LocalTimescale:
             if self.running(state) and self.socket_directory(state) != SOCKET_DIR_IN_ROOT:
                 log.info("restarting the local server: its socket moves to %s (mode 0700)", SOCKET_DIR_IN_ROOT)
                 self.down()
+            archiving = "on" if self.backup_repository else "off"
+            if self.running(state) and self._server_setting("archive_mode", state) != archiving:
+                log.info("restarting the local server with archive_mode=%s (ERA5_BACKUP_REPOSITORY)", archiving)
+                self.down()
             if not self.running(state):
                 self._start(state)
             self._create_databases(state)
@@ -159,6 +173,29 @@ class LocalTimescale:
             return False
         self._pg(["pg_ctl", "-D", DATA_DIR_IN_ROOT, "-m", "fast", "-w", "stop"])
         return True
+
+    def replace_data_directory(self) -> Path | None:
+        """For a restore: the server stopped, its data directory moved aside (the path returned, None
+        when there was none) and an empty one made in its place, the server's user's alone."""
+        with self._lock():
+            self.down()
+            pgdata = self._host(DATA_DIR_IN_ROOT)
+            aside = None
+            if pgdata.exists():
+                aside = pgdata.with_name(f"pgdata.before-restore-{time.strftime('%Y%m%dT%H%M%S')}")
+                pgdata.rename(aside)
+            pgdata.mkdir(mode=0o700)
+            os.chown(pgdata, *self._ids())
+            return aside
+
+    def start_restored(self) -> None:
+        """Start a restored data directory as it is, to replay its WAL (``db.backup.restore``); ``up``
+        once it is promoted finishes the provisioning."""
+        state = self.state()
+        if state is None:
+            raise DatabaseError(f"the local server in {self.home} was never set up")
+        with self._lock():
+            self._start(state)
 
     def state(self) -> LocalState | None:
         if not self.state_file.exists():
@@ -255,10 +292,30 @@ class LocalTimescale:
         raise DatabaseError(f"no postgres user in {self.root}/etc/passwd; remove {self.root} and retry")
 
     def _pg(self, argv: list[str], check: bool = True) -> subprocess.CompletedProcess[str]:
+        return self.in_root([f"{PG_BIN}/{argv[0]}", *argv[1:]], check=check)
+
+    def in_root(self, argv: list[str], check: bool = True) -> subprocess.CompletedProcess[str]:
+        """``argv`` run inside the root as the server's user; with a backup repository, in a mount
+        namespace of its own where the repository is bound at BACKUP_REPO_IN_ROOT (a server started
+        so keeps the namespace, and its archive_command with it)."""
         uid, gid = self._ids()
-        cmd = ["chroot", f"--userspec={uid}:{gid}", str(self.root), f"{PG_BIN}/{argv[0]}", *argv[1:]]
-        env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8", "HOME": "/var/lib/era5"}
+        cmd = ["chroot", f"--userspec={uid}:{gid}", str(self.root), *argv]
+        if self.backup_repository is not None:
+            self._prepare_repository(uid, gid)
+            bind = 'if [ -d "$1" ]; then mount --bind "$0" "$1" || exit 125; fi; shift; exec "$@"'
+            cmd = ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", bind,
+                   str(self.backup_repository), str(self._host(BACKUP_REPO_IN_ROOT)), *cmd]
+        env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8", "HOME": "/var/lib/era5",
+               "PGPASSFILE": "/var/lib/era5/.pgpass"}
         return _run(cmd, check=check, env=env)
+
+    def _prepare_repository(self, uid: int, gid: int) -> None:
+        assert self.backup_repository is not None
+        self.backup_repository.mkdir(parents=True, exist_ok=True, mode=0o700)
+        os.chown(self.backup_repository, uid, gid)
+        mount_point = self._host(BACKUP_REPO_IN_ROOT)
+        if mount_point.parent.is_dir():
+            mount_point.mkdir(exist_ok=True)
 
     def _init_cluster(self) -> LocalState:
         state = self.state()
@@ -313,7 +370,7 @@ class LocalTimescale:
         # read over many chunks passes jit_above_cost and compiles a function per chunk's expressions,
         # seconds for nothing (docs/benchmarks.md, "JIT over many chunks").
         options = " ".join([f"-c timescaledb.license={self.licence}", "-c jit=off",
-                            *(f"-c {k}={v}" for k, v in SOCKET_SETTINGS.items())])
+                            *(f"-c {k}={v}" for k, v in SOCKET_SETTINGS.items()), *self._archive_options(state)])
         result = self._pg(
             ["pg_ctl", "-D", DATA_DIR_IN_ROOT, "-l", LOG_IN_ROOT, "-w", "-t", "120", "-o", options, "start"],
             check=False
@@ -321,6 +378,35 @@ class LocalTimescale:
         if result.returncode != 0:
             tail = "\n".join(self._host(LOG_IN_ROOT).read_text(errors="replace").splitlines()[-15:])
             raise DatabaseError(f"the local TimescaleDB did not start:\n{result.stderr}\n{tail}")
+
+    def _archive_options(self, state: LocalState) -> list[str]:
+        """The server's WAL archiving: on, through pgBackRest, when a backup repository is set (written
+        afresh at each start: the port is in it); off otherwise."""
+        if self.backup_repository is None:
+            return ["-c archive_mode=off"]
+        uid, gid = self._ids()
+        conf = self._host(BACKUP_CONF_IN_ROOT)
+        for folder in ("pgbackrest/log", "pgbackrest/lock", "pgbackrest/spool"):
+            path = self._host(f"/var/lib/era5/{folder}")
+            path.mkdir(parents=True, exist_ok=True, mode=0o700)
+            os.chown(path, uid, gid)
+        lines = [
+            "[global]", f"repo1-path={BACKUP_REPO_IN_ROOT}",
+            f"repo1-retention-full={settings.load().backup_retention_full}",
+            # zstd: a third of lz4's size on ERA5's columnstore pages at a little more CPU (docs/benchmarks.md)
+            "compress-type=zst", "compress-level=3", "process-max=2", "start-fast=y",
+            "log-path=/var/lib/era5/pgbackrest/log", "lock-path=/var/lib/era5/pgbackrest/lock",
+            "spool-path=/var/lib/era5/pgbackrest/spool", "log-level-console=warn", "log-level-file=info",
+            f"[{STANZA}]", f"pg1-path={DATA_DIR_IN_ROOT}", f"pg1-socket-path={SOCKET_DIR_IN_ROOT}",
+            f"pg1-port={state.port}", "pg1-user=postgres", "",
+        ]
+        for path, text in ((conf, "\n".join(lines)), (self._host("/var/lib/era5/.pgpass"),
+                                                       f"*:*:*:postgres:{state.password}\n")):
+            with open_private(path) as fh:
+                fh.write(text)
+            os.chown(path, uid, gid)
+        command = f"pgbackrest --config={BACKUP_CONF_IN_ROOT} --stanza={STANZA} archive-push %p"
+        return ["-c archive_mode=on", f"-c 'archive_command={command}'"]
 
     def _create_databases(self, state: LocalState) -> None:
         deadline = time.monotonic() + 60

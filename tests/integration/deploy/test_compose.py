@@ -346,7 +346,9 @@ def test_no_airflow_service_starts_before_the_executor_check(compose: Compose, p
 # --- The pipeline's settings: compose and .env.example against the settings model -----------------------
 
 # Settings of the local server (`era5etl db up`), which the compose stack does not run.
-LOCAL_SERVER_ONLY = {"home", "timescaledb_license", "system_dir", "timescaledb_source", "debian_mirror"}
+# Its backups too: the compose stack's database image has no pgBackRest (README, What was not run).
+LOCAL_SERVER_ONLY = {"home", "timescaledb_license", "system_dir", "timescaledb_source", "debian_mirror",
+                     "backup_repository", "backup_retention_full"}
 # Settings the compose file fixes: its database service and its shared volumes.
 SET_BY_COMPOSE = {"database_url", "staging_dir", "validation_dir"}
 # ERA5_* variables of the compose file itself (connections, ports, image names): never passed on as such.
