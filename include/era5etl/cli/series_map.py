@@ -266,7 +266,8 @@ def _named(s: Any) -> str:
 
     points = int(s.points.max())
     if isinstance(s.area, Region):
-        outside = f" ({s.area.left_out:,} outside the table's loaded box left out)" if s.area.left_out else ""
+        outside = (f" ({s.area.left_out:,} outside the table's loaded box left out: {s.area.loaded_share:.1%} of its "
+                   "area read)" if s.area.left_out else "")
         return (f"region {s.area} ({s.area.source}): {points:,} of its {s.area.points + s.area.left_out:,} grid points "
                 f"read{outside}, weighted by their cells' overlap")
     return f"area {s.area}: {points:,} grid points, cos(latitude)-weighted"

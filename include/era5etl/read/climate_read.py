@@ -158,7 +158,8 @@ def area_climate(conn: Any, table: str, box: Any, variable: str = "temperature_2
     days = (f"months of {dataset.name}" if dataset.monthly else
             "UTC days" if shift is None else f"days of {offset_text(shift)} from the hourly rows")
     if isinstance(area, Region):
-        outside = f", {area.left_out:,} outside the table's loaded box left out" if area.left_out else ""
+        outside = (f", {area.left_out:,} outside the table's loaded box left out ({area.loaded_share:.1%} of its "
+                   "area read)" if area.left_out else "")
         described = (f"region {area} ({area.source}): {area.points:,} grid points weighted by their cells' overlap"
                      f"{outside}, {days}")
         where: dict[str, Any] = {"region": {**area.describe(), "points_read": points, "described": described}}

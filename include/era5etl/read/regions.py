@@ -61,6 +61,7 @@ class Region:
     latitudes: np.ndarray = field(default_factory=_none)
     longitudes: np.ndarray = field(default_factory=_none)
     left_out: int = 0  # the outline's points outside the table's loaded box, not read
+    left_out_weight: float = 0.0  # their weights' sum
 
     def __str__(self) -> str:
         return self.name
@@ -74,12 +75,21 @@ class Region:
         from dataclasses import replace
 
         return replace(self, ids=self.ids[keep], weights=self.weights[keep], latitudes=self.latitudes[keep],
-                       longitudes=self.longitudes[keep], left_out=self.left_out + int((~keep).sum()))
+                       longitudes=self.longitudes[keep], left_out=self.left_out + int((~keep).sum()),
+                       left_out_weight=self.left_out_weight + float(self.weights[~keep].sum()))
+
+    @property
+    def loaded_share(self) -> float:
+        """The share of the region's weight (its area, cos-latitude weighted) that is read: 1 unless
+        points were left out."""
+        kept = float(self.weights.sum())
+        total = kept + self.left_out_weight
+        return kept / total if total > 0 else 0.0
 
     def describe(self) -> dict[str, Any]:
         """The JSON of the region: name, ISO code, source, points and their box (N/W/S/E)."""
         return {"name": self.name, "iso": self.iso, "source": self.source, "points": self.points,
-                "left_out": self.left_out,
+                "left_out": self.left_out, "loaded_share": round(self.loaded_share, 4),
                 "box": [float(self.latitudes.max()), float(self.longitudes.min()), float(self.latitudes.min()),
                         float(self.longitudes.max())],
                 "weighting": "cell overlap area x cos(latitude)"}
@@ -192,12 +202,16 @@ def geojson_outline(data: Any, where: str, within: tuple[str, ...] = ("FeatureCo
     elif kind in ("Polygon", "MultiPolygon") and kind in within:
         try:
             geometry = shapely.force_2d(shape(data))
-            finite = bool(np.isfinite(shapely.get_coordinates(geometry)).all())
-            parts = [shapely.make_valid(geometry)] if finite else []
+            coordinates = shapely.get_coordinates(geometry)
+            finite = bool(np.isfinite(coordinates).all())
+            # "structure": a hole removed from its shell, overlapping parts joined (the default
+            # "linework" made a hole equal to its shell the whole shell, and overlaps holes).
+            parts = [shapely.make_valid(geometry, method="structure", keep_collapsed=False)] if finite else []
         except (ValueError, TypeError, KeyError, IndexError, AttributeError, shapely.errors.ShapelyError) as exc:
             raise ReadError(f"{where}: a {kind} that cannot be read: {exc}") from None
         if not finite:
             raise ReadError(f"{where}: a {kind} with a coordinate that is not a finite number (NaN or Infinity)")
+        _check_range(coordinates, where, kind)
     elif kind in ("FeatureCollection", "Feature", "Polygon", "MultiPolygon"):
         raise ReadError(f"{where}: a {kind} inside a {'Feature' if 'Polygon' in within else 'FeatureCollection'}, "
                         "where GeoJSON has none")
@@ -208,6 +222,18 @@ def geojson_outline(data: Any, where: str, within: tuple[str, ...] = ("FeatureCo
     if outline is None or outline.is_empty or outline.area == 0:
         raise ReadError(f"{where}: holds no polygon with an area")
     return outline
+
+
+def _check_range(coordinates: np.ndarray, where: str, kind: str) -> None:
+    """Positions are longitude, latitude (RFC 7946): a latitude beyond the poles, or a longitude beyond
+    -180..360 (both of ERA5's conventions), is a mistake to name, not to clip."""
+    lon, lat = coordinates[:, 0], coordinates[:, 1]
+    if lat.size and (np.abs(lat).max() > 90):
+        raise ReadError(f"{where}: a {kind} with latitude {lat[np.abs(lat).argmax()]:g}, beyond the poles; GeoJSON "
+                        "positions are [longitude, latitude]")
+    if lon.size and (lon.min() < -180 or lon.max() > 360):
+        bad = lon.min() if lon.min() < -180 else lon.max()
+        raise ReadError(f"{where}: a {kind} with longitude {bad:g}, outside -180..360")
 
 
 def _grid_longitude(lon: np.ndarray) -> np.ndarray:

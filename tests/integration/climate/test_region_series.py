@@ -134,9 +134,22 @@ def test_a_geojson_files_region(db_url: str, region_table: str, tmp_path: Path) 
     assert code == 0 and data is not None, out + err
     inside = shapely_weights(shapely.Polygon(longer), rows)
     assert data["region"]["left_out"] > 0 and data["region"]["points"] == len(inside) == data["points"][0]
-    assert "outside the table's loaded box left out" in out
+    assert "outside the table's loaded box left out" in out and "of its area read" in out
+    share = data["region"]["loaded_share"]
+    lat, lon = (a.ravel() for a in np.meshgrid(np.arange(49.5, 51.01, 0.25), np.arange(5.75, 6.51, 0.25)))
+    every = shapely_weights(shapely.Polygon(longer), {"id": np.arange(lat.size), "lat": lat, "lon": lon})
+    assert share == pytest.approx(sum(inside.values()) / sum(every.values()), abs=1e-3) and 0.5 < share < 1, share
     want = _reference(rows, inside, "D")
     assert np.allclose(data["values"]["temperature_2m_mean"], [want[d] for d in sorted(want)], atol=0.001, rtol=0)
+
+
+def test_a_region_mostly_outside_the_loaded_box_is_refused(region_table: str, tmp_path: Path) -> None:
+    # To 56 N: most of the triangle's area lies north of what the table holds.
+    taller = [[5.8, 49.6], [6.4, 49.7], [6.0, 56.0], [5.8, 49.6]]
+    code, _, err, _ = cli("series", "--region-file", str(_geojson(tmp_path, taller)), "--daily",
+                          "--variables", "temperature_2m_mean", "--table", region_table)
+    assert code == 2 and "of its area) lie in what" in err and "50% of it is loaded" in err, err
+    assert "Traceback" not in err
 
 
 def test_a_region_inside_one_cell_gets_that_cell(region_table: str, tmp_path: Path) -> None:

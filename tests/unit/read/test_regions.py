@@ -112,6 +112,30 @@ def test_geojson_with_a_coordinate_that_is_no_number_is_refused(bad: float) -> N
         geojson_outline({"type": "Polygon", "coordinates": [ring]}, "x")
 
 
+@pytest.mark.parametrize(("swap", "says"), [((1, 148.0), "latitude 148, beyond the poles"),
+                                           ((0, 400.0), "longitude 400, outside -180..360"),
+                                           ((0, -181.0), "longitude -181, outside -180..360")])
+def test_geojson_beyond_the_globe_is_refused_not_clipped(swap: tuple[int, float], says: str) -> None:
+    ring = [list(p) for p in SQUARE]
+    ring[2][swap[0]] = swap[1]
+    with pytest.raises(ReadError, match=says):
+        geojson_outline({"type": "Polygon", "coordinates": [ring]}, "x")
+    # Both of ERA5's longitude conventions are positions on the globe.
+    assert geojson_outline({"type": "Polygon", "coordinates": [[[p[0] + 180, p[1]] for p in SQUARE]]}, "x").area > 0
+
+
+def test_a_hole_equal_to_its_shell_leaves_nothing_and_overlapping_parts_join() -> None:
+    # shapely's default make_valid ("linework") made this polygon its whole shell.
+    with pytest.raises(ReadError, match="holds no polygon with an area"):
+        geojson_outline({"type": "Polygon", "coordinates": [SQUARE, SQUARE]}, "x")
+    ring = [[0, 0], [10, 0], [10, 10], [0, 10], [0, 0]]
+    shifted = [[x + 5, y + 5] for x, y in ring]
+    joined = geojson_outline({"type": "MultiPolygon", "coordinates": [[ring], [shifted]]}, "x")
+    assert joined.area == pytest.approx(shapely.union(shapely.Polygon(ring), shapely.Polygon(shifted)).area) == 175
+    holed = geojson_outline({"type": "Polygon", "coordinates": [ring, [[2, 2], [4, 2], [4, 4], [2, 4], [2, 2]]]}, "x")
+    assert holed.area == 96
+
+
 def test_geojson_nested_where_geojson_nests_nothing_is_refused() -> None:
     polygon = {"type": "Polygon", "coordinates": [SQUARE]}
     deep: dict = {"type": "Feature", "geometry": polygon}
