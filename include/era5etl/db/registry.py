@@ -104,6 +104,17 @@ def require_ours(conn: psycopg.Connection[Any], table: str, created_by: str) -> 
     claim(conn, table, "single-levels", False, created_by)
 
 
+def require_known(conn: psycopg.Connection[Any], table: str) -> None:
+    """For a command that records verdicts on a table (``validate``): NotOurTable, having written
+    nothing, unless ``table`` exists and is registered or named in the ledger."""
+    if not _exists(conn, table):
+        raise NotOurTable(f"table {table} does not exist: nothing to validate")
+    if _exists(conn, "era5_tables") and (registered(conn, table) or _in_ledger(conn, table)):
+        return
+    raise NotOurTable(f"table {table} is not one of the pipeline's (it is not in era5_tables nor in the ledger "
+                      "era5_months): nothing was validated or recorded")
+
+
 def check_new(conn: psycopg.Connection[Any], table: str, has_levels: bool) -> None:
     """A table about to be made: NotOurTable when a name the pipeline would derive from it is taken
     already, or when it is the rollup of a registered table."""

@@ -210,6 +210,12 @@ def _ensure_copies(conn: psycopg.Connection[Any], table: str) -> list[tuple[str,
         raise InputError("the copy of years is kept in the columnstore, which this server's TimescaleDB (Apache "
                          "licence) does not have")
     sources = _sources(conn, table)
+    # Every copy's name checked before any is made: a user's <table>_daily_years must not leave a new
+    # <table>_years behind when the command is refused.
+    for relation, _ in sources:
+        if is_copy(conn, relation) is False:
+            raise InputError(f"{copy_name(relation)} exists and is not the pipeline's copy of {relation}'s years: "
+                             "rename it, or drop it if it is no longer wanted; nothing was made")
     for relation, time_column in sources:
         _ensure_copy(conn, relation, time_column)
     return sources

@@ -306,6 +306,15 @@ def test_a_table_of_that_name_that_is_not_the_copy_is_left_alone(db_url: str, sa
     try:
         code, _, err, _ = cli("table", "years", table)
         assert code == 2 and "is not the pipeline's copy" in err, err
+        # The daily rollup's copy's name held instead: refused before the hours' copy is made.
+        daily_copy = copy_name(f"{table}_daily")
+        with connect(db_url, autocommit=True) as conn:
+            conn.execute(f"ALTER TABLE {copy_name(table)} RENAME TO {daily_copy}")
+        code, _, err, _ = cli("table", "years", table)
+        assert code == 2 and f"{daily_copy} exists" in err and "nothing was made" in err, err
+        with connect(db_url, autocommit=True) as conn:
+            assert conn.execute("SELECT to_regclass(%s) IS NULL", (copy_name(table),)).fetchone() == (True,)
+            conn.execute(f"ALTER TABLE {daily_copy} RENAME TO {copy_name(table)}")
         code, _, err, _ = cli("table", "drop", table, "--yes")
         assert code == 0, err
         with connect(db_url, autocommit=True) as conn:  # dropping the table left the user's own table standing

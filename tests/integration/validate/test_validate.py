@@ -285,6 +285,26 @@ def test_cli_validate_json_and_status(db_url: str, copy_of: Callable[..., MonthJ
     assert month["validation_path"] == str(Path(result["result_path"]).parent)
 
 
+def test_cli_validate_refuses_a_users_table_and_records_nothing(db_url: str, copy_of: Callable[..., MonthJob]
+                                                                 ) -> None:
+    job = copy_of()
+    own = f"own_{uuid.uuid4().hex[:8]}"
+    _sql(db_url, f"CREATE TABLE {own} (LIKE {job.table})", {})
+    try:
+        _sql(db_url, f"INSERT INTO {own} SELECT * FROM {job.table}", {})
+        for table in (own, f"{own}_missing"):
+            code, out, err, _ = cli("validate", "2024-02", "--area", str(AREA), "--table", table)
+            assert code == 2 and "error:" in err and "Traceback" not in err, out + err
+            assert ("is not one of the pipeline's" if table == own else "does not exist") in err, err
+        with connect(db_url) as conn:
+            assert conn.execute("SELECT count(*) FROM era5_validation_days WHERE table_name LIKE %s",
+                                (f"{own}%",)).fetchone() == (0,)
+            assert conn.execute("SELECT count(*) FROM era5_months WHERE table_name LIKE %s",
+                                (f"{own}%",)).fetchone() == (0,)
+    finally:
+        _sql(db_url, f"DROP TABLE IF EXISTS {own}", {})
+
+
 @pytest.mark.parametrize(("grid", "lat", "lon", "inside"), [
     ("0.5", 45.0, 7.0, True),
     ("0.5", 45.5, 7.5, True),
