@@ -45,6 +45,9 @@ def main(argv: list[str]) -> int:
     p.add_argument("--home", type=Path, default=PROJECT_ROOT / ".local" / "bench" / "backup-drill",
                    help="the drill's server (removed first)")
     p.add_argument("--repository", type=Path, help="the pgBackRest repository (default: HOME/repo; removed first)")
+    p.add_argument("--compressions", action="store_true",
+                   help="first, a full backup of the loaded table with each of pgBackRest's gz, lz4 and zst (level 3) "
+                        "into a trial repository of its own, timed and sized")
     p.add_argument("--json", action="store_true", help="end with one JSON object")
     args = p.parse_args(argv)
     home = args.home.resolve()
@@ -63,6 +66,7 @@ def main(argv: list[str]) -> int:
     first, last = args.years
     loaded = _load((first, last), TABLE)
     log(f"drill: loaded {loaded.get('rows', 0):,} rows of {first}-{last}")
+    trials = _compressions(server) if args.compressions else {}
     full = backup.backup("full", server)
     time.sleep(2.0)  # the moment is a second after the backup's end at least (pgBackRest's stop times are seconds)
     moment = _now(url)
@@ -82,6 +86,7 @@ def main(argv: list[str]) -> int:
         "incr_s": (incr.stopped - incr.started).total_seconds(), "incr_stored_bytes": incr.stored,
         "incr_cluster_bytes": incr.size, "later_rows": extra.get("rows"), "wal_archived_bytes": wal,
         "restore_s": round(restore_s, 1), "rows_back": back == kept, "later_table_gone": gone,
+        "compressions": trials,
     }
     gb = full.size / GB
     full_s = (full.stopped - full.started).total_seconds()
@@ -93,10 +98,31 @@ def main(argv: list[str]) -> int:
           f"WAL archived {wal / GB:.2f} GB")
     print(f"restore to the moment between: {restore_s:.0f} s ({restore_s / gb:.1f} s/GB); every row back: "
           f"{back == kept}; the later table gone: {gone}")
+    for kind, (seconds, stored) in trials.items():
+        print(f"a full backup with compress-type={kind}: {seconds:.1f} s, stored {stored / GB:.3f} GB "
+              f"({full.size / max(stored, 1):.1f}x smaller)")
     if args.json:
         print(json.dumps(figures))
     server.down()
     return 0 if back == kept and gone else 1
+
+
+def _compressions(server: Any) -> dict[str, tuple[float, int]]:
+    """A full backup with each compression into ``<repository>/trial-<kind>`` (no WAL checked: the
+    archive goes to the main repository), its seconds and stored bytes; the trial removed after."""
+    from era5etl.db import backup
+    from era5etl.db.local import BACKUP_REPO_IN_ROOT
+
+    out = {}
+    for kind in ("gz", "lz4", "zst"):
+        trial = [f"--repo1-path={BACKUP_REPO_IN_ROOT}/trial-{kind}"]
+        backup.pgbackrest(server, *trial, "stanza-create")
+        began = time.perf_counter()
+        backup.pgbackrest(server, *trial, f"--compress-type={kind}", "--no-archive-check", "--type=full", "backup")
+        seconds = time.perf_counter() - began
+        out[kind] = (round(seconds, 1), _folder_bytes(server.backup_repository / f"trial-{kind}" / "backup"))
+        shutil.rmtree(server.backup_repository / f"trial-{kind}")
+    return out
 
 
 def _now(url: str) -> Any:

@@ -58,7 +58,8 @@ def _server(server: LocalTimescale | None) -> LocalTimescale:
     return server
 
 
-def _pgbackrest(server: LocalTimescale, *args: str) -> str:
+def pgbackrest(server: LocalTimescale, *args: str) -> str:
+    """``pgbackrest --stanza=era5 ARGS`` in the server's root; its output, or BackupError."""
     result = server.in_root(["pgbackrest", f"--config={BACKUP_CONF_IN_ROOT}", f"--stanza={STANZA}", *args],
                             check=False)
     if result.returncode != 0:
@@ -74,8 +75,8 @@ def backup(kind: str = "incr", server: LocalTimescale | None = None) -> Backup:
         raise InputError(f"backup type {kind!r}: give one of {', '.join(KINDS)}")
     server = _server(server)
     server.up()  # running, archiving to this repository
-    _pgbackrest(server, "stanza-create")  # idempotent: checks the stanza against the cluster
-    _pgbackrest(server, f"--type={kind}", "backup")
+    pgbackrest(server, "stanza-create")  # idempotent: checks the stanza against the cluster
+    pgbackrest(server, f"--type={kind}", "backup")
     return backups(server)[-1]
 
 
@@ -84,7 +85,7 @@ def backups(server: LocalTimescale | None = None) -> list[Backup]:
     server = _server(server)
     if not (server.backup_repository and (server.backup_repository / "backup" / STANZA).is_dir()):
         return []
-    raw = json.loads(_pgbackrest(server, "--output=json", "info"))
+    raw = json.loads(pgbackrest(server, "--output=json", "info"))
     found = []
     for stanza in raw:
         for item in stanza.get("backup", []):
@@ -118,7 +119,7 @@ def restore(to: dt.datetime | None = None, server: LocalTimescale | None = None)
         raise BackupError(f"the local server in {server.home} was never set up: nothing to restore into")
     aside = server.replace_data_directory()
     target = ["--type=time", f"--target={to.isoformat(sep=' ')}", "--target-action=promote"] if to else []
-    _pgbackrest(server, *target, "restore")
+    pgbackrest(server, *target, "restore")
     server.start_restored()
     _wait_promoted(state.url("postgres"))
     server.up()

@@ -393,7 +393,7 @@ class LocalTimescale:
         lines = [
             "[global]", f"repo1-path={BACKUP_REPO_IN_ROOT}",
             f"repo1-retention-full={settings.load().backup_retention_full}",
-            # zstd: a third of lz4's size on ERA5's columnstore pages at a little more CPU (docs/benchmarks.md)
+            # zstd at level 3: chosen against gz and lz4 by `era5bench backup-drill` (docs/benchmarks.md)
             "compress-type=zst", "compress-level=3", "process-max=2", "start-fast=y",
             "log-path=/var/lib/era5/pgbackrest/log", "lock-path=/var/lib/era5/pgbackrest/lock",
             "spool-path=/var/lib/era5/pgbackrest/spool", "log-level-console=warn", "log-level-file=info",
