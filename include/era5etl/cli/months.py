@@ -140,11 +140,13 @@ def _columnstore_line(packed: dict[str, Any], download_bytes: int | None) -> str
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    from era5etl.core.files import require_writable
     from era5etl.db import connect
     from era5etl.db.registry import require_known
     from era5etl.pipeline.job import dataset_grid
     from era5etl.track import ledger, liveness, metrics
     from era5etl.validate import validate_month
+    from era5etl.validate.month import validation_dir
 
     settings = config.load()
     month = Month.parse(args.month)
@@ -156,6 +158,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     table = args.table or (settings.table if asked is None else config.table_for(asked.name))
     with connect(url) as conn:  # a user's table is never validated, nor its days recorded
         require_known(conn, table)
+    require_writable(validation_dir(), "ERA5_VALIDATION_DIR")
     liveness.reap(url, table)  # a month whose run is gone is failed, so its verdict may settle it
     recorded = ledger.loaded_from(url, table, month, str(area))
     dataset = asked or by_name(recorded[0] if recorded else settings.dataset)

@@ -9,6 +9,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from era5etl.core.errors import InputError
+
 HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"
 
 
@@ -60,3 +62,23 @@ def open_private(path: Path, mode: str = "w") -> Any:
     fd = os.open(path, flags, 0o600)
     os.fchmod(fd, 0o600)
     return os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8")
+
+
+class FolderNotWritable(InputError):
+    """A folder a setting names cannot be made or written by this process."""
+
+
+def require_writable(folder: Path, setting: str) -> None:
+    """``folder`` made if missing, and writable by this process (root included: a read-only file system
+    refuses root too); FolderNotWritable naming ``setting`` otherwise, before any work needs it."""
+    if folder.exists() and not folder.is_dir():
+        raise FolderNotWritable(f"{setting}={folder} is not a folder; give a folder this user may write")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise FolderNotWritable(f"{setting}={folder} cannot be made: {exc.strerror or exc}; give a folder this "
+                                "user may write") from None
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise FolderNotWritable(f"{setting}={folder} is not writable by this user (or is on a read-only file "
+                                "system); give a folder this user may write")
+

@@ -20,6 +20,7 @@ import numpy as np
 import psycopg
 
 from era5etl.core.errors import Failure
+from era5etl.core.files import require_writable
 from era5etl.db import ensure_schema
 from era5etl.fetch import Credentials, Download, fetch, retention, staged_download
 from era5etl.fetch.manifest import removal as fetch_removal
@@ -32,6 +33,7 @@ from era5etl.stage import StagedDownload, StageError, open_download, scratch_dir
 from era5etl.track import ledger, liveness, metrics
 from era5etl.track.metrics import StepFigures
 from era5etl.validate import Validation, validate_month
+from era5etl.validate.month import validation_dir
 
 log = logging.getLogger(__name__)
 
@@ -128,6 +130,7 @@ def fetch_step(url: str, job: MonthJob, credentials: Credentials, *, wait: bool 
     """
     from era5etl.fetch.jobs import PgJobStore
 
+    require_writable(job.staging_dir, "ERA5_STAGING_DIR")  # before the ledger hears of the month
     with _step(url, job, "fetch", "fetching") as fig:
         download = fetch(job.request, job.staging_dir, credentials, store=PgJobStore(url), wait=wait)
         fig.bytes = download.bytes
@@ -273,6 +276,7 @@ def validate_step(url: str, job: MonthJob) -> Validation:
     Airflow, within the same task: it does not earn a task process of its own)."""
     from era5etl.read import rollup_check
 
+    require_writable(validation_dir(), "ERA5_VALIDATION_DIR")
     # The month's lock, held while 'validating' (and until 'validated' is written): a run killed
     # mid-validation is seen as gone (track.liveness).
     with liveness.hold(url, job.table, job.month, str(job.area)):
@@ -362,6 +366,9 @@ def run_month(url: str, job: MonthJob, credentials: Credentials, *,
     """All steps in order, as the DAG runs them; returns the figures of each. ``on_step(task,
     "start"|"done")`` and ``on_chunk`` (each chunk the load commits) let a caller show progress."""
     began = time.perf_counter()
+    # Both folders checked first: a read-only validation folder found after the load costs the load.
+    require_writable(job.staging_dir, "ERA5_STAGING_DIR")
+    require_writable(validation_dir(), "ERA5_VALIDATION_DIR")
     created, added = _prepare(url, job)
     steps: list[dict[str, Any]] = []  # each step's figures, appended as it finishes
     try:

@@ -247,3 +247,20 @@ def test_a_backfill_keeps_staging_at_one_months_download(
           f"{sum(fetched):,} bytes")
     assert (end.bytes, end.files, end.released) == (0, 0, 6)
     assert 0 < high <= max(fetched)  # one month's download at most, whatever the backfill's length
+
+
+def test_a_staging_or_validation_folder_that_cannot_be_written_is_refused_before_the_ledger_hears_of_it(
+        db_url: str, table: str, cds: Any, tmp_path: Path) -> None:
+    # A folder under a file: refused for root as for anyone (a read-only disk: tests/unit/core/test_files.py).
+    (tmp_path / "file").write_text("x")
+    bad = tmp_path / "file" / "folder"
+    for setting in ("ERA5_STAGING_DIR", "ERA5_VALIDATION_DIR"):
+        env = _env(cds, tmp_path / "staging") | {setting: str(bad)}
+        code, out, err, _ = cli("run-month", "2024-01", "--area", AREA, "--table", table, env=env)
+        assert code == 2 and f"error: {setting}={bad} cannot be made" in err and "Traceback" not in err, out + err
+    code, _, err, _ = cli("validate", "2024-01", "--area", AREA, "--table", table,
+                          env={"ERA5_VALIDATION_DIR": str(bad)})
+    assert code == 2 and "ERA5_VALIDATION_DIR" in err, err
+    with connect(db_url) as conn:
+        assert conn.execute("SELECT count(*) FROM era5_months WHERE table_name = %s", (table,)).fetchone() == (0,)
+        assert conn.execute(f"SELECT count(*) FROM {table}").fetchone() == (0,)
