@@ -103,25 +103,32 @@ def restore(to: dt.datetime | None = None, server: LocalTimescale | None = None)
     directory: the server is stopped, its data directory moved aside, the backup before ``to``
     restored, the WAL replayed to ``to``, and the server promoted and started."""
     server = _server(server)
+    if to is not None and to.tzinfo is None:
+        raise InputError("give the restore time with its offset, e.g. 2026-12-02T01:30:00+00:00")
+    if to is not None and to > dt.datetime.now(dt.UTC):
+        raise InputError(f"{to.isoformat()} is in the future: the WAL reaches no further than now; leave --to "
+                         "out to replay all of it")
     taken = backups(server)
     if not taken:
         raise BackupError(f"no backup in {server.backup_repository}: make one with `python -m era5etl db backup`")
-    if to is not None:
-        if to.tzinfo is None:
-            raise InputError("give the restore time with its offset, e.g. 2026-12-02T01:30:00+00:00")
-        # pgBackRest takes the newest backup whose stop time (whole seconds) is before the target's
-        # whole second: a moment within the second a backup ended is not yet after it.
-        if int(to.timestamp()) <= int(taken[0].stopped.timestamp()):
-            raise InputError(f"{to.isoformat()} is not after the end of the oldest backup "
-                             f"({taken[0].stopped.isoformat()}); nothing can restore it")
+    # pgBackRest takes the newest backup whose stop time (whole seconds) is before the target's whole
+    # second: a moment within the second a backup ended is not yet after it.
+    if to is not None and int(to.timestamp()) <= int(taken[0].stopped.timestamp()):
+        raise InputError(f"{to.isoformat()} is not after the end of the oldest backup "
+                         f"({taken[0].stopped.isoformat()}); nothing can restore it")
     state = server.state()
     if state is None:
         raise BackupError(f"the local server in {server.home} was never set up: nothing to restore into")
     aside = server.replace_data_directory()
     target = ["--type=time", f"--target={to.isoformat(sep=' ')}", "--target-action=promote"] if to else []
-    pgbackrest(server, *target, "restore")
-    server.start_restored()
-    _wait_promoted(state.url("postgres"))
+    try:
+        pgbackrest(server, *target, "restore")
+        server.start_restored()
+        _wait_promoted(state.url("postgres"))
+    except (BackupError, DatabaseError, psycopg.Error) as exc:
+        kept = (f"; the data directory from before the restore is {aside}: stop the server and move it back to "
+                "pgdata beside it to start as before") if aside else ""
+        raise BackupError(f"the restore did not finish: {exc}{kept}") from None
     server.up()
     return {"restored_to": to.isoformat() if to else "end of the archived WAL",
             "replaced_data_directory": str(aside) if aside else None}
@@ -130,8 +137,11 @@ def restore(to: dt.datetime | None = None, server: LocalTimescale | None = None)
 def _wait_promoted(url: str, timeout: float = 600) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        with psycopg.connect(url, autocommit=True, connect_timeout=5) as conn:
-            row = conn.execute("SELECT pg_is_in_recovery()").fetchone()
+        try:
+            with psycopg.connect(url, autocommit=True, connect_timeout=5) as conn:
+                row = conn.execute("SELECT pg_is_in_recovery()").fetchone()
+        except psycopg.OperationalError:  # "the database system is starting up": not consistent yet
+            row = (True,)
         if row and not row[0]:
             return
         time.sleep(0.5)

@@ -37,3 +37,5 @@ def test_backups_without_a_repository_or_on_a_server_of_ones_own_are_refused_wit
     assert done.returncode == 2 and "has no offset" in done.stderr, done.stderr
     done = _db("restore", ERA5_BACKUP_REPOSITORY="/nonexistent/repo")
     assert done.returncode == 2 and "--yes" in done.stderr, done.stderr
+    done = _db("restore", "--to", "2999-01-01T00:00:00Z", "--yes", ERA5_BACKUP_REPOSITORY="/nonexistent/repo")
+    assert done.returncode == 2 and "is in the future" in done.stderr, done.stderr
