@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -101,6 +102,15 @@ class Launched:
         with connect(self.db_url, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{self.meta_db}" WITH (FORCE)')
         clean(self.db_url, self.table, f"http://127.0.0.1:{self.cds_port}/api")
+
+    def stop(self) -> None:
+        """What a failed test leaves stopped: ``airflow down`` if the stack's state file is there, its
+        foreground process group killed if it still runs."""
+        if (self.home / "era5-stack.json").exists():
+            subprocess.run(self.command("down"), env=self.env, timeout=120, check=False)
+        if self.proc and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
 
     def sign_in(self) -> None:
         """A token for the REST API from the login ``airflow up`` printed."""

@@ -17,9 +17,7 @@ On a database server of the test's own (``ERA5_HOME``), archiving its WAL to a p
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -57,11 +55,7 @@ def launched() -> Iterator[Launched]:
     try:
         yield stack
     finally:
-        if (stack.home / "era5-stack.json").exists():
-            subprocess.run(stack.command("down"), env=stack.env, timeout=120, check=False)
-        if stack.proc and stack.proc.poll() is None:
-            os.killpg(stack.proc.pid, signal.SIGKILL)
-            stack.proc.wait()
+        stack.stop()
         server.down()
         shutil.rmtree(work, ignore_errors=True)
 

@@ -19,16 +19,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import stat
 import subprocess
 import tempfile
-import time
 import urllib.request
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 from urllib.parse import quote
 
 import psutil
@@ -57,23 +54,9 @@ def launched() -> Iterator[Launched]:
         stack.up()
         yield stack
     finally:
-        state = stack.home / "era5-stack.json"
-        if state.exists():  # a failed test: nothing may outlive it
-            subprocess.run(stack.command("down"), env=stack.env, timeout=120, check=False)
-        if stack.proc and stack.proc.poll() is None:
-            os.killpg(stack.proc.pid, signal.SIGKILL)
-            stack.proc.wait()
+        stack.stop()  # a failed test: nothing may outlive it
         stack.clean()
         shutil.rmtree(work, ignore_errors=True)
-
-
-def _wait(what: str, check: Any, stack: Launched, timeout: float = 300) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if (value := check()):
-            return value
-        time.sleep(1)
-    raise AssertionError(f"timed out waiting for {what}\n{stack.logs()}")
 
 
 def _forkservers(stack: Launched) -> list[int]:
@@ -132,7 +115,7 @@ def test_one_command_starts_airflow_loads_only_what_was_asked_and_stops(launched
     with urllib.request.urlopen(request, timeout=30) as response:
         stack.token = json.load(response)["access_token"]
     assert stack.api("GET", "api/v2/importErrors")["total_entries"] == 0
-    _wait("the DAG parsed", lambda: any(d["dag_id"] == DAG_ID for d in stack.api("GET", "api/v2/dags")["dags"]), stack)
+    stack.wait("the DAG parsed", lambda: any(d["dag_id"] == DAG_ID for d in stack.api("GET", "api/v2/dags")["dags"]))
     assert {p["name"] for p in stack.api("GET", "api/v2/pools")["pools"]} >= {"era5_cds", "era5_db"}
 
     # A backfill from the CLI as docs/operating.md says, then unpause; a month by hand over REST.
@@ -145,8 +128,8 @@ def test_one_command_starts_airflow_loads_only_what_was_asked_and_stops(launched
     assert manual["dag_run_id"] == f"manual__{BY_HAND}"
 
     named = {f"backfill__{Month.parse(m).start.isoformat()}" for m in BACKFILL} | {f"manual__{BY_HAND}"}
-    runs = _wait("the three runs done", lambda: (r := stack.runs()) and all(
-        r.get(i, {}).get("state") in ("success", "failed") for i in named) and r, stack, timeout=420)
+    runs = stack.wait("the three runs done", lambda: (r := stack.runs()) and all(
+        r.get(i, {}).get("state") in ("success", "failed") for i in named) and r, timeout=420)
     assert {i: runs[i]["state"] for i in named} == {i: "success" for i in named}, runs
     # LocalExecutor's workers start from a forkserver that imported Great Expectations, the DAGs and the
     # plugins (the default --preload, era5etl.airflow.preload): a task does not import them again.
