@@ -44,7 +44,9 @@ def cmd_backup(args: argparse.Namespace) -> int:
                              "data directory kept aside); add --yes to do it")
         done = backup.restore(args.to)
         if not args.json:
-            print(f"restored to {done['restored_to']}; the data directory before the restore is "
-                  f"{done['replaced_data_directory']} (remove it when you no longer need it)")
+            aside = done["replaced_data_directory"]
+            kept = (f"; the data directory before the restore is {aside} (remove it when you no longer need it)"
+                    if aside else "")
+            print(f"restored to {done['restored_to']}{kept}")
         emit(done, args.json)
     return 0
