@@ -8,7 +8,7 @@ On a database server of the test's own (``ERA5_HOME``), archiving its WAL to a p
    the server stopped and started again (``db down``, ``db up``) under the running backfill. Both months
    end validated with all their rows, and every component of the stack is up (``airflow up`` restarts
    one that exited).
-2. A moment noted; a backfill of a third month; an incremental backup.
+2. A moment noted; a backfill of a third month, an incremental backup taken while it runs.
 3. ``airflow down``; the data directory destroyed; ``db restore --to <moment>``: the first two months have
    the checksums they had, the third is in neither the table nor the ledger, ``table check`` is clean.
 4. ``airflow up`` again and a backfill of the third month: loaded again, row for row as before.
@@ -148,8 +148,10 @@ def test_a_backfill_outlives_its_database_and_a_restore_brings_back_what_was_val
     point = _now(stack)
     time.sleep(1.0)
     later = _backfill(stack, [LATER])
+    stack.wait("the later backfill running", lambda: any(
+        stack.runs().get(r, {}).get("state") in ("running", "success") for r in later))
+    incr = _era5(stack, "db", "backup", "--type", "incr")  # under the backfill, if it has not ended yet
     assert set(stack.wait("the later month", lambda: _finished(stack, later), timeout=600).values()) == {"success"}
-    incr = _era5(stack, "db", "backup", "--type", "incr")
     assert incr["type"] == "incr" and incr["label"].startswith(full["label"])
     before = _checksums(stack)
     assert {m: n for m, (n, _) in before.items()} == exact and _ledger(stack) == dict.fromkeys(exact, "validated")

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from era5bench.common import log
+from era5bench.downloads import SYNTH_NOW
 from era5bench.loadfile import AREA_AREA, decades_download, parse_years, run
 from era5bench.relayout import fingerprint
 from era5etl.core.paths import PROJECT_ROOT
@@ -39,7 +40,7 @@ def _load(years: tuple[int, int], table: str) -> dict[str, Any]:
 
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="python -m era5bench backup-drill", description=__doc__.split("\n\n")[0])
-    p.add_argument("--years", default="2000-2004", type=parse_years,
+    p.add_argument("--years", default="2000-2004", type=parse_years,  # the year after is loaded too
                    help="the span loaded before the full backup (default %(default)s); the year after is loaded "
                         "between the two backups")
     p.add_argument("--home", type=Path, default=PROJECT_ROOT / ".local" / "bench" / "backup-drill",
@@ -50,6 +51,9 @@ def main(argv: list[str]) -> int:
                         "into a trial repository of its own, timed and sized")
     p.add_argument("--json", action="store_true", help="end with one JSON object")
     args = p.parse_args(argv)
+    if args.years[1] + 1 >= SYNTH_NOW.year:
+        p.error(f"--years must end by {SYNTH_NOW.year - 2}: the year after is loaded too, and the synthetic CDS "
+                f"publishes up to {SYNTH_NOW.date()}")
     home = args.home.resolve()
     repository = (args.repository or home / "repo").resolve()
     # Every process of the drill (this one's reads, load-file's children) talks to the drill's server.
