@@ -36,6 +36,7 @@ from era5etl.core.months import Month
 from era5etl.db.local import DATA_DIR_IN_ROOT, LocalTimescale
 from tests.e2e.launched import Launched
 from tests.e2e.stack import AREA, DAG_ID
+from tests.integration.helpers import require_mount_namespaces
 
 pytestmark = pytest.mark.e2e
 
@@ -46,6 +47,7 @@ COMPONENTS = {"localcds", "api-server", "scheduler", "dag-processor", "triggerer
 
 @pytest.fixture(scope="module")
 def launched() -> Iterator[Launched]:
+    require_mount_namespaces()
     work = Path(tempfile.mkdtemp(prefix="era5-backup-restart-"))
     server = LocalTimescale(home=work / "db", backup_repository=work / "repo")
     url = server.up()

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,16 @@ def cli(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str, d
     except json.JSONDecodeError:
         obj = None
     return proc.returncode, proc.stdout, proc.stderr, obj
+
+
+def require_mount_namespaces() -> None:
+    """Skip unless this process may make a mount namespace and bind-mount in it (root with
+    CAP_SYS_ADMIN): the local server's backups bind their repository into its root that way."""
+    with tempfile.TemporaryDirectory() as folder:
+        probe = subprocess.run(["unshare", "--mount", "--propagation", "private", "--", "mount", "--bind", folder,
+                                folder], capture_output=True, text=True, check=False)
+    if probe.returncode != 0:
+        pytest.skip(f"no mount namespace here for pgBackRest's repository: {probe.stderr.strip()[:200]}")
 
 
 def same_numbers(got: Any, want: Any, path: str = "reply") -> None:

@@ -28,6 +28,8 @@ from era5etl.core.months import Month
 from era5etl.db.local import DATA_DIR_IN_ROOT, LocalTimescale
 from localcds.server import LocalCDS
 
+from ..helpers import require_mount_namespaces
+
 AREA = "46/7/45/8"
 TABLE = "backed_up"
 MONTHS = (Month(2023, 1), Month(2023, 2), Month(2023, 3))
@@ -35,6 +37,7 @@ MONTHS = (Month(2023, 1), Month(2023, 2), Month(2023, 3))
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory, cds: LocalCDS) -> Iterator[dict[str, Any]]:
+    require_mount_namespaces()
     base = tmp_path_factory.mktemp("backup")
     env = {k: v for k, v in os.environ.items() if k != "ERA5_DATABASE_URL"}
     env.update({"ERA5_HOME": str(base / "home"), "ERA5_BACKUP_REPOSITORY": str(base / "repo"),
