@@ -61,7 +61,7 @@ def _server(server: LocalTimescale | None) -> LocalTimescale:
 def pgbackrest(server: LocalTimescale, *args: str) -> str:
     """``pgbackrest --stanza=era5 ARGS`` in the server's root; its output, or BackupError."""
     result = server.in_root(["pgbackrest", f"--config={BACKUP_CONF_IN_ROOT}", f"--stanza={STANZA}", *args],
-                            check=False)
+                            check=False, repository=True)
     if result.returncode != 0:
         raise BackupError(f"pgbackrest {args[-1]} failed ({result.returncode}): "
                           f"{(result.stderr or result.stdout).strip()[-2000:]}")

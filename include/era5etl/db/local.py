@@ -291,16 +291,18 @@ class LocalTimescale:
                 return int(fields[2]), int(fields[3])
         raise DatabaseError(f"no postgres user in {self.root}/etc/passwd; remove {self.root} and retry")
 
-    def _pg(self, argv: list[str], check: bool = True) -> subprocess.CompletedProcess[str]:
-        return self.in_root([f"{PG_BIN}/{argv[0]}", *argv[1:]], check=check)
+    def _pg(self, argv: list[str], check: bool = True, repository: bool = False) -> subprocess.CompletedProcess[str]:
+        return self.in_root([f"{PG_BIN}/{argv[0]}", *argv[1:]], check=check, repository=repository)
 
-    def in_root(self, argv: list[str], check: bool = True) -> subprocess.CompletedProcess[str]:
-        """``argv`` run inside the root as the server's user; with a backup repository, in a mount
-        namespace of its own where the repository is bound at BACKUP_REPO_IN_ROOT (a server started
-        so keeps the namespace, and its archive_command with it)."""
+    def in_root(self, argv: list[str], check: bool = True,
+                repository: bool = False) -> subprocess.CompletedProcess[str]:
+        """``argv`` run inside the root as the server's user. With ``repository`` (the server's start,
+        pgBackRest's commands) and a backup repository set, in a mount namespace of its own where the
+        repository is bound at BACKUP_REPO_IN_ROOT: a server started so keeps the namespace, and its
+        archive_command with it. The other commands (``pg_isready`` at every ``up``) need no mount."""
         uid, gid = self._ids()
         cmd = ["chroot", f"--userspec={uid}:{gid}", str(self.root), *argv]
-        if self.backup_repository is not None:
+        if repository and self.backup_repository is not None:
             self._prepare_repository(uid, gid)
             bind = 'if [ -d "$1" ]; then mount --bind "$0" "$1" || exit 125; fi; shift; exec "$@"'
             cmd = ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", bind,
@@ -373,7 +375,7 @@ class LocalTimescale:
                             *(f"-c {k}={v}" for k, v in SOCKET_SETTINGS.items()), *self._archive_options(state)])
         result = self._pg(
             ["pg_ctl", "-D", DATA_DIR_IN_ROOT, "-l", LOG_IN_ROOT, "-w", "-t", "120", "-o", options, "start"],
-            check=False
+            check=False, repository=True
         )
         if result.returncode != 0:
             tail = "\n".join(self._host(LOG_IN_ROOT).read_text(errors="replace").splitlines()[-15:])
