@@ -14,16 +14,20 @@ from era5etl.cli.progress import status_lines
 from era5etl.core.errors import InputError
 from era5etl.core.paths import PROJECT_ROOT
 from era5etl.db import LocalTimescale, redact
+from era5etl.db.backup import KINDS
+
+# The actions cmd_backup answers (cli.backup).
+BACKUP_ACTIONS = ("backup", "backups", "restore")
 
 
 def add_parsers(sub: Any) -> None:
     db = sub.add_parser("db", help="the database: start (up), stop (down), show it (status), back it up and "
                                    "restore it (backup, backups, restore)")
-    db.add_argument("action", choices=["up", "down", "status", "backup", "backups", "restore"],
+    db.add_argument("action", choices=["up", "down", "status", *BACKUP_ACTIONS],
                     help="up: build (once per machine), start and print the URL; down: stop; status: versions, "
                          "licence; backup: a pgBackRest backup into ERA5_BACKUP_REPOSITORY; backups: list them; "
                          "restore: the server as it was at --to (default: the end of the archived WAL)")
-    db.add_argument("--type", choices=["full", "diff", "incr"], default="incr",
+    db.add_argument("--type", choices=KINDS, default="incr",
                     help="backup: full, differential (since the last full) or incremental (since the last "
                          "backup); the first is full whatever is asked (default: incr)")
     db.add_argument("--to", type=restore_time, metavar="TIME",
@@ -39,7 +43,7 @@ def add_parsers(sub: Any) -> None:
 
 def cmd_db(args: argparse.Namespace) -> int:
     given = settings.load().database_url
-    if given and args.action in ("backup", "backups", "restore"):
+    if given and args.action in BACKUP_ACTIONS:
         raise InputError("ERA5_DATABASE_URL is set: back that server up with its own tools (pgBackRest's guide "
                          "in docs/operating.md, Backups); db backup works on the local server")
     if given:
@@ -50,7 +54,7 @@ def cmd_db(args: argparse.Namespace) -> int:
             print(redact(given))
         emit({"url": given, "running": True, "managed": False}, args.json)
         return 0
-    if args.action in ("backup", "backups", "restore"):
+    if args.action in BACKUP_ACTIONS:
         return cmd_backup(args)
     server = LocalTimescale()
     if args.action == "up":
