@@ -17,13 +17,25 @@ ERA5_DATABASE_URL or the checkout's local server), opened on the first call and 
 table holds).
 """
 
+# Imports inside functions: pandas (~0.3 s to import) loads only when a call returns a DataFrame.
+
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
+from era5etl import settings
+from era5etl.core.grid import Area
 from era5etl.db.session import close as close, session
+from era5etl.read.area import area_json
+from era5etl.read.area_grid import area_grid
+from era5etl.read.climate_read import area_climate, climate_request
 from era5etl.read.errors import ReadError
+from era5etl.read.localday import local_daily, parse_offset
+from era5etl.read.region_series import region_local_daily, region_series as read_region
+from era5etl.read.regions import resolve_region
+from era5etl.read.series import series as read_series, series_json
+from era5etl.read.where import describe_point, offset_minutes, where
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -33,8 +45,6 @@ MAX_AREA_VALUES = 50_000_000  # grid points x time steps an area's Dataset may h
 
 
 def _table(table: str | None) -> str:
-    from era5etl import settings
-
     return table or settings.load().table
 
 
@@ -53,10 +63,6 @@ def series(place: str | None = None, *, lat: float | None = None, lon: float | N
     ``start`` is included, ``end`` excluded (local days' bounds are local midnights). ``attrs``: the
     place, its grid point (``point``), ``described``, ``step``, ``units`` and ``utc_offset_hours``."""
     import pandas as pd
-
-    from era5etl.read.localday import local_daily
-    from era5etl.read.series import series as read_series, series_json
-    from era5etl.read.where import describe_point, offset_minutes, where
 
     at = where(lat, lon, place, country)
     if at is None:
@@ -93,10 +99,6 @@ def climate_json(place: str | None = None, *, lat: float | None = None, lon: flo
     """The climate object ``climate --json`` prints, for the same request: a place (by name, or ``lat``
     and ``lon``), an ``area`` (N/W/S/E), a ``region`` (a country's name or ISO code) or a
     ``region_file`` (a GeoJSON file)."""
-    from era5etl.read.climate_read import area_climate, climate_request
-    from era5etl.read.regions import resolve_region
-    from era5etl.read.where import where
-
     at = where(lat, lon, place, country)
     chosen = [at is not None, area is not None, region is not None or region_file is not None]
     if chosen.count(True) != 1:
@@ -134,11 +136,6 @@ def region_series(region: str | None = None, *, region_file: str | None = None, 
     hPa of a table on pressure levels; ``attrs``: the ``region`` (name, source, points, box) and ``units``."""
     import pandas as pd
 
-    from era5etl.read.area import area_json
-    from era5etl.read.localday import parse_offset
-    from era5etl.read.region_series import region_local_daily, region_series as read_region
-    from era5etl.read.regions import resolve_region
-
     outline = resolve_region(region, region_file)
     shift = None if tz is None else parse_offset(tz)
     if shift is not None and step != "day":
@@ -166,9 +163,6 @@ def area(box: str, start: str | datetime, end: str | datetime, variables: list[s
     xarray.Dataset with dimensions (time, latitude, longitude): hourly from the table, or ``step="day"``
     / ``"month"`` from its rollups (their columns, ``temperature_2m_max`` ...); a grid point or time
     without a row is NaN. Refused past MAX_AREA_VALUES grid points x steps."""
-    from era5etl.core.grid import Area
-    from era5etl.read.area_grid import area_grid
-
     first, last = _moment(start), _moment(end)
     assert first is not None and last is not None
     with session(url) as conn:

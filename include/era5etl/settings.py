@@ -20,11 +20,13 @@ from typing import Annotated, Any, Literal, Self, cast
 from pydantic import BeforeValidator, Field, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from era5etl.core.datasets import SINGLE_LEVELS, by_name
 from era5etl.core.errors import InputError
 from era5etl.core.grid import Area, Grid
 from era5etl.core.months import Month
+from era5etl.core.names import check_table, table_problem
 from era5etl.core.paths import PROJECT_ROOT
-from era5etl.core.variables import DEFAULT_VARIABLES
+from era5etl.core.variables import DEFAULT_VARIABLES, parse_list
 
 ENV_PREFIX = "ERA5_"
 # A 5 x 5 degree box over the Alps: 441 grid points, ~330k rows a month, a first run in seconds.
@@ -203,8 +205,6 @@ class Settings(BaseSettings):
     @field_validator("variables")
     @classmethod
     def _known(cls, v: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
-        from era5etl.core.variables import parse_list
-
         if info.data.get("dataset", "single-levels") != "single-levels":
             return v  # checked against the dataset's catalogue in _per_dataset
         return tuple(var.cds_name for var in parse_list(list(v)))
@@ -212,16 +212,11 @@ class Settings(BaseSettings):
     @field_validator("dataset")
     @classmethod
     def _dataset(cls, v: str) -> str:
-        from era5etl.core.datasets import by_name
-
         return by_name(v).name
 
     @model_validator(mode="after")
     def _per_dataset(self) -> Self:
         """Variables, levels and the table of the dataset: its own defaults where none were set."""
-        from era5etl.core.datasets import SINGLE_LEVELS, by_name
-        from era5etl.core.variables import parse_list
-
         ds = by_name(self.dataset)
         if ds is not SINGLE_LEVELS:
             if "variables" not in self.model_fields_set:
@@ -242,8 +237,6 @@ class Settings(BaseSettings):
     @field_validator("table")
     @classmethod
     def _table(cls, v: str) -> str:
-        from era5etl.core.names import table_problem
-
         problem = table_problem(v)
         if problem is not None:
             raise ValueError(problem)
@@ -277,8 +270,6 @@ def default_table(dataset: str) -> str:
 
 def table_for(dataset: str, env: Mapping[str, str] | None = None) -> str:
     """The table a load of ``dataset`` goes to without --table: ERA5_TABLE when set, else its default."""
-    from era5etl.core.names import check_table
-
     given = (env if env is not None else os.environ).get(env_name("table"))
     return check_table(given) if given else default_table(dataset)
 

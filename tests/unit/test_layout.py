@@ -244,3 +244,137 @@ def test_the_mirror_check_finds_a_module_without_tests(tmp_path: Path) -> None:
         (tmp_path / "tests" / kind / "load" / name).write_text("")
     assert untested_modules(tmp_path / "include", tmp_path / "tests", ("load",)) == ["era5etl/load/locks.py"]
 
+
+
+# The data's path, read from the imports: no module may import, directly or through others, a module
+# that imports it back (a circle makes every module of it load, and change, with the rest). Every
+# import counts: at the top, inside functions and under TYPE_CHECKING.
+def imports_of(path: Path, here: str, known: set[str]) -> set[str]:
+    """The modules of ours that one file imports (``from a import b`` counts ``a.b`` when it is a module)."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    is_package = path.name == "__init__.py"
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            source = absolute(node, here, is_package)
+            found.update(f"{source}.{a.name}" if f"{source}.{a.name}" in known else source for a in node.names)
+    return {name for name in found if name in known and name != here}
+
+
+def import_graph(base: Path) -> dict[str, set[str]]:
+    found = list(modules(base))
+    known = {name for _, name in found}
+    return {here: imports_of(path, here, known) for path, here in found}
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The graph's strongly connected components of more than one module (Tarjan's algorithm, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, edges = work[-1]
+            nxt = next(edges, None)
+            if nxt is not None:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = len(index)
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(sorted(graph.get(nxt, ())))))
+                elif nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_no_import_circle_in_the_product() -> None:
+    found = circles(import_graph(SOURCES["include"]))
+    assert not found, "import circles (break each by moving what both sides share down the path):\n  " + "\n  ".join(
+        " <-> ".join(c) for c in found)
+
+
+def test_the_circle_check_finds_a_circle(tmp_path: Path) -> None:
+    package = tmp_path / "era5etl"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("from era5etl import b\n")
+    (package / "b.py").write_text("def f():\n    from era5etl.c import x\n")
+    (package / "c.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from era5etl.a import y\n")
+    (package / "d.py").write_text("import era5etl.a\n")
+    assert circles(import_graph(tmp_path)) == [["era5etl.a", "era5etl.b", "era5etl.c"]]
+    (package / "c.py").write_text("x = 1\n")
+    assert circles(import_graph(tmp_path)) == []
+
+
+# The stages in the order the data flows (the tree design.md draws): a stage imports only stages before
+# it. Load writes what read reads; load importing read would tie the writer to the readers' choices.
+def test_load_imports_nothing_from_read() -> None:
+    graph = import_graph(SOURCES["include"])
+    wrong = sorted(f"{m} -> {d}" for m, ds in graph.items() if m.startswith("era5etl.load")
+                   for d in ds if d.startswith("era5etl.read"))
+    assert not wrong, "load imports read:\n  " + "\n  ".join(wrong)
+
+
+# An import inside a function hides a dependency from whoever reads the module's top, and often a
+# circle. Where one is meant (a heavy library loaded only by the function that needs it, the CLI's
+# start-up, Airflow's DAG parsing), a comment says why: on the import's line, the line above it, or
+# once for the module in a line starting with this marker.
+LAZY_MARKER = "# Imports inside functions: "
+
+
+def unexplained_inner_imports(base: Path) -> list[str]:
+    found = []
+    for path, _ in modules(base):
+        text = path.read_text()
+        lines = text.splitlines()
+        if any(line.startswith(LAZY_MARKER) and len(line) > len(LAZY_MARKER) + 10 for line in lines):
+            continue
+        for node in ast.walk(ast.parse(text, filename=str(path))):
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            for inner in ast.walk(node):
+                if not isinstance(inner, ast.Import | ast.ImportFrom):
+                    continue
+                line = lines[inner.lineno - 1]
+                above = lines[inner.lineno - 2].strip() if inner.lineno > 1 else ""
+                if "#" not in line and not above.startswith("#"):
+                    found.append(f"{path.relative_to(base)}:{inner.lineno}: {line.strip()}")
+    return found
+
+
+def test_every_import_inside_a_function_says_why() -> None:
+    found = unexplained_inner_imports(SOURCES["include"])
+    assert not found, ("move these imports to the module's top, or say why they are inside a function "
+                       f"(a comment, or {LAZY_MARKER!r} for the module):\n  " + "\n  ".join(found))
+
+
+def test_the_inner_import_check_finds_one_without_a_reason(tmp_path: Path) -> None:
+    (tmp_path / "era5etl").mkdir()
+    (tmp_path / "era5etl" / "a.py").write_text(
+        "def f():\n    import json\n    # pandas is heavy\n    import pandas\n    import os  # only here\n")
+    (tmp_path / "era5etl" / "b.py").write_text(LAZY_MARKER + "the CLI's start-up time.\ndef f():\n    import json\n")
+    assert unexplained_inner_imports(tmp_path) == ["era5etl/a.py:2: import json"]

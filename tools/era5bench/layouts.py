@@ -222,7 +222,7 @@ def _server_alone(url: str, table: str, staged: Any, made: list[str]) -> dict[st
     from era5etl.db.local import LocalTimescale
     from era5etl.load.chunks import chunk_plan
     from era5etl.load.loader import reordered
-    from era5etl.load.writer import COLUMNSTORE_COPY_SETTINGS
+    from era5etl.load.session import COLUMNSTORE_COPY_SETTINGS
 
     server = LocalTimescale()
     if settings.load().database_url or not server.installed:

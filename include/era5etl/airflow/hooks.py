@@ -8,6 +8,10 @@
   ``CDSAPI_URL``/``CDSAPI_KEY`` or ``~/.cdsapirc`` as the cdsapi client reads them.
 """
 
+# Imports inside functions: the DAG files import this package at every parse, and the core (numpy,
+# psycopg, the pipeline) loads only in a task or a trigger's thread (Airflow's best practice on top-
+# level code).
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
@@ -45,10 +49,10 @@ def database_url(conn_id: str = DB_CONN_ID) -> str:
 def reader_url(conn_id: str = READER_CONN_ID) -> str:
     """The read-only URL of the HTTP reads: the Postgres connection ``conn_id`` when defined, else
     ``ERA5_READER_DATABASE_URL``, the local server's ``era5_reader`` or ``ERA5_DATABASE_URL``
-    (``era5etl.db.reader.reader_url``)."""
+    (``era5etl.db.urls.reader_url``)."""
     from airflow.providers.postgres.hooks.postgres import PostgresHook
 
-    from era5etl.db.reader import reader_url as core_reader_url
+    from era5etl.db.urls import reader_url as core_reader_url
 
     hook = PostgresHook(postgres_conn_id=conn_id)
     try:

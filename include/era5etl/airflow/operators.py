@@ -38,6 +38,10 @@ retries to Airflow, and each retry re-attaches to the jobs already submitted. Mo
 light: the DAG file imports it at parse time.
 """
 
+# Imports inside functions: the DAG files import this package at every parse, and the core (numpy,
+# psycopg, the pipeline) loads only in a task or a trigger's thread (Airflow's best practice on top-
+# level code).
+
 from __future__ import annotations
 
 import time

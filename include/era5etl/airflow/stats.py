@@ -7,6 +7,10 @@ when neither is on it is a no-op logger, so installing costs nothing. Names are 
 plain StatsD drops.
 """
 
+# Imports inside functions: the DAG files import this package at every parse, and the core (numpy,
+# psycopg, the pipeline) loads only in a task or a trigger's thread (Airflow's best practice on top-
+# level code).
+
 from __future__ import annotations
 
 from collections.abc import Mapping

@@ -5,6 +5,10 @@ the ``month`` param when a user triggers one month by hand. Area, grid, variable
 from the run's params, so the trigger form can change them.
 """
 
+# Imports inside functions: the DAG files import this package at every parse, and the core (numpy,
+# psycopg, the pipeline) loads only in a task or a trigger's thread (Airflow's best practice on top-
+# level code).
+
 from __future__ import annotations
 
 import logging

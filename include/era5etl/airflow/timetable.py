@@ -16,6 +16,10 @@ A custom timetable must be registered by a plugin (``plugins/era5_timetable.py``
 scheduler to read it back.
 """
 
+# Imports inside functions: the DAG files import this package at every parse, and the core (numpy,
+# psycopg, the pipeline) loads only in a task or a trigger's thread (Airflow's best practice on top-
+# level code).
+
 from __future__ import annotations
 
 from typing import Any

@@ -15,6 +15,10 @@ see :mod:`era5etl.airflow.operators`). Its serialized arguments (stored in Airfl
 and figures, never the key: the key is read on the triggerer from the connection or environment.
 """
 
+# Imports inside functions: the DAG files import this package at every parse, and the core (numpy,
+# psycopg, the pipeline) loads only in a task or a trigger's thread (Airflow's best practice on top-
+# level code).
+
 from __future__ import annotations
 
 import asyncio

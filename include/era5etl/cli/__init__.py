@@ -1,8 +1,12 @@
 """``python -m era5etl``: the same core the DAG runs, without a scheduler.
 
-One module per group of commands (``database``, ``months``, ``files``, ``reads``, ``config``, ``tables``); this
-one builds the parser, sets up logging and turns the core's errors into exit codes.
+One module per group of commands (``COMMANDS`` names each command's), beside the helpers they share
+(``common``, ``progress``, ``supervise``); this one builds the parser, sets up logging and turns the
+core's errors into exit codes (by ``core.answers``).
 """
+
+# Imports inside functions: `era5etl --help` and each command load only what that command runs (start-
+# up time).
 
 from __future__ import annotations
 
@@ -12,7 +16,7 @@ import sys
 from collections.abc import Sequence
 
 from era5etl import settings
-from era5etl.core.errors import BadInput, is_failure
+from era5etl.core.answers import answer
 
 log = logging.getLogger("era5etl")
 
@@ -29,7 +33,7 @@ ERA5_LOG_LEVEL; every ERA5_* setting with its value: `python -m era5etl settings
 
 
 # Each command and the module that adds its parser, in the order ``--help`` lists them. ``main``
-# imports only the module its command line names: importing all eleven took 0.4 s of every cold
+# imports only the module its command line names: importing all of them took 0.4 s of every cold
 # command (``climate`` needs 2 s in all); the whole parser is built for ``--help`` or no command.
 COMMANDS = {"db": "database", "airflow-env": "database", "run-month": "months", "validate": "months",
             "status": "months", "finalize": "months", "load-file": "load_file", "rollups": "rollups",
@@ -80,9 +84,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def exit_code(exc: Exception) -> int | None:
     """2 for bad input, 1 for a failure the message explains, None for a bug (traceback shown): the
-    branch of ``core.errors`` the error is on, as the HTTP reads' status is (``core.answers``)."""
-    if isinstance(exc, BadInput):
-        return 2
-    if is_failure(exc):
-        return 1
-    return None
+    branch of ``core.errors`` the error is on, as ``core.answers`` gives it to the HTTP reads too."""
+    found = answer(exc)
+    return found.exit_code if found is not None else None

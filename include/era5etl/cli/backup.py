@@ -1,5 +1,8 @@
 """``db backup``, ``db backups`` and ``db restore``: pgBackRest's backups of the local server (db.backup)."""
 
+# Imports inside functions: `era5etl --help` and each command load only what that command runs (start-
+# up time).
+
 from __future__ import annotations
 
 import argparse

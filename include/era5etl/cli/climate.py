@@ -2,6 +2,9 @@
 value, the anomaly against a baseline and the trend per decade, the baseline's months, and the indices;
 printed as a table, as CSV (the years), as one JSON object, or drawn (anomaly bars and the trend)."""
 
+# Imports inside functions: `era5etl --help` and each command load only what that command runs (start-
+# up time).
+
 from __future__ import annotations
 
 import argparse

@@ -1,5 +1,8 @@
 """What every command shares: printing its JSON, the files it writes, and the CLI's own errors."""
 
+# Imports inside functions: `era5etl --help` and each command load only what that command runs (start-
+# up time).
+
 from __future__ import annotations
 
 import argparse

@@ -1,5 +1,8 @@
 """``settings``: the settings in effect (every ``ERA5_*`` variable, validated), or docs/configuration.md's table."""
 
+# Imports inside functions: `era5etl --help` and each command load only what that command runs (start-
+# up time).
+
 from __future__ import annotations
 
 import argparse

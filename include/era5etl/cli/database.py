@@ -1,5 +1,8 @@
 """Commands on the database and Airflow's view of this checkout: ``db up|down|status``, ``airflow-env``."""
 
+# Imports inside functions: `era5etl --help` and each command load only what that command runs (start-
+# up time).
+
 from __future__ import annotations
 
 import argparse

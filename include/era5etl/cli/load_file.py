@@ -1,5 +1,8 @@
 """``load-file``: files as the CDS delivered them, loaded without a CDS (the pipeline's stage and load)."""
 
+# Imports inside functions: `era5etl --help` and each command load only what that command runs (start-
+# up time).
+
 from __future__ import annotations
 
 import argparse

@@ -1,6 +1,9 @@
 """Commands on months: ``run-month`` (the whole pipeline), ``validate``, ``status`` (the ledger) and
 ``finalize`` (ERA5T months that final ERA5 now covers)."""
 
+# Imports inside functions: `era5etl --help` and each command load only what that command runs (start-
+# up time).
+
 from __future__ import annotations
 
 import argparse

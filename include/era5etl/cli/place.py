@@ -2,6 +2,9 @@
 instead of LAT LON, a region by outline (``--region NAME``, ``--region-file PATH``) instead of a box,
 and the day boundary (``--tz``); shared by ``series`` and ``climate``."""
 
+# Imports inside functions: `era5etl --help` and each command load only what that command runs (start-
+# up time).
+
 from __future__ import annotations
 
 import argparse

@@ -1,6 +1,9 @@
 """``regions list|drop``: the outlines a region read has weighed and kept in the database
 (``era5_regions`` and their weights, ``read.region_weights``), and forgetting one."""
 
+# Imports inside functions: `era5etl --help` and each command load only what that command runs (start-
+# up time).
+
 from __future__ import annotations
 
 import argparse

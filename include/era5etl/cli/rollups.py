@@ -1,5 +1,8 @@
 """``rollups rebuild``: a table's daily and monthly rollups made again from its hourly rows."""
 
+# Imports inside functions: `era5etl --help` and each command load only what that command runs (start-
+# up time).
+
 from __future__ import annotations
 
 import argparse

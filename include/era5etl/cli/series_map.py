@@ -2,6 +2,9 @@
 as CSV or JSON, drawn to a PNG, or (a series) written as Parquet. The same functions the HTTP API
 answers with (``era5etl.read``)."""
 
+# Imports inside functions: `era5etl --help` and each command load only what that command runs (start-
+# up time).
+
 from __future__ import annotations
 
 import argparse
@@ -66,9 +69,9 @@ def add_parsers(sub: Any) -> None:
 
 
 def _common(p: argparse.ArgumentParser) -> Any:
+    """--level, --table and the output choices (a mutually exclusive group, returned for a read's own)."""
     p.add_argument("--level", type=int, metavar="HPA",
                    help="the pressure level, hPa: required for a table on pressure levels, refused for one without")
-    """--table and the output choices (a mutually exclusive group, returned for a read's own)."""
     p.add_argument("--table", type=table_arg, help="the hypertable to read (default ERA5_TABLE, else weather)")
     out = p.add_mutually_exclusive_group()
     out.add_argument("--csv", action="store_true", help="print CSV (a header line, then one line per row)")

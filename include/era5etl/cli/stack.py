@@ -21,6 +21,9 @@ options decide (home, ports, ``--metadata-db``); with the local CDS, ``CDSAPI_UR
 Spawns processes only: nothing here imports Airflow.
 """
 
+# Imports inside functions: `era5etl --help` and each command load only what that command runs (start-
+# up time).
+
 from __future__ import annotations
 
 import argparse

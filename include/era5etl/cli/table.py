@@ -2,6 +2,9 @@
 one with its records, moving one into the tile layout, copying its finished years place-major, and
 auditing one against its ledger."""
 
+# Imports inside functions: `era5etl --help` and each command load only what that command runs (start-
+# up time).
+
 from __future__ import annotations
 
 import argparse

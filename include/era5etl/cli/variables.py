@@ -1,5 +1,8 @@
 """``variables``: the catalogue of ERA5 single-level variables, what each is called where, and its units."""
 
+# Imports inside functions: `era5etl --help` and each command load only what that command runs (start-
+# up time).
+
 from __future__ import annotations
 
 import argparse

@@ -39,6 +39,7 @@ from era5etl.core.catalogue_land import LAND_CATALOGUE, LAND_DEFAULT_VARIABLES
 from era5etl.core.catalogue_monthly import BY_HOUR_CATALOGUE, LAND_MONTHLY_CATALOGUE, MONTHLY_CATALOGUE
 from era5etl.core.catalogue_pl import PL_CATALOGUE, PRESSURE_LEVELS_HPA
 from era5etl.core.errors import InputError
+from era5etl.core.grid import normalize_longitude
 from era5etl.core.months import Month
 
 # hourly: the amount of the hour ending at the valid time; since_00utc: a running total from 00 UTC;
@@ -66,8 +67,6 @@ class LatLonGrid:
 
     def location_ids(self, lat: npt.ArrayLike, lon: npt.ArrayLike) -> npt.NDArray[np.int32]:
         """Ids of points (broadcast); a point off this lattice is an error."""
-        from era5etl.core.grid import normalize_longitude
-
         lat_a = np.asarray(lat, dtype=np.float64)
         lon_a = normalize_longitude(lon)
         lat_f = (lat_a + 90.0) / self.step

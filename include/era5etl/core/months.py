@@ -10,6 +10,8 @@ from typing import overload
 
 from era5etl.core.errors import InputError
 
+HOURS_A_DAY = 24  # hours of a calendar day in UTC (and at any fixed offset)
+
 _MONTH_RE = re.compile(r"^(\d{4})-(\d{2})$")
 
 

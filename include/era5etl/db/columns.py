@@ -12,8 +12,9 @@ import psycopg
 from psycopg import sql
 
 from era5etl.core.variables import Variable
-from era5etl.db import columnstore_enabled, connect, rollup_tables, table_ident
+from era5etl.db.connect import connect
 from era5etl.db.rollups import ensure_rollups
+from era5etl.db.tables import columnstore_enabled, rollup_tables, table_ident
 
 log = logging.getLogger(__name__)
 

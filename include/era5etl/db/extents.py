@@ -19,7 +19,7 @@ from psycopg import sql
 
 from era5etl.core.datasets import LatLonGrid
 from era5etl.core.errors import InputError
-from era5etl.db import rollup_tables, table_ident
+from era5etl.db.tables import rollup_tables, table_ident
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from era5etl import settings
+from era5etl.core.paths import PROJECT_ROOT
 from era5etl.db.errors import DatabaseError
 
 log = logging.getLogger(__name__)
@@ -206,8 +207,6 @@ def _build(path: Path, say: Progress) -> None:
 
 def find_source(say: Progress) -> Path:
     """The release archive, checked: given, vendored beside the checkout, or downloaded."""
-    from era5etl.core.paths import PROJECT_ROOT
-
     given = settings.load().timescaledb_source
     candidates = [given] if given else [PROJECT_ROOT.parent / "shared" / "vendor" / SOURCE_NAME]
     for path in candidates:

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+import psycopg
+
 from era5etl.core.tiles import TILE_COLUMN
-from era5etl.db import columnstore_enabled, table_ident
+from era5etl.db.tables import columnstore_enabled, table_ident
 
 Layout = Literal["tiles", "moving", "time", "rowstore"]
 # The columnstore settings of each layout, as TimescaleDB reports them (segmentby, orderby without
@@ -26,7 +28,7 @@ TIME_ORDER = ("", "time,location_id")
 TIME_ORDER_LEVELS = ("", "time,level,location_id")
 
 
-def columnstore_settings(conn: Any, table: str) -> tuple[str, str] | None:
+def columnstore_settings(conn: psycopg.Connection[Any], table: str) -> tuple[str, str] | None:
     """(segmentby, orderby) of a hypertable in the columnstore, normalised; None otherwise."""
     if not columnstore_enabled(conn, table):
         return None
@@ -39,7 +41,7 @@ def columnstore_settings(conn: Any, table: str) -> tuple[str, str] | None:
     return str(row[0]).replace('"', "").replace(" ", ""), str(row[1]).replace('"', "").replace(" ", "")
 
 
-def table_layout(conn: Any, table: str) -> Layout:
+def table_layout(conn: psycopg.Connection[Any], table: str) -> Layout:
     """The layout ``table`` has: ``moving`` while ``table relayout`` has chunks left to move (a chunk
     compressed in time order, its rows without a tile)."""
     found = columnstore_settings(conn, table)
@@ -50,7 +52,7 @@ def table_layout(conn: Any, table: str) -> Layout:
     return "tiles" if in_tiles(conn, table) else "moving"
 
 
-def in_tiles(conn: Any, table: str) -> bool:
+def in_tiles(conn: psycopg.Connection[Any], table: str) -> bool:
     """Whether every row of ``table`` has its tile, so a read may name a place's tile: the table has
     the tile column and no chunk is compressed without the tile segment (a chunk of the time layout,
     whose rows have no tile, until ``table relayout`` moves it). Catalogue lookups only."""
@@ -63,7 +65,7 @@ def in_tiles(conn: Any, table: str) -> bool:
     return bool(row and row[0])
 
 
-def has_tile_column(conn: Any, table: str) -> bool:
+def has_tile_column(conn: psycopg.Connection[Any], table: str) -> bool:
     """Whether ``table`` has the ``tile`` key column (then a place's reads name its tile)."""
     row = conn.execute("SELECT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass(%s)"
                        " AND attname = %s AND NOT attisdropped)",

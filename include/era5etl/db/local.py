@@ -45,6 +45,7 @@ from era5etl.core.files import open_private, write_json
 from era5etl.core.ports import port_free
 from era5etl.db.errors import DatabaseError
 from era5etl.db.image import POSTGRES_MAJOR, STAMP, Progress, ensure_image, image_stamp, swap_in
+from era5etl.db.reader import ROLE, ensure_reader
 
 log = logging.getLogger(__name__)
 
@@ -99,8 +100,6 @@ class LocalState:
         return f"postgresql://postgres:{quote(self.password, safe='')}@127.0.0.1:{self.port}/{dbname}"
 
     def reader_url(self, dbname: str = "era5") -> str:
-        from era5etl.db.reader import ROLE
-
         return f"postgresql://{ROLE}:{quote(self.reader_password or '', safe='')}@127.0.0.1:{self.port}/{dbname}"
 
     def as_dict(self) -> dict[str, object]:
@@ -429,8 +428,6 @@ class LocalTimescale:
 
     def _ensure_reader(self, state: LocalState) -> None:
         """The read-only role of the HTTP reads (db.reader), its password kept in server.json (0600)."""
-        from era5etl.db.reader import ROLE, ensure_reader
-
         if state.reader_password is None:
             state = LocalState(state.port, state.password, secrets.token_urlsafe(18))
         with psycopg.connect(state.url("era5"), autocommit=True, connect_timeout=5) as conn:

@@ -3,9 +3,7 @@
 ``db up`` makes it on the local server (:func:`ensure_reader`, role :data:`ROLE`, its password kept
 with the superuser's in ``.local/server.json``, mode 0600): it may connect to the ``era5`` database
 and SELECT from every table of its ``public`` schema, those made later included (default privileges
-of the role that makes them). :func:`reader_url` is the URL the reads use: ``ERA5_READER_DATABASE_URL``
-when set (a managed server: make such a role there, docs/configuration.md), else the local server's
-reader, else - a managed server without one - the pipeline's own URL.
+of the role that makes them). :func:`era5etl.db.urls.reader_url` is the URL the reads use.
 """
 
 from __future__ import annotations
@@ -34,21 +32,3 @@ def ensure_reader(conn: psycopg.Connection[Any], password: str, database: str = 
     # hypertable's chunks its grants.
     conn.execute(sql.SQL("ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT ON TABLES TO {}").format(role))
 
-
-def reader_url() -> str:
-    """The URL the HTTP reads connect with (see the module's docstring)."""
-    from era5etl import settings
-    from era5etl.db import database_url
-    from era5etl.db.local import LocalTimescale
-
-    s = settings.load()
-    if s.reader_database_url:
-        return s.reader_database_url
-    local = LocalTimescale().state()
-    if s.database_url:
-        # `airflow up` hands its components the local server's URL as ERA5_DATABASE_URL: still ours.
-        ours = local is not None and local.reader_password and s.database_url == local.url()
-        return local.reader_url() if ours and local is not None else s.database_url
-    url = database_url()  # the local server, started if needed (and its reader made)
-    local = LocalTimescale().state()
-    return local.reader_url() if local is not None and local.reader_password else url

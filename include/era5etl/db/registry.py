@@ -14,9 +14,10 @@ from typing import Any
 
 import psycopg
 
+from era5etl.core.datasets import FILE_DATASETS, SINGLE_LEVELS, Dataset, by_name
 from era5etl.core.errors import InputError
 from era5etl.core.names import DERIVED_SUFFIXES
-from era5etl.db import LEVEL_COLUMN, rollup_tables, table_ident
+from era5etl.db.tables import LEVEL_COLUMN, SQL_DIR, render, rollup_tables, table_ident
 
 # The columns every weather table starts with, and their types (sql/010 and db._level_table_sql).
 WEATHER_KEY = {"time": "timestamp with time zone", "location_id": "integer", "latitude": "real",
@@ -95,8 +96,6 @@ def claim(conn: psycopg.Connection[Any], table: str, dataset: str, has_levels: b
 def require_ours(conn: psycopg.Connection[Any], table: str, created_by: str) -> None:
     """For a command that changes an existing weather table of single levels (``rollups rebuild``):
     NotOurTable, having changed nothing, unless the table exists and is the pipeline's (:func:`claim`)."""
-    from era5etl.db import SQL_DIR, render
-
     if not _exists(conn, table):
         raise NotOurTable(f"table {table} does not exist")
     for name in ("002_pipeline_tables.sql", "006_tables.sql"):  # the bookkeeping claim reads (IF NOT EXISTS)
@@ -129,3 +128,17 @@ def check_new(conn: psycopg.Connection[Any], table: str, has_levels: bool) -> No
     if taken:
         raise NotOurTable(f"table {table} would have rollup(s) {', '.join(taken)}, which exist already and are not "
                           "its own: nothing was created; choose another --table")
+
+
+def table_dataset(conn: psycopg.Connection[Any], table: str) -> Dataset:
+    """The dataset ``table`` was loaded with, as the ledger records its months, else as the table registry
+    records it (a table load-file made), else single levels: whose lattice numbers its points."""
+    found = conn.execute("SELECT to_regclass('era5_months') IS NOT NULL").fetchone()
+    if not found or not found[0]:
+        return SINGLE_LEVELS
+    row = conn.execute("SELECT dataset FROM era5_months WHERE table_name = %s AND dataset IS NOT NULL"
+                       " ORDER BY updated_at DESC LIMIT 1", (table,)).fetchone()
+    if row is None and conn.execute("SELECT to_regclass('era5_tables') IS NOT NULL").fetchone() == (True,):
+        # A table load-file made has no month in the ledger; the registry says what it was made for.
+        row = conn.execute("SELECT dataset FROM era5_tables WHERE table_name = %s", (table,)).fetchone()
+    return by_name(str(row[0]), FILE_DATASETS) if row and row[0] else SINGLE_LEVELS

@@ -29,8 +29,8 @@ from era5etl.core.datasets import LatLonGrid
 from era5etl.core.errors import InputError
 from era5etl.core.rollups import KEY_COLUMNS, rolled_up, sources, value_columns
 from era5etl.core.tiles import TILE_COLUMN
-from era5etl.db import LEVEL_COLUMN, SQL_DIR, has_level_column, render, rollup_tables, split_table, table_ident
 from era5etl.db.layout import has_tile_column
+from era5etl.db.tables import LEVEL_COLUMN, SQL_DIR, has_level_column, render, rollup_tables, split_table, table_ident
 
 log = logging.getLogger(__name__)
 

@@ -23,7 +23,9 @@ from typing import Any
 import psycopg
 
 from era5etl import settings
-from era5etl.db import DatabaseError, database_url, open_connection
+from era5etl.db.connect import open_connection
+from era5etl.db.errors import DatabaseError
+from era5etl.db.urls import database_url
 
 _lock = threading.Lock()
 _default: tuple[str | None, str] | None = None  # (ERA5_DATABASE_URL as it was, the URL it gave)

@@ -25,7 +25,7 @@ from psycopg import sql
 
 from era5etl.core.errors import InputError
 from era5etl.core.names import fitted
-from era5etl.db import rollup_tables, split_table, table_ident
+from era5etl.db.tables import rollup_tables, split_table, table_ident
 
 YEARS_SUFFIX = "_years"
 # What marks a table as the pipeline's copy of another's years (and nothing a user made).

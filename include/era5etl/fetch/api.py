@@ -4,8 +4,12 @@
 what to do, or into one of the internal signals (``Transient``, ``JobLost``, ...) the callers act on.
 """
 
+# Imports inside functions: cdsapi, requests and ecmwf-datastores load only when a request goes to the
+# CDS.
+
 from __future__ import annotations
 
+import ast
 import email.utils
 import logging
 import math
@@ -108,8 +112,6 @@ def _body(response: requests.Response) -> dict[str, Any]:
 
 def _licences(detail: str) -> list[tuple[str, int]]:
     """The licences a 403 names, e.g. "... to proceed: [{'id': 'licence-x', 'revision': 12}]"."""
-    import ast
-
     start = detail.find("[")
     if start < 0:
         return []

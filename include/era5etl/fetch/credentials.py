@@ -1,5 +1,7 @@
 """The CDS credentials: where the API URL and key come from, and a repr that never shows the key."""
 
+# Imports inside functions: cdsapi loads only when its configuration file is read.
+
 from __future__ import annotations
 
 import os

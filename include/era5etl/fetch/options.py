@@ -6,6 +6,8 @@ import random
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from era5etl import settings
+
 
 @dataclass(frozen=True)
 class FetchOptions:
@@ -28,8 +30,6 @@ class FetchOptions:
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> FetchOptions:
         """The ERA5_CDS_* settings (``era5etl.settings``; ``env`` over the environment)."""
-        from era5etl import settings
-
         s = settings.load(env)
         return cls(cost_limit=s.cds_cost_limit, max_parallel=s.cds_max_parallel, retries=s.cds_retries,
                    backoff_base=s.cds_backoff_base, backoff_cap=s.cds_backoff_cap, max_hint=s.cds_max_retry_after,

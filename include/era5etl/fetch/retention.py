@@ -29,6 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal, Protocol
 
+from era5etl import settings
 from era5etl.core.files import write_json
 from era5etl.fetch.manifest import MANIFEST, Removal, removal
 from era5etl.fetch.request import MonthRequest
@@ -94,8 +95,6 @@ def release(job: StagedMonth, outcome: Outcome, keep: KeepDownloads | None = Non
     the month's verdict stands either way, and ``status`` keeps showing the bytes left behind.
     """
     if keep is None:
-        from era5etl import settings
-
         keep = settings.load().keep_downloads
     folder = job.request.folder(job.staging_dir)
     if kept(keep, outcome):

@@ -14,11 +14,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
+import psycopg
 from psycopg import sql
 
 from era5etl import settings
-from era5etl.db import columnstore_available, connect, split_table, table_ident
-from era5etl.load.results import LoadError
+from era5etl.db import columnstore_available, connect, rollup_tables, split_table, table_ident
+from era5etl.load.errors import LoadError
 
 
 def empty_chunk(cur: Any, target: sql.Composable, *, compressed: bool) -> None:
@@ -106,8 +107,6 @@ def daily_rollup_chunks(url: str, table: str, windows: Sequence[tuple[datetime, 
     rows fit ERA5_CHUNK_ROWS (``points`` a day; :func:`daily_ranges`), else the same range as the
     hourly chunk, so the chunk's transaction owns its rollup rows' chunk too (and whole reloads
     truncate it)."""
-    from era5etl.db import rollup_tables
-
     if not windows:
         return
     daily = rollup_tables(table)["day"]
@@ -255,7 +254,7 @@ def _create_chunks(url: str, table: str, ranges: Sequence[tuple[datetime, dateti
                          (regclass, json.dumps({time_column: us})))
 
 
-def chunks_between(conn: Any, table: str, start: datetime, end: datetime
+def chunks_between(conn: psycopg.Connection[Any] | psycopg.Cursor[Any], table: str, start: datetime, end: datetime
                  ) -> list[tuple[str, str, datetime, datetime, bool]]:
     """(schema, name, range_start, range_end, is_compressed) of the chunks holding any time in [start, end)."""
     schema, name = split_table(table)

@@ -27,8 +27,9 @@ from era5etl.core.tiles import tile_groups, tile_of
 from era5etl.db import connect, extents
 from era5etl.load import encode
 from era5etl.load.chunks import chunk_of, chunk_plan
+from era5etl.load.errors import LoadError
 from era5etl.load.monthly import write_monthly
-from era5etl.load.results import ChunkResult, LoadError, LoadResult
+from era5etl.load.results import ChunkResult, LoadResult
 from era5etl.load.rollup import MonthlyRollup, Points, WindowRollup
 from era5etl.load.writer import Footprint, Window, copy_settings, lone_days, rollups_in_tiles, write_chunk
 from era5etl.stage import Block, StagedDownload

@@ -32,8 +32,9 @@ from era5etl.db import connect, rollup_tables, table_ident
 from era5etl.db.rollups import box_filter, months_from_daily, other_days
 from era5etl.load import encode
 from era5etl.load.rollup import MonthlyRollup, Partial, Points, encoded_pieces, hour_partial, rollup_copy_columns
+from era5etl.load.session import apply_settings, lift_decompression_limit
 from era5etl.load.spill import SpilledRun
-from era5etl.load.writer import DECOMPRESSION_LIMIT, Footprint
+from era5etl.load.writer import Footprint
 
 
 def _days_in(month: np.datetime64) -> int:
@@ -114,7 +115,7 @@ def write_monthly(url: str, table: str, footprint: Footprint, touched: Sequence[
         cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s), 0)", (f"era5etl.monthly {name}",))
         # A reload's DELETE decompresses the batches holding the months' rows (a global month is a
         # million): no per-statement limit in the transaction that replaces them (load.writer).
-        cur.execute(f"SET LOCAL {DECOMPRESSION_LIMIT} = 0")
+        lift_decompression_limit(cur)
         server: dict[np.datetime64, tuple[npt.NDArray[np.int64], Points, Partial]] = {}
         if ask:
             statement, names = months_from_daily(table, data_columns, footprint.grid, levels)
@@ -129,8 +130,7 @@ def write_monthly(url: str, table: str, footprint: Footprint, touched: Sequence[
                                                                                footprint.level_filter()),
                     {**bounds, "first": first, "last": last, "months": stamps})
         if copy_settings is not None:
-            for setting, value in copy_settings.items():
-                cur.execute("SELECT set_config(%s, %s, true)", (setting, value))
+            apply_settings(cur, copy_settings)
         with encode.binary_copy(cur, sql.SQL("COPY {} ({}) FROM STDIN (FORMAT BINARY)").format(
                 ident, sql.SQL(", ").join(map(sql.Identifier,
                                                rollup_copy_columns(columns, footprint.rollups_tiled, levels))))) as cp:

@@ -20,6 +20,7 @@ from psycopg import sql
 from era5etl.core.datasets import PRESSURE_LEVELS
 from era5etl.core.months import Month
 from era5etl.db import columnstore_available, columnstore_enabled, connect, has_level_column, table_ident
+from era5etl.db.registry import require_ours
 from era5etl.db.rollups import daily_from_hourly, data_columns, drop_rollups, ensure_rollups
 from era5etl.db.years import drop_daily_copy
 from era5etl.load.chunks import daily_rollup_chunks
@@ -37,8 +38,6 @@ _WORLD = Footprint(90.0, -180.0, -90.0, 180.0)
 def rebuild(url: str, table: str, on_month: Callable[[str, int], None] | None = None) -> dict[str, int]:
     """Drop ``table``'s rollups, make them again and fill them from its hourly rows; returns the
     months, daily and monthly rows written."""
-    from era5etl.db.registry import require_ours
-
     with connect(url, autocommit=True) as conn:
         require_ours(conn, table, "rollups rebuild")  # never another's table, nor its <table>_daily
         drop_rollups(conn, table)

@@ -23,24 +23,18 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import psycopg
 from psycopg import sql
 
 from era5etl.core.tiles import TILE_COLUMN
 from era5etl.db import columnstore_enabled, connect, rollup_tables, split_table, table_ident
 from era5etl.db.layout import columnstore_settings
 from era5etl.load.chunks import empty_chunk
+from era5etl.load.errors import LoadError
 from era5etl.load.locks import lock_chunk, lock_month
-from era5etl.load.results import LoadError
-from era5etl.load.writer import COLUMNSTORE_COPY_SETTINGS, DECOMPRESSION_LIMIT
+from era5etl.load.session import INSERT_SETTINGS, apply_settings, lift_decompression_limit
 
 TILES_SEGMENTBY = TILE_COLUMN
-# Direct-to-columnstore INSERT with the rows sent in the table's order (tile, location_id, time), in
-# batches of up to 5,000 rows as the loader writes them (load.writer.COLUMNSTORE_COPY_SETTINGS).
-INSERT_SETTINGS = {
-    "timescaledb.enable_direct_compress_insert": "on",
-    "timescaledb.enable_direct_compress_insert_client_sorted": "on",
-    "timescaledb.compression_batch_size_limit": COLUMNSTORE_COPY_SETTINGS["timescaledb.compression_batch_size_limit"],
-}
 
 
 @dataclass(frozen=True)
@@ -70,7 +64,7 @@ class Progress:
                 "rows_moved": self.rows, "seconds": round(self.seconds, 2)}
 
 
-def _time_column(conn: Any, table: str) -> str:
+def _time_column(conn: psycopg.Connection[Any], table: str) -> str:
     """``time`` for a weather table, ``bucket`` for a rollup: what its chunks are ranges of."""
     schema, name = split_table(table)
     row = conn.execute("SELECT column_name FROM timescaledb_information.dimensions WHERE hypertable_schema ="
@@ -81,7 +75,7 @@ def _time_column(conn: Any, table: str) -> str:
     return str(row[0])
 
 
-def pending(conn: Any, table: str) -> tuple[int, list[Chunk]]:
+def pending(conn: psycopg.Connection[Any], table: str) -> tuple[int, list[Chunk]]:
     """(the table's chunk count, its chunks not yet in tiles, oldest first): a chunk whose batches
     were compressed without the tile segment, or still in the row store with rows."""
     schema, name = split_table(table)
@@ -102,7 +96,7 @@ def pending(conn: Any, table: str) -> tuple[int, list[Chunk]]:
     return len(rows), todo
 
 
-def _holds_untiled_rows(conn: Any, chunk: sql.Identifier) -> bool:
+def _holds_untiled_rows(conn: psycopg.Connection[Any], chunk: sql.Identifier) -> bool:
     has_tile = conn.execute("SELECT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = %s::regclass"
                             " AND attname = %s AND NOT attisdropped)",
                             (chunk.as_string(conn), TILE_COLUMN)).fetchone()
@@ -111,7 +105,7 @@ def _holds_untiled_rows(conn: Any, chunk: sql.Identifier) -> bool:
     return bool(row and row[0])
 
 
-def prepare(conn: Any, table: str) -> None:
+def prepare(conn: psycopg.Connection[Any], table: str) -> None:
     """The tile column and the tile layout's settings (for the chunks compressed from now on)."""
     if not columnstore_enabled(conn, table):
         raise LoadError(f"{table} is not in the columnstore (the Apache licence, or set so by hand): "
@@ -124,7 +118,7 @@ def prepare(conn: Any, table: str) -> None:
             ident, sql.Literal(TILES_SEGMENTBY), sql.Literal(orderby)))
 
 
-def move_chunk(conn: Any, table: str, chunk: Chunk, lock_as: str | None = None) -> int:
+def move_chunk(conn: psycopg.Connection[Any], table: str, chunk: Chunk, lock_as: str | None = None) -> int:
     """One chunk into tiles, in one transaction; the rows moved. ``lock_as``: the weather table whose
     loads write ``table`` (a rollup), whose locks the move takes as a load of it does."""
     ident, target = table_ident(table), sql.Identifier(chunk.schema, chunk.name)
@@ -135,7 +129,7 @@ def move_chunk(conn: Any, table: str, chunk: Chunk, lock_as: str | None = None) 
         if lock_as is not None:  # the monthly rows of a load are written under this lock (load.monthly)
             monthly = rollup_tables(owner)["month"]
             cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s), 0)", (f"era5etl.monthly {monthly}",))
-        cur.execute(f"SET LOCAL {DECOMPRESSION_LIMIT} = 0")
+        lift_decompression_limit(cur)
         columns = [r[0] for r in cur.execute(
             "SELECT attname FROM pg_attribute WHERE attrelid = %s::regclass AND attnum > 0 AND NOT attisdropped"
             " AND attname <> %s ORDER BY attnum", (ident.as_string(conn), TILE_COLUMN))]
@@ -147,8 +141,7 @@ def move_chunk(conn: Any, table: str, chunk: Chunk, lock_as: str | None = None) 
         # anew with the table's settings.
         empty_chunk(cur, target, compressed=True)
         cur.execute("CALL convert_to_rowstore(%s::regclass, if_columnstore => true)", (target.as_string(conn),))
-        for setting, value in INSERT_SETTINGS.items():
-            cur.execute("SELECT set_config(%s, %s, true)", (setting, value))
+        apply_settings(cur, INSERT_SETTINGS)
         cur.execute(sql.SQL("INSERT INTO {} ({}, {}) SELECT {}, era5_tile(location_id) FROM era5_relayout"
                             " ORDER BY era5_tile(location_id), location_id, {}").format(
             target, names, sql.Identifier(TILE_COLUMN), names, sql.Identifier(_time_column(conn, table))))

@@ -4,12 +4,6 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from era5etl.core.errors import Failure
-
-
-class LoadError(Failure, RuntimeError):
-    """A chunk could not be written; chunks committed before it stay, the failed one is untouched."""
-
 
 @dataclass
 class ChunkResult:

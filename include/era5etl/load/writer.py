@@ -39,9 +39,16 @@ from era5etl.db.layout import (
 from era5etl.db.rollups import box_filter, box_params, daily_from_hourly, level_filter, other_hours
 from era5etl.load import encode
 from era5etl.load.chunks import chunk_of, chunks_between, empty_chunk
+from era5etl.load.errors import LoadError
 from era5etl.load.locks import lock_chunk, lock_month
-from era5etl.load.results import ChunkResult, LoadError
+from era5etl.load.results import ChunkResult
 from era5etl.load.rollup import WindowRollup
+from era5etl.load.session import (
+    COLUMNSTORE_COPY_SETTINGS,
+    TILES_COPY_SETTINGS,
+    apply_settings,
+    lift_decompression_limit,
+)
 from era5etl.load.years import forget_years
 from era5etl.stage import StagedDownload
 
@@ -54,28 +61,6 @@ CHUNK_INDEXES: tuple[tuple[str, str], ...] = (
 )
 
 
-# Session settings of a COPY into a columnstore chunk laid out as sql/020_columnstore.sql says. The
-# rows arrive sorted by its orderby (time, location_id), so the server needs no sort; batches of
-# 5,000 rows rather than the default 1,000: fewer batch headers and TOAST pieces, while one place's
-# history still decompresses only 5,000 rows an hour.
-DECOMPRESSION_LIMIT = "timescaledb.max_tuples_decompressed_per_dml_transaction"
-COLUMNSTORE_COPY_SETTINGS: dict[str, str] = {
-    "timescaledb.enable_direct_compress_copy": "on",
-    "timescaledb.enable_direct_compress_copy_client_sorted": "on",
-    "timescaledb.compression_batch_size_limit": "5000",
-}
-# In tiles the rows go point by point within each tile (tile, location_id, time), a block of days at a
-# time: a later block, a later load of the chunk's other months, or a merge of a month's daily chunks
-# brings batches of the same points again, which overlap the earlier ones in that order. The server is
-# therefore not told the rows are sorted: it sorts each buffer of rows (already in order, so cheaply)
-# and marks the chunk as holding overlapping batches, which its reads then merge by batch instead of
-# trusting the batches' order (a read of a tile ordered by (location_id, time) came back out of order
-# from a merged month told otherwise). Buffers of 1M rows: a tile's day of a wide area stays one batch.
-TILES_COPY_SETTINGS: dict[str, str] = {
-    **COLUMNSTORE_COPY_SETTINGS,
-    "timescaledb.enable_direct_compress_copy_client_sorted": "off",
-    "timescaledb.direct_compress_copy_tuple_sort_limit": "1000000",
-}
 # The layouts whose order the loader sends rows in (db.layout): a tiled table's rows point by point
 # within each tile (encode.encode_block with tiles), a time-ordered table's hour by hour.
 SENT_ORDERS = {False: (TIME_ORDER, TILES_ORDER), True: (TIME_ORDER_LEVELS, TILES_ORDER_LEVELS)}
@@ -210,7 +195,7 @@ def _take_chunk(conn: psycopg.Connection[tuple[Any, ...]], cur: psycopg.Cursor[t
         # (in (time, location_id) order, most of the month); TimescaleDB refuses a statement that
         # decompresses over 100,000 rows unless told otherwise, which failed any partial reload
         # of a month above that. The chunk's transaction is the unit that may: no limit in it.
-        cur.execute(f"SET LOCAL {DECOMPRESSION_LIMIT} = 0")
+        lift_decompression_limit(cur)
     if compressed and not columnstore:
         # A month compressed on a table since turned back to the row store: plain rows again.
         cur.execute("CALL convert_to_rowstore(%s::regclass, if_columnstore => true)", (chunk.as_string(conn),))
@@ -289,8 +274,7 @@ def _copy_rows(cur: psycopg.Cursor[tuple[Any, ...]], chunk: sql.Identifier, foot
     if columnstore:
         # Straight into the columnstore: the server compresses batches as rows arrive, in the
         # order the loader sends them (time, location_id), with no sort and no row-store detour.
-        for setting, value in (settings or {}).items():
-            cur.execute("SELECT set_config(%s, %s, true)", (setting, value))
+        apply_settings(cur, settings or {})
     columns = sql.SQL(", ").join(map(sql.Identifier, encode.copy_columns(
         footprint.columns, (TILE_COLUMN,) if footprint.tiled else (), level=bool(footprint.levels))))
     t_copy = time.perf_counter()
@@ -340,7 +324,7 @@ def write_daily(cur: psycopg.Cursor[tuple[Any, ...]], table: str, hourly: sql.Id
     days = [d.astype("datetime64[s]").item().replace(tzinfo=UTC) for d in rollup.days]
     bounds = footprint.rollup_params()
     # As for the hourly rows: the chunk's transaction may decompress whatever it replaces.
-    cur.execute(f"SET LOCAL {DECOMPRESSION_LIMIT} = 0")
+    lift_decompression_limit(cur)
     if aligned and empty:
         pass  # a new chunk's daily chunk, as empty as it
     elif aligned and whole:

@@ -37,9 +37,13 @@ from era5etl.core.tiles import TILE_COLUMN
 from era5etl.db import LEVEL_COLUMN, columnstore_available, connect, split_table, table_ident
 from era5etl.db.columns import table_columns
 from era5etl.db.layout import in_tiles
+from era5etl.db.registry import table_dataset
+from era5etl.db.tables import rollup_of
 from era5etl.db.years import COPY_COMMENT, copied_years, copy_name, copy_sources, is_copy
 from era5etl.load.chunks import chunks_between
+from era5etl.load.errors import NothingToCopy
 from era5etl.load.locks import lock_year
+from era5etl.load.session import INSERT_SETTINGS, apply_settings
 
 # The points of a year copied by one INSERT: about 50M rows of hours (a global year is ~190 pieces).
 # Each piece is read in (location_id, time) order; in tiles the server merges the chunks' batches in
@@ -47,10 +51,6 @@ from era5etl.load.locks import lock_year
 PIECE_ROWS = 50_000_000
 # A point's rows in a year at most, by the copied relation's time column: its hours, its days.
 ROWS_A_YEAR = {"time": 8784, "bucket": 366}
-
-
-class NothingToCopy(InputError):
-    """A year the table has no rows in."""
 
 
 @dataclass(frozen=True)
@@ -129,8 +129,6 @@ def worth_copying(conn: psycopg.Connection[Any], table: str, year: int) -> bool:
     the year finished (its twelve months validated), not copied, and held in more than one chunk of the
     table (a table of a chunk a year reads a place's year from one chunk already), on a server with
     the columnstore, of an hourly table."""
-    from era5etl.read.points import table_dataset
-
     if not columnstore_available(conn) or table_dataset(conn, table).monthly:
         return False
     if year not in finished_years(conn, table) or _copied(conn, _sources(conn, table), year):
@@ -172,10 +170,7 @@ def _copy_relation_year(cur: psycopg.Cursor[Any], relation: str, time_column: st
     _drop_span(cur, relation, y0, y1)  # the year copied before (its chunk is exactly the year)
     cur.execute("DELETE FROM era5_year_copies WHERE table_name = %s AND year = %s", (relation, year))
     chunk = _attach_year(cur, relation, time_column, year)
-    from era5etl.load.relayout import INSERT_SETTINGS  # here: the writer imports this module
-
-    for setting, value in INSERT_SETTINGS.items():
-        cur.execute("SELECT set_config(%s, %s, true)", (setting, value))
+    apply_settings(cur, INSERT_SETTINGS)
     rows = pieces = 0
     tiled = TILE_COLUMN in columns and in_tiles(conn, relation)  # once, not once a piece
     for first, last in _pieces(cur, relation, time_column, (y0, y1), levels):
@@ -189,8 +184,6 @@ def _copy_relation_year(cur: psycopg.Cursor[Any], relation: str, time_column: st
 
 def _sources(conn: psycopg.Connection[Any], table: str) -> list[tuple[str, str]]:
     """``db.years.copy_sources`` of ``table`` that exist (a table without its daily rollup: the hours)."""
-    from era5etl.read.points import rollup_of
-
     daily = rollup_of(conn, table, "day")
     return [(relation, column) for relation, column in copy_sources(table) if relation in (table, daily)]
 
@@ -202,8 +195,6 @@ def _copied(conn: psycopg.Connection[Any], sources: list[tuple[str, str]], year:
 
 def _ensure_copies(conn: psycopg.Connection[Any], table: str) -> list[tuple[str, str]]:
     """The copies of ``table`` and of its daily rollup made if missing (``_ensure_copy``); the sources."""
-    from era5etl.read.points import table_dataset
-
     if table_dataset(conn, table).monthly:
         raise InputError(f"{table} holds monthly means: a place's month is a row already, there is nothing to copy")
     if not columnstore_available(conn):

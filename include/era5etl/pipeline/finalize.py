@@ -9,16 +9,17 @@ from typing import Any
 from era5etl import settings as config
 from era5etl.core.expver import PRELIMINARY
 from era5etl.core.months import Month
-from era5etl.fetch import Credentials
+from era5etl.fetch import Credentials, FetchOptions, plan
+from era5etl.fetch.jobs import PgJobStore
 from era5etl.pipeline.job import MonthJob
 from era5etl.pipeline.schedule import Finalize, select_to_finalize
+from era5etl.pipeline.steps import run_month as run_pipeline
 from era5etl.settings import Settings
+from era5etl.track import ledger
 
 
 def months_to_finalize(url: str, now: datetime | None = None, after_months: int | None = None,
                        table: str | None = None) -> list[Finalize]:
-    from era5etl.track import ledger
-
     return select_to_finalize(ledger.months(url, table), now or datetime.now(UTC), after_months)
 
 
@@ -30,9 +31,6 @@ def supersede_jobs(url: str, job: MonthJob) -> int:
     Jobs still queued or running are left alone (a retried reload re-attaches to them). Returns
     how many jobs were marked.
     """
-    from era5etl.fetch import FetchOptions, plan
-    from era5etl.fetch.jobs import PgJobStore
-
     hashes = [p.hash for p in plan(job.request, FetchOptions.from_env().cost_limit)]
     return PgJobStore(url).supersede(hashes, f"superseded by reload {job.revision or '(no revision)'}")
 
@@ -48,8 +46,6 @@ def reload_job(item: Finalize, revision: str, settings: Settings, run_id: str) -
 def reload_month(url: str, item: Finalize, credentials: Credentials, *, revision: str,
                  settings: Settings | None = None, run_id: str | None = None) -> dict[str, Any]:
     """Fetch the month again (a new staging folder, new CDS jobs) and replace its rows."""
-    from era5etl.pipeline.steps import run_month as run_pipeline
-
     settings = settings or config.load()
     job = reload_job(item, revision, settings, run_id or f"finalize__{datetime.now(UTC):%Y%m%dT%H%M%S}")
     superseded = supersede_jobs(url, job)

@@ -19,15 +19,19 @@ from typing import Any
 import numpy as np
 import psycopg
 
-from era5etl.core.errors import Failure
+from era5etl import settings
 from era5etl.core.files import require_writable
-from era5etl.db import ensure_schema
+from era5etl.db import DatabaseError, connect, discard_new, ensure_schema
+from era5etl.db.columns import ensure_columns
 from era5etl.fetch import Credentials, Download, fetch, retention, staged_download
+from era5etl.fetch.jobs import PgJobStore
 from era5etl.fetch.manifest import removal as fetch_removal
 from era5etl.fetch.request import needs_previous_hour
 from era5etl.load import ChunkResult, LoadResult, columnstore, load
-from era5etl.load.years import YearCopy
+from era5etl.load.years import YearCopy, copy_years, worth_copying
+from era5etl.pipeline.errors import PipelineError
 from era5etl.pipeline.job import MonthJob
+from era5etl.read import rollup_check
 from era5etl.settings import CompressionMode
 from era5etl.stage import StagedDownload, StageError, open_download, scratch_dir
 from era5etl.track import ledger, liveness, metrics
@@ -36,10 +40,6 @@ from era5etl.validate import Validation, validate_month
 from era5etl.validate.month import validation_dir
 
 log = logging.getLogger(__name__)
-
-
-class PipelineError(Failure, RuntimeError):
-    """A step cannot go on; the message says what is wrong and what to do."""
 
 
 def mark(url: str, job: MonthJob, state: str, **fields: Any) -> None:
@@ -99,8 +99,6 @@ def prepare(url: str, job: MonthJob) -> list[str]:
 
 def _prepare(url: str, job: MonthJob) -> tuple[bool, list[str]]:
     """:func:`prepare`, and whether it made the table."""
-    from era5etl.db.columns import ensure_columns
-
     created = ensure_schema(url, job.table, f"{int(job.chunk_interval.total_seconds())} seconds",
                             dataset=job.dataset, created_by=f"run {job.run_id}", points=job.area.points(job.grid))
     return created, ensure_columns(url, job.table, job.load_variables)
@@ -109,8 +107,6 @@ def _prepare(url: str, job: MonthJob) -> tuple[bool, list[str]]:
 def _discard_first(url: str, job: MonthJob) -> None:
     """After a failed first run of a table this run made: drop the table and its rollups, unless another
     month of it is in the ledger (a run beside this one) or the database is gone (logged: `table drop`)."""
-    from era5etl.db import DatabaseError, discard_new
-
     try:
         if ledger.other_months(url, job.table, job.month, str(job.area)):
             return
@@ -128,8 +124,6 @@ def fetch_step(url: str, job: MonthJob, credentials: Credentials, *, wait: bool 
     bookkeeping lets through, so the month stays 'fetching' and no figures are recorded yet. That
     is how the deferrable operator hands the wait to the triggerer.
     """
-    from era5etl.fetch.jobs import PgJobStore
-
     require_writable(job.staging_dir, "ERA5_STAGING_DIR")  # before the ledger hears of the month
     with _step(url, job, "fetch", "fetching") as fig:
         download = fetch(job.request, job.staging_dir, credentials, store=PgJobStore(url), wait=wait)
@@ -274,8 +268,6 @@ def validate_step(url: str, job: MonthJob) -> Validation:
     wrote checked against its hourly rows (``read.rollup_check``); a mismatch fails the month naming
     what differs (its reads would not be the table's). Then ``compress_step`` finishes it (in
     Airflow, within the same task: it does not earn a task process of its own)."""
-    from era5etl.read import rollup_check
-
     require_writable(validation_dir(), "ERA5_VALIDATION_DIR")
     # The month's lock, held while 'validating' (and until 'validated' is written): a run killed
     # mid-validation is seen as gone (track.liveness).
@@ -309,8 +301,6 @@ def validate_step(url: str, job: MonthJob) -> Validation:
 
 
 def _rollups_on() -> bool:
-    from era5etl import settings
-
     return settings.load().rollups
 
 
@@ -341,10 +331,6 @@ def years_step(url: str, job: MonthJob) -> YearCopy | None:
     """After the month is validated and finished: its year copied place-major when this month made it
     whole and the copy pays (``load.years.worth_copying``; ``ERA5_YEAR_COPIES=off`` never), with a
     ``years`` metrics row; None when nothing was copied."""
-    from era5etl import settings
-    from era5etl.db import connect
-    from era5etl.load.years import copy_years, worth_copying
-
     year = job.month.start.year
     if settings.load().year_copies == "off":
         return None

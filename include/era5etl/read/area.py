@@ -25,12 +25,13 @@ pressure levels is read one level at a time (``level``): its rows and rollup row
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
 import numpy as np
+import psycopg
 from psycopg import sql
 
 from era5etl.core.datasets import ERA5_GRID, LatLonGrid
@@ -38,13 +39,16 @@ from era5etl.core.grid import Area, Grid
 from era5etl.core.months import as_utc
 from era5etl.core.rollups import sources, split_value_column
 from era5etl.db import table_ident
+from era5etl.db.registry import table_dataset
 from era5etl.db.rollups import LATITUDES, box_filter, box_params, data_columns
+from era5etl.db.tables import rollup_of
 from era5etl.read.columns import STEP_NAMES, UNITS, Step, check_step, known, resolve
 from era5etl.read.errors import ReadError
 from era5etl.read.gaps import gap_text, gaps
 from era5etl.read.levels import check_level
+from era5etl.read.monthly_means import area_columns as month_columns, area_units, hours_of, refuse_days
 from era5etl.read.packed import packed, unpack
-from era5etl.read.points import MARGIN, Bounds, loaded_bounds, require_table, rollup_of
+from era5etl.read.points import MARGIN, Bounds, loaded_bounds, require_table
 from era5etl.read.series import source_of
 from era5etl.read.text import csv_columns, iso_time, iso_time_array, iso_times
 
@@ -204,15 +208,13 @@ def holds_other_longitudes(held: Bounds, params: dict[str, Any], grid: LatLonGri
     return not (params["col0"] <= first and last <= params["col1"])
 
 
-def area_series(conn: Any, table: str, area: Area, start: datetime | None, end: datetime | None,
+def area_series(conn: psycopg.Connection[Any], table: str, area: Area, start: datetime | None, end: datetime | None,
                 variables: list[str] | None, step: Step, level: int | None = None) -> AreaSeries:
     """The area's series in [start, end) (None: from the first / to the last loaded) at ``step``.
     ``variables``: a variable (for all its aggregates) or a rollup column name (``temperature_2m_max``)
     at any step; None: every one the table's rollups keep. ReadError for an unknown variable, an area
     without a grid point or reaching outside the loaded area, or a range without rows. ``level``: the
     level (hPa) of a table on pressure levels, which is read one level at a time (ReadError without one)."""
-    from era5etl.read.points import table_dataset
-
     step = check_step(step)
     require_table(conn, table)
     dataset = table_dataset(conn, table)
@@ -235,14 +237,12 @@ def area_series(conn: Any, table: str, area: Area, start: datetime | None, end: 
                                      unpack(parts[2], "int8").astype(np.int64), values), dataset)
 
 
-def area_source(conn: Any, table: str, dataset: Any, variables: list[str] | None, step: Step
+def area_source(conn: psycopg.Connection[Any], table: str, dataset: Any, variables: list[str] | None, step: Step
                 ) -> tuple[list[str], str, str, Step]:
     """(the columns, the relation, its time column, the step its rows are aggregated at) of an area's
     series at ``step``: the rollups, or hourly the table; a table of monthly means its own rows as
     they are, whatever the step but days (``read.monthly_means``)."""
     if dataset.monthly:
-        from era5etl.read.monthly_means import area_columns as month_columns, refuse_days
-
         if step == "day":
             raise refuse_days(table, dataset, "an area's (a region's) daily series")
         return month_columns(table, dataset, variables, data_columns(conn, table)), table, "time", "hour"
@@ -255,15 +255,13 @@ def months_counted(s: AreaSeries, dataset: Any) -> AreaSeries:
     for (not their count) and its columns' units."""
     if not dataset.monthly:
         return s
-    from dataclasses import replace
-
-    from era5etl.read.monthly_means import area_units, hours_of
 
     return replace(s, step="month", hours=hours_of(s.time, s.points, dataset),
                    units=area_units(dataset, s.columns))
 
 
-def _empty(conn: Any, table: str, area: Area, step: Step, start: datetime | None, end: datetime | None,
+def _empty(conn: psycopg.Connection[Any], table: str, area: Area, step: Step, start: datetime | None,
+           end: datetime | None,
            params: dict[str, Any], grid: LatLonGrid = ERA5_GRID) -> ReadError:
     """Why an area has no rows: no grid point of the table inside it, or none in the range (then what
     the area has loaded). Asked of the monthly rollup (small) when the table has one."""

@@ -3,6 +3,8 @@ points of a box on the table's lattice, read with ``WHERE location_id = ANY(...)
 predicates, whatever the columnstore's layout), each column sent packed (``read.packed``) and placed
 on the grid by the point's id."""
 
+# Imports inside functions: xarray loads only when an area's Dataset is made.
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -10,16 +12,19 @@ from decimal import Decimal
 from typing import Any
 
 import numpy as np
+import psycopg
 from psycopg import sql
 
 from era5etl.core.datasets import Dataset
 from era5etl.core.grid import Area, Grid
 from era5etl.db import table_ident
+from era5etl.db.registry import table_dataset
 from era5etl.db.rollups import data_columns
+from era5etl.db.tables import rollup_of
 from era5etl.read.columns import UNITS, check_step, resolve
 from era5etl.read.errors import ReadError
 from era5etl.read.packed import packed, unpack
-from era5etl.read.points import require_table, rollup_of, table_dataset
+from era5etl.read.points import require_table
 from era5etl.read.rollup_check import area_ids
 from era5etl.read.series import column_expression
 
@@ -42,7 +47,8 @@ def _grid(dataset: Dataset, area: Area) -> tuple[np.ndarray, np.ndarray, np.ndar
     return ids, np.unique(lats)[::-1], np.unique(lons)
 
 
-def area_grid(conn: Any, table: str, area: Area, start: datetime, end: datetime, variables: list[str] | None,
+def area_grid(conn: psycopg.Connection[Any], table: str, area: Area, start: datetime, end: datetime,
+              variables: list[str] | None,
               step: str, max_values: int) -> Any:
     """The Dataset of ``area``'s rows in [start, end) at ``step`` (see ``era5etl.api.area``)."""
     import xarray as xr
@@ -64,7 +70,7 @@ def area_grid(conn: Any, table: str, area: Area, start: datetime, end: datetime,
     row = conn.cursor(binary=True).execute(_statement(relation, time_column, columns),
                                            {"ids": ids.tolist(), "start": start, "end": end}).fetchone()
     times = unpack(row[0] if row else None, "timestamptz")
-    if times.size == 0:
+    if row is None or times.size == 0:
         raise ReadError(f"no rows of {relation} in area {area} from {start:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M}")
     point_ids = unpack(row[1], "int8").astype(np.int64)
     axis = np.unique(times)

@@ -12,19 +12,23 @@ from decimal import Decimal
 from typing import Any
 
 import numpy as np
+import psycopg
 from psycopg import sql
 
 from era5etl.core.grid import Area, Grid
 from era5etl.core.rollups import split_value_column
 from era5etl.db import table_ident
+from era5etl.db.registry import table_dataset
 from era5etl.db.rollups import data_columns
-from era5etl.read.area import AreaSeries, area_columns, check_inside
+from era5etl.read.area import AreaSeries, area_columns, area_json, check_inside
 from era5etl.read.errors import ReadError
 from era5etl.read.levels import check_level, level_filter
 from era5etl.read.localday import LOCAL_DAY, day_aggregate
+from era5etl.read.monthly_means import refuse_days
 from era5etl.read.packed import packed, unpack
-from era5etl.read.points import loaded_bounds, require_table, table_dataset
+from era5etl.read.points import loaded_bounds, require_table
 from era5etl.read.rollup_check import area_ids
+from era5etl.read.text import offset_times
 
 _W = sql.Identifier("w")
 
@@ -59,7 +63,8 @@ def area_local_statement(table: str, columns: list[str], data: list[str], level:
         level_filter(level))
 
 
-def _span(conn: Any, table: str, ids: np.ndarray, level: int | None = None) -> tuple[datetime, datetime]:
+def _span(conn: psycopg.Connection[Any], table: str, ids: np.ndarray, level: int | None = None) -> tuple[datetime,
+          datetime]:
     row = conn.execute(sql.SQL("SELECT min(time), max(time) FROM {} WHERE location_id = ANY(%(ids)s){}").format(
         table_ident(table), level_filter(level)), {"ids": ids.tolist(), "level": level}).fetchone()
     if row is None or row[0] is None:
@@ -67,7 +72,8 @@ def _span(conn: Any, table: str, ids: np.ndarray, level: int | None = None) -> t
     return row[0], row[1] + timedelta(hours=1)
 
 
-def area_local_daily(conn: Any, table: str, area: Area, start: datetime | None, end: datetime | None,
+def area_local_daily(conn: psycopg.Connection[Any], table: str, area: Area, start: datetime | None,
+                     end: datetime | None,
                      variables: list[str] | None, offset_minutes: int, level: int | None = None) -> AreaSeries:
     """The area's days of UTC+``offset_minutes`` whose hours fall in [start, end) (UTC instants; None:
     the area's loaded span): an AreaSeries at step "day" whose ``time`` is each local day's start as a
@@ -75,8 +81,6 @@ def area_local_daily(conn: Any, table: str, area: Area, start: datetime | None, 
     require_table(conn, table)
     dataset = table_dataset(conn, table)
     if dataset.monthly:
-        from era5etl.read.monthly_means import refuse_days
-
         raise refuse_days(table, dataset, "an area's local days")
     level = check_level(conn, table, level)
     check_inside(table, area, loaded_bounds(conn, table, dataset), dataset.grid)
@@ -101,9 +105,6 @@ def area_local_daily(conn: Any, table: str, area: Area, start: datetime | None, 
 
 def area_local_json(s: AreaSeries, offset_minutes: int) -> dict[str, Any]:
     """``area_json`` of local days: the times in their offset, and ``utc_offset_hours``."""
-    from era5etl.read.area import area_json
-    from era5etl.read.text import offset_times
-
     return {**area_json(s), "time": offset_times(s.time, offset_minutes), "utc_offset_hours": offset_minutes / 60}
 
 

@@ -7,15 +7,22 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
+import psycopg
+
 from era5etl.core.datasets import Dataset
+from era5etl.core.grid import Area
+from era5etl.db.registry import table_dataset
 from era5etl.db.rollups import data_columns
 from era5etl.read.climate import summarize, value_column
 from era5etl.read.columns import UNITS
-from era5etl.read.daily import daily_values
+from era5etl.read.daily import area_daily_values, area_monthly_daily, daily_values, monthly_daily
 from era5etl.read.errors import ReadError
 from era5etl.read.indices import check_indices, columns_of, compute_indices
-from era5etl.read.monthly_means import area_monthly_daily, monthly_daily, refuse_days
-from era5etl.read.points import Point, require_table, table_dataset
+from era5etl.read.localday import offset_text, parse_offset
+from era5etl.read.monthly_means import refuse_days
+from era5etl.read.points import Point, require_table
+from era5etl.read.region_series import check_region
+from era5etl.read.regions import Region
 from era5etl.read.where import Where, describe_point, offset_minutes
 
 DEFAULT_BASELINE = (1991, 2020)  # WMO's current climatological standard normal
@@ -40,7 +47,8 @@ def _loaded_years(daily: Any) -> tuple[int, int]:
     return int(years.min()), int(years.max())
 
 
-def point_climate(conn: Any, table: str, point: Point, variable: str, *, baseline: tuple[int, int] = DEFAULT_BASELINE,
+def point_climate(conn: psycopg.Connection[Any], table: str, point: Point, variable: str, *, baseline: tuple[int,
+                  int] = DEFAULT_BASELINE,
                   first_year: int | None = None, last_year: int | None = None, indices: list[str] | None = None,
                   offset_minutes: int | None = None, dataset: Dataset | None = None) -> dict[str, Any]:
     """The climate of ``variable`` at ``point`` (of ``table``, loaded as ``dataset``: asked if None):
@@ -82,15 +90,13 @@ def _where_json(at: Where, grid_point: dict[str, Any], named: str) -> dict[str, 
                       "described": named}}
 
 
-def climate_request(conn: Any, table: str, at: Where, variable: str = "temperature_2m",
+def climate_request(conn: psycopg.Connection[Any], table: str, at: Where, variable: str = "temperature_2m",
                     baseline: str | tuple[int, int] = DEFAULT_BASELINE, first: int | None = None,
                     last: int | None = None, indices: list[str] | None = None,
                     tz: str | None = None) -> dict[str, Any]:
     """The climate JSON of a place (``climate --json``, ``GET /era5/climate``, ``era5etl.api.climate``):
     ``place`` (or ``point``) first, then :func:`point_climate`'s keys. The days are the place's standard
     offset's unless ``tz`` says otherwise; bare coordinates' are UTC days."""
-    from era5etl.read.localday import offset_text
-
     span = parse_years(baseline) if isinstance(baseline, str) else baseline
     if first is not None and last is not None and last < first:
         raise ReadError(f"the last year {last} is before the first {first}")
@@ -111,7 +117,7 @@ def climate_request(conn: Any, table: str, at: Where, variable: str = "temperatu
     return {**_where_json(at, grid_point, named), **summary}
 
 
-def area_climate(conn: Any, table: str, box: Any, variable: str = "temperature_2m",
+def area_climate(conn: psycopg.Connection[Any], table: str, box: Any, variable: str = "temperature_2m",
                  baseline: str | tuple[int, int] = DEFAULT_BASELINE, first: int | None = None,
                  last: int | None = None, indices: list[str] | None = None,
                  tz: str | None = None) -> dict[str, Any]:
@@ -122,10 +128,6 @@ def area_climate(conn: Any, table: str, box: Any, variable: str = "temperature_2
     The indices are a place's: ETCCDI counts days at a point (a
     frost day somewhere in a box is not a frost day of the box), so an area has none yet, and asking
     for one is refused."""
-    from era5etl.core.grid import Area
-    from era5etl.read.daily import area_daily_values
-    from era5etl.read.localday import offset_text, parse_offset
-
     if indices:
         raise ReadError("the indices are computed for a place (--place or LAT LON); an area's or a region's "
                         "climate has its yearly and monthly means only")
@@ -133,7 +135,6 @@ def area_climate(conn: Any, table: str, box: Any, variable: str = "temperature_2
     span = parse_years(baseline) if isinstance(baseline, str) else baseline
     if first is not None and last is not None and last < first:
         raise ReadError(f"the last year {last} is before the first {first}")
-    from era5etl.read.regions import Region
 
     area = box if isinstance(box, Region) else Area.parse(box)
     require_table(conn, table)
@@ -141,8 +142,6 @@ def area_climate(conn: Any, table: str, box: Any, variable: str = "temperature_2
     if dataset.monthly and shift is not None:  # months, not days: no day boundary to shift
         raise refuse_days(table, dataset, f"days of {tz}")
     if isinstance(area, Region):
-        from era5etl.read.region_series import check_region
-
         area = check_region(conn, table, area)
     column, statistic = value_column(variable)
     # The years read: the baseline's and those asked for, open where none was asked.

@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
+import psycopg
 from psycopg import sql
 
 from era5etl.db import table_ident
@@ -25,7 +26,7 @@ def hour_statement(table: str, columns: list[str], level: bool = False) -> sql.C
         sql.SQL(", ").join(parts), table_ident(table), sql.SQL(" AND level = %s") if level else sql.SQL(""))
 
 
-def hour_columns(conn: Any, table: str, at: datetime | str, columns: list[str],
+def hour_columns(conn: psycopg.Connection[Any], table: str, at: datetime | str, columns: list[str],
                  level: int | None = None) -> dict[str, np.ndarray]:
     """One hour's values of ``columns`` (``location_id`` as int32, the rest float32), one array each;
     at ``level`` (hPa) for a table on pressure levels."""
@@ -35,7 +36,7 @@ def hour_columns(conn: Any, table: str, at: datetime | str, columns: list[str],
             for c, b in zip(columns, row or [None] * len(columns), strict=True)}
 
 
-def hours_columns(conn: Any, table: str, start: datetime, end: datetime, columns: list[str],
+def hours_columns(conn: psycopg.Connection[Any], table: str, start: datetime, end: datetime, columns: list[str],
                   level: int | None = None) -> dict[str, np.ndarray]:
     """The rows of the hours in [start, end) as :func:`hour_columns` gives one hour's, with ``time``
     (datetime64[us], UTC) beside ``columns``, in no particular order. One statement: where a

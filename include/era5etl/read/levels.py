@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import psycopg
 from psycopg import sql
 
 from era5etl.db import has_level_column, table_ident
 from era5etl.read.errors import ReadError
 
 
-def check_level(conn: Any, table: str, level: int | None) -> int | None:
+def check_level(conn: psycopg.Connection[Any], table: str, level: int | None) -> int | None:
     """``level`` when the table has levels and holds that one; None for a table without levels
     (asked for none). ReadError otherwise, naming the levels the table holds."""
     on_levels = has_level_column(conn, table)

@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
+import psycopg
 from psycopg import sql
 
 from era5etl.core.rollups import WIND_COMPONENTS, rolled_up, sources, split_value_column
@@ -108,7 +109,7 @@ def _read_columns(columns: list[str]) -> list[str]:
                               for c in sources(split_value_column(column)[0])))
 
 
-def local_daily(conn: Any, table: str, point: Point, start: datetime | None, end: datetime | None,
+def local_daily(conn: psycopg.Connection[Any], table: str, point: Point, start: datetime | None, end: datetime | None,
                 variables: list[str] | None, offset_minutes: int, level: int | None = None) -> Series:
     """``point``'s days of UTC+``offset_minutes`` whose hours fall in [start, end) (UTC instants; None:
     the point's loaded span), from the hourly rows: a Series at step "day" whose ``time`` is each local

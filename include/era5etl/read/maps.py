@@ -12,18 +12,21 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
+import psycopg
 from psycopg import sql
 
 from era5etl.core.grid import Area
 from era5etl.core.months import as_utc
 from era5etl.core.rollups import WIND_SPEED
 from era5etl.db import table_ident
+from era5etl.db.registry import table_dataset
 from era5etl.db.rollups import data_columns
 from era5etl.read.columns import UNITS, known
 from era5etl.read.errors import ReadError
 from era5etl.read.hour import hour_columns
 from era5etl.read.levels import check_level
-from era5etl.read.points import require_table, table_dataset
+from era5etl.read.monthly_means import check_columns, row_time, units_of
+from era5etl.read.points import require_table
 from era5etl.read.text import csv_columns, decimals, iso_time, shortest
 
 _WIND = ["zonal_wind_10m", "meridional_wind_10m"]
@@ -50,7 +53,7 @@ def _hour(at: datetime) -> datetime:
     return at
 
 
-def hour_map(conn: Any, table: str, at: datetime, variable: str, area: Area | None,
+def hour_map(conn: psycopg.Connection[Any], table: str, at: datetime, variable: str, area: Area | None,
              level: int | None = None) -> HourMap:
     """``variable`` (a column of the table, or ``wind_speed_10m``) at hour ``at`` over ``area`` (None:
     every grid point loaded at that hour), at ``level`` hPa for a table on pressure levels (required
@@ -65,7 +68,6 @@ def hour_map(conn: Any, table: str, at: datetime, variable: str, area: Area | No
     dataset = table_dataset(conn, table)
     unit = None
     if dataset.monthly:  # a table of monthly means: the month (by hour of day: that hour) ``at`` falls in
-        from era5etl.read.monthly_means import check_columns, row_time, units_of
 
         check_columns(table, dataset, [variable])
         at, unit = row_time(at, dataset), units_of(dataset, [variable])[variable]
@@ -91,7 +93,7 @@ def hour_map(conn: Any, table: str, at: datetime, variable: str, area: Area | No
     return HourMap(at, variable, lat[keep], lon[keep], values[keep], level, unit)
 
 
-def _not_loaded(conn: Any, table: str, at: datetime) -> ReadError:
+def _not_loaded(conn: psycopg.Connection[Any], table: str, at: datetime) -> ReadError:
     span = conn.execute(sql.SQL("SELECT min(time), max(time) FROM {}").format(table_ident(table))).fetchone()
     if span is None or span[0] is None:
         return ReadError(f"{table} holds no rows yet")

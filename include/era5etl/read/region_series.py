@@ -17,20 +17,24 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
+import psycopg
 from psycopg import sql
 
 from era5etl.core.datasets import Dataset, LatLonGrid
 from era5etl.core.months import as_utc
 from era5etl.core.rollups import split_value_column
 from era5etl.db import table_ident
+from era5etl.db.registry import table_dataset
 from era5etl.db.rollups import box_filter, box_params, data_columns
-from era5etl.read.area import AreaSeries, area_columns, area_source, months_counted, step_value
+from era5etl.read.area import AreaSeries, area_columns, area_json, area_source, months_counted, step_value
+from era5etl.read.area_localday import area_local_json
 from era5etl.read.columns import Step, check_step
 from era5etl.read.errors import ReadError
 from era5etl.read.levels import check_level
 from era5etl.read.localday import LOCAL_DAY, day_aggregate
+from era5etl.read.monthly_means import refuse_days
 from era5etl.read.packed import packed, unpack
-from era5etl.read.points import Bounds, loaded_bounds, require_table, table_dataset
+from era5etl.read.points import Bounds, loaded_bounds, require_table
 from era5etl.read.region_weights import weighed
 from era5etl.read.regions import Region
 
@@ -126,7 +130,7 @@ def region_local_statement(table: str, columns: list[str], data: list[str],
 MIN_LOADED_SHARE = 0.5
 
 
-def check_region(conn: Any, table: str, region: Region) -> Region:
+def check_region(conn: psycopg.Connection[Any], table: str, region: Region) -> Region:
     """The region, weighed by the database on ``table``'s lattice (``read.region_weights``), with its
     points inside ``table``'s loaded box (a country's far islands outside the box loaded for its
     mainland are left out, and counted in ``left_out``); ReadError unless the loaded box holds a point
@@ -134,7 +138,8 @@ def check_region(conn: Any, table: str, region: Region) -> Region:
     return _checked(conn, table, region, table_dataset(conn, table))[0]
 
 
-def _checked(conn: Any, table: str, region: Region, dataset: Dataset) -> tuple[Region, Bounds, LatLonGrid]:
+def _checked(conn: psycopg.Connection[Any], table: str, region: Region, dataset: Dataset) -> tuple[Region, Bounds,
+             LatLonGrid]:
     """:func:`check_region`'s region, ``table``'s loaded box and its lattice (``dataset``'s)."""
     region = weighed(conn, region, dataset.grid)
     b = loaded_bounds(conn, table, dataset)
@@ -173,7 +178,7 @@ def _series(region: Region, table: str, step: str, columns: list[str], row: Any)
                       unpack(parts[2], "int8").astype(np.int64), values, WEIGHTING)
 
 
-def _hash_join(conn: Any) -> None:
+def _hash_join(conn: psycopg.Connection[Any]) -> None:
     """The planner merges the region's rows with its points by sorting every row by location_id; a hash
     of the points (a few thousand) is cheaper: 2.3 s against 3.5 s for Chile's year of days on a loaded
     machine (docs/climate.md). For this transaction only."""
@@ -189,7 +194,8 @@ def _params(region: Region, start: datetime | None, end: datetime | None, grid: 
             "first_id": int(region.ids.min()), "last_id": int(region.ids.max())}
 
 
-def region_series(conn: Any, table: str, region: Region, start: datetime | None, end: datetime | None,
+def region_series(conn: psycopg.Connection[Any], table: str, region: Region, start: datetime | None,
+                  end: datetime | None,
                   variables: list[str] | None, step: Step, level: int | None = None) -> AreaSeries:
     """The region's series in [start, end) (None: open) at ``step``, as ``read.area.area_series``
     (``level``: the hPa of a table on pressure levels, required there)."""
@@ -208,15 +214,14 @@ def region_series(conn: Any, table: str, region: Region, start: datetime | None,
     return months_counted(_series(region, table, step, columns, row), dataset)
 
 
-def region_local_daily(conn: Any, table: str, region: Region, start: datetime | None, end: datetime | None,
+def region_local_daily(conn: psycopg.Connection[Any], table: str, region: Region, start: datetime | None,
+                       end: datetime | None,
                        variables: list[str] | None, offset_minutes: int, level: int | None = None) -> AreaSeries:
     """The region's days of UTC+``offset_minutes`` whose hours fall in [start, end) (None: the region's
     loaded span), as ``read.area_localday.area_local_daily`` (``level`` as for :func:`region_series`)."""
     require_table(conn, table)
     dataset = table_dataset(conn, table)
     if dataset.monthly:
-        from era5etl.read.monthly_means import refuse_days
-
         raise refuse_days(table, dataset, "a region's local days")
     level = check_level(conn, table, level)
     region, held, grid = _checked(conn, table, region, dataset)
@@ -240,9 +245,6 @@ def region_local_daily(conn: Any, table: str, region: Region, start: datetime | 
 def region_json(s: AreaSeries, offset_minutes: int | None = None) -> dict[str, Any]:
     """``read.area.area_json`` of a region's series (of days of ``offset_minutes`` when given), with
     ``region`` first: its name, ISO code, source, points, box and weighting."""
-    from era5etl.read.area import area_json
-    from era5etl.read.area_localday import area_local_json
-
     data = area_json(s) if offset_minutes is None else area_local_json(s, offset_minutes)
     return {"region": s.area.describe(), **data}
 

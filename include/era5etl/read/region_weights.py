@@ -15,6 +15,8 @@ The first read of a region on a grid fills its rows; every later read, from any 
 A server without PostGIS has neither table; a region read there is refused with the extension's name.
 """
 
+# Imports inside functions: shapely loads only when a region is weighed.
+
 from __future__ import annotations
 
 import hashlib
@@ -26,6 +28,7 @@ import psycopg
 
 from era5etl.core.datasets import ERA5_GRID, LAND_GRID, LatLonGrid
 from era5etl.core.names import printable
+from era5etl.db import SQL_DIR, render
 from era5etl.read.errors import ReadError
 from era5etl.read.regions import Region
 
@@ -42,22 +45,23 @@ def digest(outline: Any) -> str:
     return hashlib.sha256(shapely.to_wkb(outline, hex=False)).hexdigest()
 
 
-def _require(conn: Any) -> None:
+def _require(conn: psycopg.Connection[Any]) -> None:
     """ReadError naming the extension unless PostGIS and the region tables are in this database. A
     database whose schema predates them gets them here when the connection may make them."""
     row = conn.execute(
         "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = %(e)s),"
         " EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = %(e)s),"
         " to_regclass('era5_region_weights') IS NOT NULL", {"e": EXTENSION}).fetchone()
+    assert row is not None  # a SELECT of expressions returns one row
     created, available, tables = row
     if created and tables and conn.execute(
-            "SELECT to_regprocedure('era5_weigh_region(text, text, text, text, bytea)') IS NOT NULL").fetchone()[0]:
+            "SELECT to_regprocedure('era5_weigh_region(text, text, text, text, bytea)') IS NOT NULL"
+    ).fetchone() == (True,):
         return
     if not available:
         raise ReadError(f"a region's weights are computed by PostGIS, and this server has no '{EXTENSION}' "
                         "extension: install PostGIS for PostgreSQL 17 (Debian's postgresql-17-postgis-3; the local "
                         "server's image has it), or read a box with --area")
-    from era5etl.db import SQL_DIR, render
 
     try:
         with conn.transaction():
@@ -70,7 +74,7 @@ def _require(conn: Any) -> None:
         conn.commit()
 
 
-def weighed(conn: Any, region: Region, grid: LatLonGrid = ERA5_GRID) -> Region:
+def weighed(conn: psycopg.Connection[Any], region: Region, grid: LatLonGrid = ERA5_GRID) -> Region:
     """``region`` with its id and its points' weights on ``grid`` from the database, computed there and
     kept the first time the outline is asked for on that grid; ReadError when it covers no cell, or the
     server has no PostGIS."""
@@ -91,6 +95,7 @@ def weighed(conn: Any, region: Region, grid: LatLonGrid = ERA5_GRID) -> Region:
         raise ReadError(f"the region {region.name[:80]!r} cannot be kept: {exc.diag.message_primary}") from None
     if not conn.autocommit:
         conn.commit()  # kept for the next read, whatever this one does next
+    assert found is not None  # the function returns one row
     region_id = int(found[0])
     rows = conn.execute("SELECT location_id, weight, latitude, longitude FROM era5_region_weights"
                         " WHERE region_id = %s ORDER BY location_id", (region_id,)).fetchall()
@@ -102,7 +107,7 @@ def weighed(conn: Any, region: Region, grid: LatLonGrid = ERA5_GRID) -> Region:
                    longitudes=lons.astype(np.float64))
 
 
-def stored(conn: Any) -> list[dict[str, Any]]:
+def stored(conn: psycopg.Connection[Any]) -> list[dict[str, Any]]:
     """The regions the database keeps, oldest first: id, name, ISO code, source, grid, grid points and
     when it was first read. Empty where the server has no region tables (no PostGIS)."""
     found = conn.execute("SELECT to_regclass('era5_regions') IS NOT NULL").fetchone()
@@ -116,7 +121,7 @@ def stored(conn: Any) -> list[dict[str, Any]]:
     return [dict(zip(keys, r, strict=True)) for r in rows]
 
 
-def named(conn: Any, name: str) -> list[dict[str, Any]]:
+def named(conn: psycopg.Connection[Any], name: str) -> list[dict[str, Any]]:
     """The stored regions (:func:`stored`) called ``name``: every one of that name or ISO code (case
     ignored; several outlines may share a name), or the one of that id; ReadError naming the stored
     ones when none is."""
@@ -133,7 +138,7 @@ def named(conn: Any, name: str) -> list[dict[str, Any]]:
     return matching
 
 
-def forget(conn: Any, regions: list[dict[str, Any]]) -> None:
+def forget(conn: psycopg.Connection[Any], regions: list[dict[str, Any]]) -> None:
     """The stored ``regions`` (as :func:`named` gives them) deleted with their weights. A later read
     of such an outline weighs it again."""
     with conn.transaction():

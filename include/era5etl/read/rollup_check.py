@@ -23,6 +23,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
+import psycopg
 from psycopg import sql
 
 from era5etl.core.datasets import SINGLE_LEVELS, Dataset
@@ -113,7 +114,7 @@ class _Day:
         return np.where(empty, np.nan, value).astype(np.float32)
 
 
-def _first_day(conn: Any, table: str, day: datetime, ids: np.ndarray, hourly: list[str],
+def _first_day(conn: psycopg.Connection[Any], table: str, day: datetime, ids: np.ndarray, hourly: list[str],
                rolled: dict[str, tuple[str, ...]], level: int | None = None) -> _Day:
     acc = _Day(ids.size, rolled)
     per_read = max(1, min(24, FIRST_DAY_ROWS // max(ids.size, 1)))
@@ -129,7 +130,7 @@ def _first_day(conn: Any, table: str, day: datetime, ids: np.ndarray, hourly: li
     return acc
 
 
-def _rollup_day(conn: Any, daily: str, day: datetime, ids: np.ndarray, values: list[str],
+def _rollup_day(conn: psycopg.Connection[Any], daily: str, day: datetime, ids: np.ndarray, values: list[str],
                 level: int | None = None) -> dict[str, np.ndarray]:
     """The daily rollup's row of each id on ``day`` (at ``level``; hours 0 and NaN values where it has none)."""
     cols = [packed(sql.Identifier("location_id"), "int4"), packed(sql.Identifier("hours"), "int8")]
@@ -256,7 +257,7 @@ def _check(url: str, table: str, month: Month, area: Area, grid: Grid, dataset: 
     return result
 
 
-def _monthly_vs_daily(conn: Any, names: dict[str, str], window: dict[str, Any],
+def _monthly_vs_daily(conn: psycopg.Connection[Any], names: dict[str, str], window: dict[str, Any],
                       rolled: dict[str, tuple[str, ...]], level: int | None = None) -> dict[str, int]:
     """Per monthly value column, the points of the month whose value is not what SQL makes of their
     daily rows: extremes exactly, sums and hour-weighted means within 10 x RTOL (float4 of float8 sums)."""

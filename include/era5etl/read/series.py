@@ -16,17 +16,21 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import psycopg
 from psycopg import sql
 
 from era5etl.core.months import as_utc
 from era5etl.core.rollups import WIND_SPEED
 from era5etl.db import table_ident
+from era5etl.db.registry import table_dataset
 from era5etl.db.rollups import data_columns
+from era5etl.db.tables import rollup_of
 from era5etl.read.columns import STEP_NAMES, UNITS, Step, check_step, resolve
 from era5etl.read.errors import ReadError
 from era5etl.read.levels import check_level
+from era5etl.read.monthly_means import check_columns, refuse_days, units_of
 from era5etl.read.packed import Kind, packed, unpack
-from era5etl.read.points import Point, nearest_point, require_table, rollup_of, table_dataset
+from era5etl.read.points import Point, nearest_point, require_table
 from era5etl.read.text import csv_columns, decimals, iso_time, iso_time_array, iso_times, offset_times, shortest
 from era5etl.read.years import Part, parts_of
 
@@ -64,7 +68,7 @@ def column_expression(column: str) -> sql.Composable:
     return sql.Identifier(column)
 
 
-def source_of(conn: Any, table: str, step: Step) -> tuple[str, str]:
+def source_of(conn: psycopg.Connection[Any], table: str, step: Step) -> tuple[str, str]:
     """(relation, its time column) a series at ``step`` reads."""
     if step == "hour":
         return table, "time"
@@ -114,7 +118,7 @@ def series_statement(parts: Sequence[Part], time_column: str, columns: list[str]
     return sql.SQL("SELECT {} FROM ({}) q").format(sql.SQL(", ").join(outer), union), params
 
 
-def series(conn: Any, table: str, point: Point, start: datetime | None, end: datetime | None,
+def series(conn: psycopg.Connection[Any], table: str, point: Point, start: datetime | None, end: datetime | None,
            variables: list[str] | None, step: Step, level: int | None = None) -> Series:
     """The rows of ``point`` with a time in [start, end) (None: from the first / to the last loaded), at
     ``step``: "hour" (the hypertable: its data columns, added ones too, and ``wind_speed_10m``), "day"
@@ -134,7 +138,8 @@ def series(conn: Any, table: str, point: Point, start: datetime | None, end: dat
     return Series(point, step, columns, times, values)
 
 
-def _point_rows(conn: Any, table: str, relation: str, time_column: str, columns: list[str], point: Point, step: Step,
+def _point_rows(conn: psycopg.Connection[Any], table: str, relation: str, time_column: str, columns: list[str],
+                point: Point, step: Step,
                 start: datetime | None, end: datetime | None, level: int | None = None
                 ) -> tuple[npt.NDArray[np.datetime64], dict[str, npt.NDArray[Any]]]:
     """The point's rows of ``relation`` in [start, end), read packed and unpacked, in time order: their
@@ -153,11 +158,10 @@ def _point_rows(conn: Any, table: str, relation: str, time_column: str, columns:
     return times, values
 
 
-def _monthly_means(conn: Any, table: str, point: Point, start: datetime | None, end: datetime | None,
+def _monthly_means(conn: psycopg.Connection[Any], table: str, point: Point, start: datetime | None,
+                   end: datetime | None,
                    variables: list[str] | None, step: Step, dataset: Any) -> Series:
     """A table of monthly means: its own rows at any step but days (there are none)."""
-    from era5etl.read.monthly_means import check_columns, refuse_days, units_of
-
     if step == "day":
         raise refuse_days(table, dataset, "a daily series")
     check_columns(table, dataset, variables)
@@ -168,7 +172,7 @@ def _monthly_means(conn: Any, table: str, point: Point, start: datetime | None, 
     return Series(point, "month", columns, times, values, units=units_of(dataset, columns))
 
 
-def _empty(conn: Any, table: str, relation: str, time_column: str, point: Point, step: Step,
+def _empty(conn: psycopg.Connection[Any], table: str, relation: str, time_column: str, point: Point, step: Step,
            start: datetime | None, end: datetime | None) -> ReadError:
     """Why a range has no rows: what this point has loaded, if anything."""
     t = sql.Identifier(time_column)

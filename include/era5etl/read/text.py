@@ -1,6 +1,8 @@
 """Values as text for CSV and JSON: times in ISO 8601 UTC, float4 values as the shortest decimals that
 read back as the same float4, a missing value as an empty CSV field or a JSON null."""
 
+# Imports inside functions: pyarrow loads only when CSV or Parquet is written.
+
 from __future__ import annotations
 
 import io

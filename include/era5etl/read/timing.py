@@ -15,17 +15,26 @@ from __future__ import annotations
 
 import random
 import statistics
+import tempfile
 import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+import numpy as np
+import psycopg
 from psycopg import sql
 
+from era5etl.core.grid import Area
 from era5etl.db import connect, table_ident
+from era5etl.read.area import area_series
 from era5etl.read.columns import Step
 from era5etl.read.errors import ReadError
 from era5etl.read.hour import HOUR_COLUMNS, hour_statement
+from era5etl.read.maps import hour_map
+from era5etl.read.plots import plot_map
+from era5etl.read.points import coordinates, nearest_point
+from era5etl.read.series import series
 from era5etl.read.years import parts_of
 
 
@@ -48,7 +57,7 @@ TARGETS_MS = {"place, one year (hourly)": 100.0, "place, all years (hourly)": 10
               "hour slice (all points)": 500.0}
 
 
-def _timed(conn: Any, select: sql.Composed, params: Any, as_copy: bool) -> tuple[float, int]:
+def _timed(conn: psycopg.Connection[Any], select: sql.Composed, params: Any, as_copy: bool) -> tuple[float, int]:
     """Milliseconds to bring the rows to the client and the bytes that came: as binary COPY, or (an
     hour's columns) as one binary row."""
     t0 = time.perf_counter()
@@ -62,7 +71,7 @@ def _timed(conn: Any, select: sql.Composed, params: Any, as_copy: bool) -> tuple
     return (time.perf_counter() - t0) * 1000, size
 
 
-def _picks(conn: Any, table: str) -> tuple[datetime, datetime, list[int], list[datetime]]:
+def _picks(conn: psycopg.Connection[Any], table: str) -> tuple[datetime, datetime, list[int], list[datetime]]:
     """The table's span, and the grid points and hours to pick reads from: the last day's (cheap to
     find), read then across the whole table."""
     ident = table_ident(table)
@@ -78,7 +87,7 @@ def _picks(conn: Any, table: str) -> tuple[datetime, datetime, list[int], list[d
     return first, last, ids, hours
 
 
-def documented_history(conn: Any, table: str) -> sql.Composed:
+def documented_history(conn: psycopg.Connection[Any], table: str) -> sql.Composed:
     """A place's hourly rows from ``%(t0)s`` to ``%(t1)s`` as docs/reading.md writes them: in tiles the
     point's tile beside it (sql/007_tiles.sql), and the years the copy of years holds (``table years``,
     read.years) read from ``<table>_years``, each part a SELECT of its own stretch, in time order."""
@@ -140,17 +149,6 @@ AREA = "50/5/45/10"
 def measure_api(url: str, table: str, runs: int = 20, seed: int = 1) -> tuple[list[ReadFigures], list[str]]:
     """The reads behind ``series`` and ``map`` (and the HTTP API), each ``runs`` times after one
     warm-up, on random grid points and hours; and why any of them could not be timed."""
-    import tempfile
-
-    import numpy as np
-
-    from era5etl.core.grid import Area
-    from era5etl.read.area import area_series
-    from era5etl.read.maps import hour_map
-    from era5etl.read.plots import plot_map
-    from era5etl.read.points import coordinates, nearest_point
-    from era5etl.read.series import series
-
     rng = random.Random(seed)
     out: list[ReadFigures] = []
     skipped: list[str] = []

@@ -8,6 +8,8 @@ process on this 2-core machine, more than the whole read. The tests check both f
 ``scipy.stats.linregress`` and ``scipy.stats.theilslopes``.
 """
 
+# Imports inside functions: scipy loads only when a trend's confidence interval is computed.
+
 from __future__ import annotations
 
 import threading

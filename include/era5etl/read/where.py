@@ -7,10 +7,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import psycopg
+
 from era5etl.core.datasets import Dataset
+from era5etl.db.registry import table_dataset
 from era5etl.read.errors import ReadError
-from era5etl.read.places import Place
-from era5etl.read.points import Point
+from era5etl.read.localday import LOCAL, parse_offset
+from era5etl.read.places import Place, find_place
+from era5etl.read.points import Point, describe, nearest_point
 
 
 @dataclass(frozen=True)
@@ -30,7 +34,6 @@ def where(lat: float | None, lon: float | None, place: str | None, country: str 
     if place is not None:
         if lat is not None or lon is not None:
             raise ReadError("give a place by name (--place, place=) or by its coordinates (LAT LON), not both")
-        from era5etl.read.places import find_place
 
         found = find_place(place, country)
         return Where(found.latitude, found.longitude, found)
@@ -46,8 +49,6 @@ def where(lat: float | None, lon: float | None, place: str | None, country: str 
 def offset_minutes(text: str | None, at: Where | None, default_local: bool = False) -> int | None:
     """The day boundary ``--tz`` (``tz=``) asks for, in minutes east of UTC (None: UTC days, the
     rollups'); with ``default_local`` a named place's standard offset when none is given."""
-    from era5etl.read.localday import LOCAL, parse_offset
-
     standard = at.place.standard_offset_minutes() if at is not None and at.place is not None else None
     if text is None:
         if not (default_local and standard is not None):
@@ -56,11 +57,10 @@ def offset_minutes(text: str | None, at: Where | None, default_local: bool = Fal
     return parse_offset(text, standard)
 
 
-def describe_point(conn: Any, table: str, at: Where, dataset: Dataset | None = None) -> tuple[Point, str]:
+def describe_point(conn: psycopg.Connection[Any], table: str, at: Where,
+                   dataset: Dataset | None = None) -> tuple[Point, str]:
     """(the nearest grid point, how a read names it: the place, its grid point and the distance);
-    ``dataset``: the table's, if the caller has it already (else asked, ``read.points.table_dataset``)."""
-    from era5etl.read.points import describe, nearest_point, table_dataset
-
+    ``dataset``: the table's, if the caller has it already (else asked, ``db.registry.table_dataset``)."""
     dataset = dataset or table_dataset(conn, table)
     point = nearest_point(conn, table, at.latitude, at.longitude, dataset)
     return point, at.label() + describe(point, at.latitude, at.longitude, dataset)

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+import psycopg
+
 from era5etl.db.layout import in_tiles
 from era5etl.db.years import copied_years, copy_name
 
@@ -61,7 +63,7 @@ def split_range(table: str, tiled: bool, copied: list[tuple[datetime, datetime]]
     return parts
 
 
-def parts_of(conn: Any, relation: str, start: datetime | None, end: datetime | None) -> list[Part]:
+def parts_of(conn: psycopg.Connection[Any], relation: str, start: datetime | None, end: datetime | None) -> list[Part]:
     """The parts a place's rows of ``relation`` (a weather table, or a rollup: the daily one has a copy of
     years too, the monthly none) in [start, end) are read from."""
     return split_range(relation, in_tiles(conn, relation), year_runs(copied_years(conn, relation)), start, end)

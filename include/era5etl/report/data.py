@@ -13,6 +13,8 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
+import psycopg
+
 from era5etl import settings
 from era5etl.db import connect
 from era5etl.fetch import retention
@@ -21,7 +23,8 @@ from era5etl.report.model import Chunk, Dashboard, Target, build
 from era5etl.track import ledger, liveness, metrics
 
 
-def _targets(conn: Any, table: str | None, area: str | None) -> tuple[list[Target], str | None, str | None]:
+def _targets(conn: psycopg.Connection[Any], table: str | None, area: str | None) -> tuple[list[Target], str | None,
+             str | None]:
     """Every (table, area) the ledger knows, and the pair to show: the one given, else the latest updated."""
     targets = [Target(r["table_name"], r["area"], int(r["months"]), r["updated_at"]) for r in ledger.targets(conn)]
     if table is None and targets:

@@ -16,6 +16,7 @@ from typing import Any
 
 from era5etl.core.datasets import DATASETS, SINGLE_LEVELS, Dataset
 from era5etl.read.columns import known
+from era5etl.read.regions import country_names
 from era5etl.read.series import TOTALS
 from era5etl.report.dataview import DataView
 from era5etl.report.fmt import count, esc, when
@@ -145,8 +146,6 @@ def _map_form(v: DataView) -> str:
 
 
 def _climate_form() -> str:
-    from era5etl.read.regions import country_names
-
     variables = "".join(f'<option value="{n}">{n}</option>' for n in ("temperature_2m", "total_precipitation"))
     countries = "".join(f'<option value="{esc(n)}"></option>' for n in country_names())
     return (

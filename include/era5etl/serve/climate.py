@@ -9,8 +9,13 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from era5etl.core.errors import InputError
 from era5etl.db import connect
+from era5etl.db.registry import table_dataset
+from era5etl.read.climate_read import area_climate, climate_request
 from era5etl.read.indices import INDICES
+from era5etl.read.where import where
+from era5etl.serve.extent import resolve_table
 from era5etl.serve.params import parse_lat, parse_lon, parse_names, parse_table
+from era5etl.serve.reads import JSON_TYPE, Reply, check_outline, encode_json, guarded, request_region, weigh
 
 
 def _text(value: Any) -> str | None:
@@ -96,12 +101,6 @@ class ClimateRequest(BaseModel):
 def read_climate(url: str, req: ClimateRequest, outline: Any = None) -> Any:
     """The climate JSON of the request's place, area or region (``outline``: a GeoJSON object, the body of
     a POST, named by ``region``); a Reply of ``serve.reads``."""
-    from era5etl.read.climate_read import area_climate, climate_request
-    from era5etl.read.points import table_dataset
-    from era5etl.read.where import where
-    from era5etl.serve.extent import resolve_table
-    from era5etl.serve.reads import JSON_TYPE, Reply, check_outline, encode_json, guarded, request_region, weigh
-
     check_outline(req.region, outline)
     at = where(req.lat, req.lon, req.place, req.country)
     with connect(url) as conn:

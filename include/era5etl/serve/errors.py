@@ -7,6 +7,7 @@ status: a request the server will not answer at this size, and a table that is n
 
 from __future__ import annotations
 
+from era5etl.core.answers import answer
 from era5etl.core.errors import Failure, InputError
 
 
@@ -35,7 +36,5 @@ class TooSlowError(Failure, RuntimeError):
 def http_status(exc: Exception) -> int:
     """400 bad input, 404 no such table or place, 422 over a limit, 503 database unreachable or too slow, else 500
     (``core.answers``, which the CLI's exit statuses come from too)."""
-    from era5etl.core.answers import answer
-
     found = answer(exc)
     return 500 if found is None else found.http_status

@@ -8,12 +8,14 @@ touching the hypertable, whatever its size.
 
 from __future__ import annotations
 
+import os
 from datetime import datetime, timedelta
 from typing import Any
 
 import psycopg
 
-from era5etl.db import table_ident
+from era5etl import settings
+from era5etl.db import registry, table_ident
 from era5etl.serve.errors import NotFoundError
 from era5etl.track import ledger
 
@@ -24,10 +26,6 @@ def default_table(conn: psycopg.Connection[Any]) -> str:
     """``ERA5_TABLE`` when set; else the pipeline's table with the most recently validated month (a
     table whose only run failed never becomes the default); else the one the ledger updated last;
     else ``weather``."""
-    import os
-
-    from era5etl import settings
-
     if os.environ.get(settings.env_name("table")):
         return settings.load().table
     if ledger.exists(conn):
@@ -44,8 +42,6 @@ def pipeline_tables(conn: psycopg.Connection[Any]) -> list[str]:
     """The tables the pipeline loads: those the ledger (``era5_months``) names that exist as weather
     hypertables, most recently updated first, then those it made without a ledger row (load-file's,
     ``era5_tables``) that exist; none when there is no ledger yet."""
-    from era5etl.db import registry
-
     if not ledger.exists(conn):
         return []
     known = [str(r["table_name"]) for r in ledger.targets(conn)]

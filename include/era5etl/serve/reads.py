@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -21,11 +21,16 @@ import psycopg
 
 from era5etl.core.errors import InputError
 from era5etl.db import connect
+from era5etl.db.registry import table_dataset
 from era5etl.read.area import area_csv, area_json, area_series
+from era5etl.read.localday import local_daily
 from era5etl.read.maps import hour_map, map_csv, map_json
 from era5etl.read.parquet import series_parquet
-from era5etl.read.regions import cell_weights
+from era5etl.read.region_series import region_json, region_series
+from era5etl.read.region_weights import weighed
+from era5etl.read.regions import cell_weights, region_from_geojson, resolve_region
 from era5etl.read.series import series, series_csv, series_json
+from era5etl.read.where import describe_point, offset_minutes, where
 from era5etl.serve.errors import NotFoundError, TooSlowError
 from era5etl.serve.extent import resolve_table, time_span
 from era5etl.serve.limits import (
@@ -91,7 +96,7 @@ def exclusive_end(end: datetime | None) -> datetime | None:
     return end.replace(minute=0, second=0, microsecond=0) + HOUR
 
 
-def _series_table(conn: Any, req: SeriesRequest) -> tuple[str, tuple[datetime, datetime]]:
+def _series_table(conn: psycopg.Connection[Any], req: SeriesRequest) -> tuple[str, tuple[datetime, datetime]]:
     """The series' table (guarded, resolved) and its time span, the range checked against the limits;
     NotFoundError for a table with no rows yet."""
     guarded(conn)
@@ -109,10 +114,6 @@ def read_series(url: str, req: SeriesRequest, outline: Any = None) -> Reply:
     ``req.step`` (``tz``: days of that offset from the hourly rows); or, given ``area``, the area's series
     (:func:`read_area_series`); or a region's, a country's or, given ``outline`` (a GeoJSON object, the
     body of a POST), that outline's named ``region``."""
-    from dataclasses import asdict
-
-    from era5etl.read.where import describe_point, offset_minutes, where
-
     check_outline(req.region, outline)
     if req.box is not None:
         return read_area_series(url, req)
@@ -140,11 +141,10 @@ def read_series(url: str, req: SeriesRequest, outline: Any = None) -> Reply:
     return Reply(encode_json(data), JSON_TYPE)
 
 
-def _place_series(conn: Any, table: str, point: Any, req: SeriesRequest, shift: int | None) -> Any:
+def _place_series(conn: psycopg.Connection[Any], table: str, point: Any, req: SeriesRequest, shift: int | None) -> Any:
     """The rows at ``req.step``, or with ``shift`` the days of that UTC offset (from and to then local)."""
     if shift is None:
         return series(conn, table, point, req.start, exclusive_end(req.end), req.variables, req.step, req.level)
-    from era5etl.read.localday import local_daily
 
     lag = timedelta(minutes=shift)
     end = exclusive_end(req.end)
@@ -182,8 +182,6 @@ def check_outline(region: str | None, outline: Any) -> None:
 def request_region(name: str, outline: Any) -> Any:
     """The region a request names: ``outline`` (a GeoJSON object) called ``name``, else the country
     ``name``."""
-    from era5etl.read.regions import region_from_geojson, resolve_region
-
     return resolve_region(name) if outline is None else region_from_geojson(outline, name)
 
 
@@ -203,8 +201,6 @@ def weigh(conn: psycopg.Connection[Any], region: Any, grid: Any, outline: Any = 
     """``region`` weighed by the database (``read.region_weights.weighed``) within the request's time: a
     region whose weights take longer (Antarctica: minutes) is refused with how to compute them once from
     the command line, which keeps them for every later request."""
-    from era5etl.read.region_weights import weighed
-
     try:
         return weighed(conn, region, grid)
     except psycopg.errors.QueryCanceled:
@@ -220,9 +216,6 @@ def weigh(conn: psycopg.Connection[Any], region: Any, grid: Any, outline: Any = 
 def read_region_series(url: str, req: SeriesRequest, outline: Any = None) -> Reply:
     """A region's series (``read.region_series``): its size (the region's points x steps) checked against
     the limit before a row is read. JSON or CSV."""
-    from era5etl.read.points import table_dataset
-    from era5etl.read.region_series import region_json, region_series
-
     assert req.region is not None
     if req.format == "parquet":
         raise InputError("format=parquet writes one place's series; a region's comes as json or csv")

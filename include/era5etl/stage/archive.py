@@ -9,7 +9,7 @@ import zlib
 from pathlib import Path
 
 from era5etl.core.files import kind_of
-from era5etl.stage.block import StageError
+from era5etl.stage.errors import StageError
 
 
 def sniff_kind(path: Path, label: str) -> str:

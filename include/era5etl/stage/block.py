@@ -5,14 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, Self
 
 import numpy as np
 import numpy.typing as npt
-
-from era5etl.core.errors import BadInput
 
 if TYPE_CHECKING:
     from era5etl.core.variables import Variable
@@ -22,8 +20,20 @@ F32 = npt.NDArray[np.float32]
 F64 = npt.NDArray[np.float64]
 
 
-class StageError(BadInput):
-    """A download that cannot be staged; the message names the file and what is wrong with it."""
+
+def dt64(moment: datetime) -> np.datetime64:
+    """A datetime as numpy microseconds; naive ones are taken as UTC."""
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC).replace(tzinfo=None)
+    return np.datetime64(moment, "us")
+
+
+def time_span(valid_time: DT64, start: datetime | None, end: datetime | None) -> tuple[int, int]:
+    """The indices [i0, i1) of ``valid_time`` (sorted) inside [start, end)."""
+    vt = valid_time.astype("datetime64[us]")
+    i0 = 0 if start is None else int(np.searchsorted(vt, dt64(start), "left"))
+    i1 = len(vt) if end is None else int(np.searchsorted(vt, dt64(end), "left"))
+    return i0, i1
 
 
 @dataclass
@@ -122,8 +132,6 @@ class BlockReader:
         (time, level, point) order and memory follows the run, not the 37 levels of an hour.
         Naive datetimes are taken as UTC. Only what each block holds is read from disk.
         """
-        from era5etl.stage.points import time_span
-
         if hours < 1:
             raise ValueError(f"hours must be at least 1, not {hours}")
         if levels < 0:

@@ -31,8 +31,11 @@ from era5etl.core.datasets import SINGLE_LEVELS, Dataset, LatLonGrid
 from era5etl.core.grid import normalize_longitude
 from era5etl.core.variables import VARIABLES, Variable
 from era5etl.stage.archive import extract_zip, sniff_kind
-from era5etl.stage.block import DT64, F32, Block, BlockReader, StagedDownload, StageError, grid_block, level_points
+from era5etl.stage.block import DT64, F32, Block, BlockReader, StagedDownload, grid_block, level_points
+from era5etl.stage.errors import StageError
 from era5etl.stage.grib import GribDownload
+from era5etl.stage.land import LandDownload, raw_variables
+from era5etl.stage.monthly import MonthlyDownload
 from era5etl.stage.netcdf import DEFAULT_CHUNK_CACHE_BYTES, Part, Source, open_part, release_chunk_caches
 from era5etl.stage.points import grid_points
 
@@ -293,8 +296,6 @@ def _wrapped(paths: Sequence[Path], variables: Sequence[Variable], tmp_dir: Path
     """A monthly-means or land-style download: the hourly stager's download on the same grid, read
     through the class that makes each of its steps the row it means; None for any other dataset."""
     if dataset.monthly:
-        from era5etl.stage.monthly import MonthlyDownload
-
         # Read as the hourly collection on the same grid (single levels number ERA5's lattice and take
         # a grid off it), then each time step made the row it means.
         hourly = SINGLE_LEVELS if dataset.grid == SINGLE_LEVELS.grid and not dataset.land_only else \
@@ -307,8 +308,6 @@ def _wrapped(paths: Sequence[Path], variables: Sequence[Variable], tmp_dir: Path
             inner.close()
             raise
     if dataset.land_only or dataset.accumulation == "since_00utc":
-        from era5etl.stage.land import LandDownload, raw_variables
-
         inner = open_download(paths, variables=raw_variables(variables), tmp_dir=tmp_dir,
                               chunk_cache_bytes=chunk_cache_bytes, dataset=_numbered_by(dataset))
         try:
@@ -322,6 +321,4 @@ def _wrapped(paths: Sequence[Path], variables: Sequence[Variable], tmp_dir: Path
 
 def _numbered_by(dataset: Dataset) -> Dataset:
     """The dataset as its inner stager sees it: its grid, none of the conventions LandDownload applies."""
-    from dataclasses import replace
-
     return replace(dataset, land_only=False, accumulation="hourly")

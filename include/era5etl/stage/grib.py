@@ -46,7 +46,8 @@ import numpy.typing as npt
 
 from era5etl.core.expver import FINAL, PRELIMINARY
 from era5etl.core.variables import BY_PARAM_ID, VARIABLES, Variable
-from era5etl.stage.block import DT64, F32, Block, BlockReader, StageError, grid_block, level_points
+from era5etl.stage.block import DT64, F32, Block, BlockReader, grid_block, level_points
+from era5etl.stage.errors import StageError
 from era5etl.stage.points import Points, grid_points
 
 if TYPE_CHECKING:

@@ -42,7 +42,8 @@ import numpy.typing as npt
 
 from era5etl.core.catalogue import Variable
 from era5etl.core.datasets import Dataset
-from era5etl.stage.block import DT64, F32, Block, BlockReader, StagedDownload, StageError
+from era5etl.stage.block import DT64, F32, Block, BlockReader, StagedDownload
+from era5etl.stage.errors import StageError
 from era5etl.stage.points import readonly
 
 _MASK_ROWS = 2_000_000  # values a variable per block while reading the mask

@@ -47,7 +47,8 @@ import numpy as np
 import xarray as xr
 
 from era5etl.core.variables import BY_SHORT_NAME, Variable
-from era5etl.stage.block import DT64, F32, F64, StageError
+from era5etl.stage.block import DT64, F32, F64
+from era5etl.stage.errors import StageError
 
 log = logging.getLogger(__name__)
 

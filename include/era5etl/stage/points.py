@@ -6,7 +6,6 @@ grid off it). Shared by the NetCDF and the GRIB stager, so both load a grid alik
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -14,7 +13,8 @@ import numpy.typing as npt
 
 from era5etl.core.errors import InputError
 from era5etl.core.grid import location_ids, normalize_longitude
-from era5etl.stage.block import DT64, F32, StageError
+from era5etl.stage.block import F32
+from era5etl.stage.errors import StageError
 
 if TYPE_CHECKING:
     from era5etl.core.datasets import LatLonGrid
@@ -73,16 +73,3 @@ def readonly(a: npt.NDArray[Any]) -> npt.NDArray[Any]:
     return a
 
 
-def dt64(moment: datetime) -> np.datetime64:
-    """A datetime as numpy microseconds; naive ones are taken as UTC."""
-    if moment.tzinfo is not None:
-        moment = moment.astimezone(UTC).replace(tzinfo=None)
-    return np.datetime64(moment, "us")
-
-
-def time_span(valid_time: DT64, start: datetime | None, end: datetime | None) -> tuple[int, int]:
-    """The indices [i0, i1) of ``valid_time`` (sorted) inside [start, end)."""
-    vt = valid_time.astype("datetime64[us]")
-    i0 = 0 if start is None else int(np.searchsorted(vt, dt64(start), "left"))
-    i1 = len(vt) if end is None else int(np.searchsorted(vt, dt64(end), "left"))
-    return i0, i1

@@ -6,14 +6,14 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from era5etl.core.months import Month
 from era5etl.db import connect
-from era5etl.track.stats import emit_step, peak_rss_mb
+from era5etl.track.stats import emit, peak_rss_mb, stat_name
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +38,18 @@ class StepFigures:
             "seconds": round(self.seconds, 3),
             "rows_per_s": round(self.rows_per_s) if self.rows_per_s is not None else None,
         }
+
+
+
+def emit_step(figures: StepFigures, tags: Mapping[str, str]) -> None:
+    """One finished step as stats: ``era5.<task>.rows|bytes|rows_per_s|peak_rss_mb`` and its duration."""
+    task = figures.task
+    emit("incr", stat_name(task, "rows"), figures.rows, tags)
+    emit("incr", stat_name(task, "bytes"), figures.bytes, tags)
+    emit("timing", stat_name(task, "duration"), figures.seconds, tags)
+    if figures.rows_per_s is not None:
+        emit("gauge", stat_name(task, "rows_per_s"), figures.rows_per_s, tags)
+    emit("gauge", stat_name(task, "peak_rss_mb"), peak_rss_mb(), tags)
 
 
 @contextmanager

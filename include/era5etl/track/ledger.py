@@ -20,6 +20,7 @@ from psycopg.rows import dict_row
 
 from era5etl.core.months import Month
 from era5etl.db import connect
+from era5etl.track.liveness import reap
 
 STATES = ("pending", "fetching", "staged", "loading", "loaded", "validating", "validated", "failed")
 
@@ -149,8 +150,6 @@ def loaded_from(url: str, table: str, month: Month, area: str) -> tuple[str, lis
 
 def months(url: str, table: str | None = None) -> list[dict[str, Any]]:
     """The ledger's rows (of ``table``, or all), a month whose run is gone read as failed (track.liveness)."""
-    from era5etl.track.liveness import reap
-
     reap(url, table)
     with connect(url) as conn:
         cur = conn.execute(

@@ -10,6 +10,7 @@ from era5etl.track.dashboard import (
 )
 from era5etl.track.figures import (
     StepFigures as StepFigures,
+    emit_step as emit_step,
     record as record,
     run_figures as run_figures,
     timed as timed,
@@ -23,7 +24,6 @@ from era5etl.track.progress import (
 from era5etl.track.stats import (
     STAT_PREFIX as STAT_PREFIX,
     StatsSink as StatsSink,
-    emit_step as emit_step,
     peak_rss_mb as peak_rss_mb,
     set_stats_sink as set_stats_sink,
     stat_name as stat_name,

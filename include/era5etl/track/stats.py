@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from era5etl.track.figures import StepFigures
 
 log = logging.getLogger(__name__)
 
@@ -74,12 +73,3 @@ def emit(kind: str, name: str, value: float, tags: Mapping[str, str]) -> None:
         log.warning("stats sink failed on %s %s", kind, name, exc_info=True)
 
 
-def emit_step(figures: StepFigures, tags: Mapping[str, str]) -> None:
-    """One finished step as stats: ``era5.<task>.rows|bytes|rows_per_s|peak_rss_mb`` and its duration."""
-    task = figures.task
-    emit("incr", stat_name(task, "rows"), figures.rows, tags)
-    emit("incr", stat_name(task, "bytes"), figures.bytes, tags)
-    emit("timing", stat_name(task, "duration"), figures.seconds, tags)
-    if figures.rows_per_s is not None:
-        emit("gauge", stat_name(task, "rows_per_s"), figures.rows_per_s, tags)
-    emit("gauge", stat_name(task, "peak_rss_mb"), peak_rss_mb(), tags)

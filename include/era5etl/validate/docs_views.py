@@ -9,6 +9,8 @@ first validation on a machine compiles them and every later one, in any process,
 The site's configuration names these views (``validate.suite``); nothing else differs from GX's.
 """
 
+# Imports inside functions: Great Expectations (~2 s to import) loads only when Data Docs are built.
+
 from __future__ import annotations
 
 import os

@@ -7,6 +7,9 @@ in memory. Given the profile as a SQL query instead, GX sent about a hundred met
 through SQLAlchemy, 0.4 s of a validate task's wall time on a busy machine (docs/benchmarks.md).
 """
 
+# Imports inside functions: Great Expectations and pandas (~2 s to import) load only when a month is
+# validated.
+
 from __future__ import annotations
 
 import logging

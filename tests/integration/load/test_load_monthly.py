@@ -179,7 +179,7 @@ def test_an_accumulation_is_a_mean_daily_amount_in_mm_a_day(db_url: str, samples
     ("era5mm_oldcds_nc3_p54.162_2019-2020_4x4_1deg_noexpver.nc", "none of the table's variables"),
 ])
 def test_the_monthly_samples_not_read_yet_are_refused_before_a_row(samples: Path, name: str, says: str) -> None:
-    from era5etl.stage.block import StageError
+    from era5etl.stage.errors import StageError
 
     with pytest.raises(StageError, match=says):
         open_download([samples / name], variables=MONTHLY_MEANS.catalogue, dataset=MONTHLY_MEANS).close()

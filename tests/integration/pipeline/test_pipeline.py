@@ -13,8 +13,9 @@ from era5etl.core.months import Month
 from era5etl.core.variables import VARIABLES
 from era5etl.db import connect
 from era5etl.fetch import MANIFEST, MonthRequest
+from era5etl.pipeline.errors import PipelineError
 from era5etl.pipeline.job import MonthJob
-from era5etl.pipeline.steps import PipelineError, prepare, stage_step
+from era5etl.pipeline.steps import prepare, stage_step
 from localcds import synth
 
 from ..helpers import cli

@@ -128,7 +128,7 @@ def test_a_failed_new_table_leaves_the_default_on_the_validated_one(db_url: str,
 def test_the_local_servers_url_given_as_the_database_url_still_reads_as_the_reader(
         db_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     # `airflow up` hands its components ERA5_DATABASE_URL=<the local server>: the reads stay read-only.
-    from era5etl.db.reader import reader_url
+    from era5etl.db.urls import reader_url
 
     monkeypatch.setenv("ERA5_DATABASE_URL", db_url)
     with connect(reader_url()) as conn:

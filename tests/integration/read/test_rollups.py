@@ -205,7 +205,7 @@ def test_a_lone_hour_is_rolled_up_by_the_loader_and_the_hours_beside_it_by_sql(
     beside it, are SQL's over the hours the table holds. Another load writing the day's other hours
     while a lone-hour load runs fails that load, which leaves nothing behind."""
     from era5etl.load import load, loader
-    from era5etl.load.results import LoadError
+    from era5etl.load.errors import LoadError
     from era5etl.stage import open_download
 
     paths = {}

@@ -13,11 +13,11 @@ from era5etl.core.errors import InputError
 from era5etl.db.errors import DatabaseError
 from era5etl.db.registry import NotOurTable
 from era5etl.fetch.errors import FetchError
-from era5etl.load.results import LoadError
+from era5etl.load.errors import LoadError
 from era5etl.read.errors import ReadError
 from era5etl.serve import http_status
 from era5etl.serve.errors import LimitError, NotFoundError, TooSlowError
-from era5etl.stage.block import StageError
+from era5etl.stage.errors import StageError
 
 
 @pytest.mark.parametrize(("exc", "code", "status"), [

@@ -20,14 +20,14 @@ from era5etl.db.errors import DatabaseError
 from era5etl.db.registry import NotOurTable
 from era5etl.fetch import cost
 from era5etl.fetch.errors import CostLimitError, FetchError, FetchPending, JobLost
-from era5etl.load.results import LoadError
-from era5etl.pipeline.steps import PipelineError
+from era5etl.load.errors import LoadError
+from era5etl.pipeline.errors import PipelineError
 from era5etl.read.errors import ReadError
 from era5etl.read.places import UnknownPlace
 from era5etl.report.model import ReportError, parse_month
 from era5etl.serve import http_status
 from era5etl.serve.errors import LimitError, NotFoundError, TooSlowError
-from era5etl.stage.block import StageError
+from era5etl.stage.errors import StageError
 
 # FetchPending is not an error: "not done yet, come back later", a BaseException like Airflow's
 # TaskDeferred so that bookkeeping which catches Exception lets it pass (fetch/errors.py).

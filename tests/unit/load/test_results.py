@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 
 from era5etl.core.errors import BadInput, Failure
-from era5etl.load.results import ChunkResult, LoadError, LoadResult
+from era5etl.load.errors import LoadError
+from era5etl.load.results import ChunkResult, LoadResult
 
 
 def test_rates_are_rows_a_second_and_zero_for_no_time() -> None:

@@ -253,7 +253,7 @@ def test_every_sample_overwritten_at_bytes_20_to_60_is_refused_without_a_crash(s
         "import sys\n"
         "from pathlib import Path\n"
         "from era5etl.stage import open_download\n"
-        "from era5etl.stage.block import StageError\n"
+        "from era5etl.stage.errors import StageError\n"
         "for name in sys.argv[1:]:\n"
         "    try:\n"
         "        with open_download([Path(name)]):\n"

@@ -13,6 +13,10 @@ Data and HTML come from ``era5etl.report`` (its SQL from ``era5etl.track``), the
 parameters and limits from ``era5etl.serve``; this file only authenticates, routes and serves.
 """
 
+# Imports inside functions: the DAG files import this package at every parse, and the core (numpy,
+# psycopg, the pipeline) loads only in a task or a trigger's thread (Airflow's best practice on top-
+# level code).
+
 from __future__ import annotations
 
 import threading
@@ -94,7 +98,7 @@ _reader_cache: tuple[float, str] | None = None
 
 
 def reader_url() -> str:
-    """The read-only role's URL (connection ``era5_timescale_reader``, else ``db.reader.reader_url``): what
+    """The read-only role's URL (connection ``era5_timescale_reader``, else ``db.urls.reader_url``): what
     ``/series``, ``/map`` and ``/climate`` (and so the Data view's charts and Climate panel) connect as; it
     cannot write."""
     global _reader_cache
