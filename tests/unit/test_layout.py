@@ -378,3 +378,34 @@ def test_the_inner_import_check_finds_one_without_a_reason(tmp_path: Path) -> No
         "def f():\n    import json\n    # pandas is heavy\n    import pandas\n    import os  # only here\n")
     (tmp_path / "era5etl" / "b.py").write_text(LAZY_MARKER + "the CLI's start-up time.\ndef f():\n    import json\n")
     assert unexplained_inner_imports(tmp_path) == ["era5etl/a.py:2: import json"]
+
+
+# A connection or cursor typed `Any` lets any call through unchecked; psycopg's types say what a
+# function may do with it. The Airflow adapter's `conn` is Airflow's Connection, named apart.
+UNTYPED_ALLOWED = ("era5etl/airflow/",)
+
+
+def untyped_connections(base: Path) -> list[str]:
+    """Every parameter named conn or cur annotated ``Any``, outside :data:`UNTYPED_ALLOWED`."""
+    found = []
+    for path, _ in modules(base):
+        where = path.relative_to(base).as_posix()
+        if where.startswith(UNTYPED_ALLOWED):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.arg) and node.arg in ("conn", "cur") and isinstance(node.annotation, ast.Name) \
+                    and node.annotation.id == "Any":
+                found.append(f"{where}:{node.lineno}: {node.arg}: Any")
+    return found
+
+
+def test_connections_are_typed() -> None:
+    found = untyped_connections(SOURCES["include"])
+    assert not found, "type these as psycopg.Connection[...] or psycopg.Cursor[...]:\n  " + "\n  ".join(found)
+
+
+def test_the_typing_check_finds_an_untyped_connection(tmp_path: Path) -> None:
+    (tmp_path / "era5etl" / "airflow").mkdir(parents=True)
+    (tmp_path / "era5etl" / "read.py").write_text("from typing import Any\ndef f(conn: Any, cur: int, x: Any): ...\n")
+    (tmp_path / "era5etl" / "airflow" / "hooks.py").write_text("def f(conn: Any): ...\n")
+    assert untyped_connections(tmp_path) == ["era5etl/read.py:2: conn: Any"]

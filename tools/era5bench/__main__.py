@@ -16,6 +16,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
         return airflow_overhead.main(argv[1:])
+    if argv[:1] == ["api-call"]:  # a warm call of the Python API beside its SQL
+        from era5bench import api_call
+
+        return api_call.main(argv[1:])
     if argv[:1] == ["backup-drill"]:  # pgBackRest's full and incremental backups and a point-in-time restore
         from era5bench import backup
 

@@ -117,6 +117,11 @@ class Dataset:
     land_only: bool = False
     period: Period = "hour"
 
+    def __hash__(self) -> int:
+        # A dataset is known by its name (its fields hold a dict, which has no hash): equal datasets
+        # share a name, so a dataset can key what a read keeps (db.facts).
+        return hash(self.name)
+
     @property
     def monthly(self) -> bool:
         return self.period != "hour"

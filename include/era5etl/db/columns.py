@@ -13,12 +13,14 @@ from psycopg import sql
 
 from era5etl.core.variables import Variable
 from era5etl.db.connect import connect
+from era5etl.db.facts import kept
 from era5etl.db.rollups import ensure_rollups
 from era5etl.db.tables import columnstore_enabled, rollup_tables, table_ident
 
 log = logging.getLogger(__name__)
 
 
+@kept
 def table_columns(conn: psycopg.Connection[tuple[Any, ...]], table: str) -> list[str]:
     """The table's columns in their order (empty if it does not exist)."""
     rows = conn.execute(

@@ -19,6 +19,7 @@ from psycopg import sql
 
 from era5etl.core.datasets import LatLonGrid
 from era5etl.core.errors import InputError
+from era5etl.db.facts import kept
 from era5etl.db.tables import rollup_tables, table_ident
 
 
@@ -75,6 +76,7 @@ def widen(conn: psycopg.Connection[Any], table: str, extent: Extent, grid: LatLo
         (table, extent.first_id, extent.last_id, extent.first_column, extent.last_column))
 
 
+@kept
 def recorded(conn: psycopg.Connection[Any], table: str) -> Extent | None:
     """The table's extent, None when no load has recorded one (or before the record exists)."""
     if conn.execute("SELECT to_regclass('era5_extents') IS NOT NULL").fetchone() != (True,):

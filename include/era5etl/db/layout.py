@@ -17,6 +17,7 @@ from typing import Any, Literal
 import psycopg
 
 from era5etl.core.tiles import TILE_COLUMN
+from era5etl.db.facts import kept
 from era5etl.db.tables import columnstore_enabled, table_ident
 
 Layout = Literal["tiles", "moving", "time", "rowstore"]
@@ -52,6 +53,7 @@ def table_layout(conn: psycopg.Connection[Any], table: str) -> Layout:
     return "tiles" if in_tiles(conn, table) else "moving"
 
 
+@kept
 def in_tiles(conn: psycopg.Connection[Any], table: str) -> bool:
     """Whether every row of ``table`` has its tile, so a read may name a place's tile: the table has
     the tile column and no chunk is compressed without the tile segment (a chunk of the time layout,
@@ -65,6 +67,7 @@ def in_tiles(conn: psycopg.Connection[Any], table: str) -> bool:
     return bool(row and row[0])
 
 
+@kept
 def has_tile_column(conn: psycopg.Connection[Any], table: str) -> bool:
     """Whether ``table`` has the ``tile`` key column (then a place's reads name its tile)."""
     row = conn.execute("SELECT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass(%s)"

@@ -17,6 +17,7 @@ import psycopg
 from era5etl.core.datasets import FILE_DATASETS, SINGLE_LEVELS, Dataset, by_name
 from era5etl.core.errors import InputError
 from era5etl.core.names import DERIVED_SUFFIXES
+from era5etl.db.facts import kept
 from era5etl.db.tables import LEVEL_COLUMN, SQL_DIR, render, rollup_tables, table_ident
 
 # The columns every weather table starts with, and their types (sql/010 and db._level_table_sql).
@@ -130,6 +131,7 @@ def check_new(conn: psycopg.Connection[Any], table: str, has_levels: bool) -> No
                           "its own: nothing was created; choose another --table")
 
 
+@kept
 def table_dataset(conn: psycopg.Connection[Any], table: str) -> Dataset:
     """The dataset ``table`` was loaded with, as the ledger records its months, else as the table registry
     records it (a table load-file made), else single levels: whose lattice numbers its points."""

@@ -29,6 +29,7 @@ from era5etl.core.datasets import LatLonGrid
 from era5etl.core.errors import InputError
 from era5etl.core.rollups import KEY_COLUMNS, rolled_up, sources, value_columns
 from era5etl.core.tiles import TILE_COLUMN
+from era5etl.db.facts import kept
 from era5etl.db.layout import has_tile_column
 from era5etl.db.tables import LEVEL_COLUMN, SQL_DIR, has_level_column, render, rollup_tables, split_table, table_ident
 
@@ -45,6 +46,7 @@ class LegacyRollups(InputError):
     """The table's rollups are an older version's continuous aggregates."""
 
 
+@kept
 def data_columns(conn: psycopg.Connection[Any], table: str) -> list[str]:
     """The table's data columns (every float4 column but latitude and longitude), in column order."""
     rows = conn.execute(

@@ -11,6 +11,7 @@ import psycopg
 from psycopg import sql
 
 from era5etl.core.errors import InputError
+from era5etl.db.facts import kept
 
 # The schema's files: the top-level sql/, installed as the package era5etl.sql (pyproject.toml's
 # package-dir), so an installed wheel and an editable checkout find them the same way.
@@ -85,6 +86,7 @@ LEVEL_COLUMN = "level"
 LEVEL_ORDERBY = "time, level, location_id"
 
 
+@kept
 def has_level_column(conn: psycopg.Connection[Any], table: str) -> bool | None:
     """Whether ``table`` has a level column; None when it does not exist."""
     rel = table_ident(table).as_string(conn)
@@ -96,6 +98,7 @@ def has_level_column(conn: psycopg.Connection[Any], table: str) -> bool | None:
     return bool(row and row[0])
 
 
+@kept
 def rollup_of(conn: psycopg.Connection[Any], table: str, step: str) -> str | None:
     """The name of ``table``'s rollup to ``step`` ("day" or "month"), None if it has none."""
     try:

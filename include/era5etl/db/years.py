@@ -25,6 +25,7 @@ from psycopg import sql
 
 from era5etl.core.errors import InputError
 from era5etl.core.names import fitted
+from era5etl.db.facts import kept
 from era5etl.db.tables import rollup_tables, split_table, table_ident
 
 YEARS_SUFFIX = "_years"
@@ -59,6 +60,7 @@ def is_copy(conn: psycopg.Connection[Any], table: str) -> bool | None:
     return bool(row[0] == COPY_COMMENT.format(table))
 
 
+@kept
 def copied_years(conn: psycopg.Connection[Any], table: str) -> list[int]:
     """The years of ``table`` (a weather table or its daily rollup) its copy holds whole and current,
     ascending; [] when none (or before sql/011)."""

@@ -22,7 +22,7 @@ from era5etl.db import columnstore_available, connect, rollup_tables, split_tabl
 from era5etl.load.errors import LoadError
 
 
-def empty_chunk(cur: Any, target: sql.Composable, *, compressed: bool) -> None:
+def empty_chunk(cur: psycopg.Cursor[Any], target: sql.Composable, *, compressed: bool) -> None:
     """Every row of ``target`` (a chunk) gone, in the caller's transaction. TimescaleDB 2.29 truncates only
     the compressed part of a compressed chunk: rows a partial reload decompressed into its row part
     survive a TRUNCATE (measured: 999 of 999), so a ``compressed`` one is also emptied by DELETE."""
@@ -267,7 +267,8 @@ def chunks_between(conn: psycopg.Connection[Any] | psycopg.Cursor[Any], table: s
     return [(str(s), str(n), r0, r1, bool(c)) for s, n, r0, r1, c in rows]
 
 
-def chunk_of(cur: Any, table: str, moment: datetime) -> tuple[str, str, datetime, bool]:
+def chunk_of(cur: psycopg.Cursor[Any] | psycopg.Connection[Any], table: str,
+             moment: datetime) -> tuple[str, str, datetime, bool]:
     """(schema, name, range start, is_compressed) of the chunk holding ``moment``."""
     found = chunks_between(cur, table, moment, moment + timedelta(microseconds=1))
     if not found:

@@ -29,6 +29,7 @@ from era5etl.core.grid import GLOBAL_STEP, normalize_longitude
 from era5etl.core.tiles import tile_of
 from era5etl.db import table_ident
 from era5etl.db.extents import recorded, scanned
+from era5etl.db.facts import kept
 from era5etl.db.layout import in_tiles
 from era5etl.db.registry import table_dataset
 from era5etl.db.tables import rollup_of
@@ -91,6 +92,7 @@ def distance_km(lat: float, lon: float, lats: np.ndarray, lons: np.ndarray) -> n
     return np.asarray(2 * EARTH_RADIUS_KM * np.arcsin(np.sqrt(np.clip(h, 0.0, 1.0))))
 
 
+@kept
 def require_table(conn: psycopg.Connection[Any], table: str) -> None:
     row = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (table_ident(table).as_string(conn),)).fetchone()
     if row != (True,):
@@ -122,6 +124,7 @@ def _outside(table: str, lat: float, lon: float, bounds: Bounds) -> ReadError:
                      "points' box)")
 
 
+@kept
 def nearest_point(conn: psycopg.Connection[Any], table: str, lat: float, lon: float,
                   dataset: Dataset | None = None) -> Point:
     """The grid point ``table`` holds nearest to (lat, lon), on ``dataset``'s lattice (by default the

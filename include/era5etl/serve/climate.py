@@ -8,8 +8,8 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from era5etl.core.errors import InputError
-from era5etl.db import connect
 from era5etl.db.registry import table_dataset
+from era5etl.db.session import session
 from era5etl.read.climate_read import area_climate, climate_request
 from era5etl.read.indices import INDICES
 from era5etl.read.where import where
@@ -103,7 +103,7 @@ def read_climate(url: str, req: ClimateRequest, outline: Any = None) -> Any:
     a POST, named by ``region``); a Reply of ``serve.reads``."""
     check_outline(req.region, outline)
     at = where(req.lat, req.lon, req.place, req.country)
-    with connect(url) as conn:
+    with session(url) as conn:
         guarded(conn)
         table, _, _ = resolve_table(conn, req.table)
         if at is None:

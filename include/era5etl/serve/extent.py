@@ -16,6 +16,7 @@ import psycopg
 
 from era5etl import settings
 from era5etl.db import registry, table_ident
+from era5etl.db.facts import kept
 from era5etl.serve.errors import NotFoundError
 from era5etl.track import ledger
 
@@ -38,6 +39,7 @@ def default_table(conn: psycopg.Connection[Any]) -> str:
     return settings.load().table
 
 
+@kept
 def pipeline_tables(conn: psycopg.Connection[Any]) -> list[str]:
     """The tables the pipeline loads: those the ledger (``era5_months``) names that exist as weather
     hypertables, most recently updated first, then those it made without a ledger row (load-file's,
@@ -72,6 +74,7 @@ def resolve_table(conn: psycopg.Connection[Any], table: str | None) -> tuple[str
     return name, str(row[0]), str(row[1])
 
 
+@kept
 def time_span(conn: psycopg.Connection[Any], schema: str, name: str) -> tuple[datetime, datetime] | None:
     """(first hour, last hour) the table's chunks cover, or None when it has no chunk (holds nothing)."""
     row = conn.execute(

@@ -1,6 +1,7 @@
 """The two HTTP reads end to end: a checked request in, the body of the answer out (JSON, CSV or Parquet).
 
-Each read opens one connection, resolves the table, checks the size of the answer against
+Each read takes its thread's kept connection (``db.session``: one login a thread, and what it learned
+of a table kept until the server writes, ``db.facts``), resolves the table, checks the size of the answer against
 ``serve.limits`` before any weather row is read, then asks ``era5etl.read`` (the same functions the
 CLI uses) and hands back its JSON, CSV or Parquet unchanged, so the HTTP answer is the CLI's answer. A read
 also carries a statement timeout: a request whose size is allowed still cannot hold a backend for
@@ -20,8 +21,8 @@ import numpy as np
 import psycopg
 
 from era5etl.core.errors import InputError
-from era5etl.db import connect
 from era5etl.db.registry import table_dataset
+from era5etl.db.session import session
 from era5etl.read.area import area_csv, area_json, area_series
 from era5etl.read.localday import local_daily
 from era5etl.read.maps import hour_map, map_csv, map_json
@@ -122,7 +123,7 @@ def read_series(url: str, req: SeriesRequest, outline: Any = None) -> Reply:
     at = where(req.lat, req.lon, req.place, req.country)
     assert at is not None  # the request's own check
     shift = offset_minutes(req.tz, at)
-    with connect(url) as conn:
+    with session(url) as conn:
         table, _ = _series_table(conn, req)
         try:
             point, named = describe_point(conn, table, at)
@@ -159,7 +160,7 @@ def read_area_series(url: str, req: SeriesRequest) -> Reply:
     assert box is not None
     if req.format == "parquet":
         raise InputError("format=parquet writes one place's series; an area's comes as json or csv")
-    with connect(url) as conn:
+    with session(url) as conn:
         table, span = _series_table(conn, req)
         check_area_series(box, req.start or span[0], req.end or span[1], req.step)
         try:
@@ -220,7 +221,7 @@ def read_region_series(url: str, req: SeriesRequest, outline: Any = None) -> Rep
     if req.format == "parquet":
         raise InputError("format=parquet writes one place's series; a region's comes as json or csv")
     region = request_region(req.region, outline)
-    with connect(url) as conn:
+    with session(url) as conn:
         table, span = _series_table(conn, req)
         grid = table_dataset(conn, table).grid
         start, end = req.start or span[0], req.end or span[1]
@@ -245,7 +246,7 @@ def read_map(url: str, req: MapRequest) -> Reply:
     box = req.box
     if box is not None:
         check_area(box)
-    with connect(url) as conn:
+    with session(url) as conn:
         guarded(conn)
         table, _, _ = resolve_table(conn, req.table)
         try:

@@ -5,10 +5,12 @@ transaction open after a use, an error's included."""
 from __future__ import annotations
 
 import threading
+import weakref
 
 import psycopg
 import pytest
 
+from era5etl import settings
 from era5etl.db import connect, session
 
 
@@ -24,7 +26,8 @@ def test_a_connection_is_reused_until_the_server_ends_it(db_url: str, monkeypatc
         assert conn.info.backend_pid == first  # the same backend: no new login
         assert conn.info.transaction_status == psycopg.pq.TransactionStatus.INTRANS  # the check opened it
     assert conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE  # ended after the use
-    assert len(looked_up) == 1  # the server looked up once, not per call
+    # The local server found from its state file, not asked through db up's subprocesses.
+    assert looked_up == [] if not settings.load().database_url else len(looked_up) <= 1
     # An error inside a use leaves the connection usable.
     with pytest.raises(psycopg.errors.UndefinedTable), session.session() as conn:
         conn.execute("SELECT * FROM no_such_table_here")
@@ -50,3 +53,46 @@ def _pid_and_close() -> int:
         pid = int(conn.info.backend_pid)
     session.close()
     return pid
+
+
+def test_no_subprocess_finds_the_database(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A first call in a new process and every later one find the running server without a subprocess."""
+    import subprocess
+
+    def refused(*args: object, **kwargs: object) -> None:
+        raise AssertionError(f"a subprocess was started: {args[0] if args else kwargs}")
+
+    monkeypatch.setattr(session, "_default", None)
+    monkeypatch.setattr(subprocess, "Popen", refused)
+    monkeypatch.setattr(subprocess, "run", refused)
+    session.close()
+    try:
+        for _ in range(2):
+            with session.session() as conn:
+                assert conn.execute("SELECT 1").fetchone() == (1,)
+    finally:
+        session.close()
+
+
+def test_threads_past_the_limit_keep_no_connection(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past MAX_KEPT kept connections a thread's use opens its own and closes it after."""
+    session.close()
+    monkeypatch.setattr(session, "MAX_KEPT", 1)
+    monkeypatch.setattr(session, "kept_connections", weakref.WeakSet())
+    with session.session() as conn:
+        mine = conn
+    used: list[psycopg.Connection[object]] = []
+
+    def other() -> None:
+        with session.session() as theirs:
+            assert theirs.execute("SELECT 1").fetchone() == (1,)
+            used.append(theirs)
+
+    worker = threading.Thread(target=other)
+    worker.start()
+    worker.join(30)
+    try:
+        assert used and used[0] is not mine and used[0].closed  # used once, then closed
+        assert not mine.closed  # this thread's, kept
+    finally:
+        session.close()
