@@ -27,15 +27,12 @@ from typing import TYPE_CHECKING, Any
 from era5etl import settings
 from era5etl.core.grid import Area
 from era5etl.db.session import close as close, session
-from era5etl.read.area import area_json
 from era5etl.read.area_grid import area_grid
 from era5etl.read.climate_read import area_climate, climate_request
-from era5etl.read.errors import ReadError
-from era5etl.read.localday import local_daily, parse_offset
-from era5etl.read.region_series import region_local_daily, region_series as read_region
-from era5etl.read.regions import resolve_region
-from era5etl.read.series import series as read_series, series_json
-from era5etl.read.where import describe_point, offset_minutes, where
+from era5etl.read.question import Answer, answer, ask, check_question, check_target, target_of
+from era5etl.read.regions import Region, resolve_region
+from era5etl.read.series import Series
+from era5etl.read.where import Where, where
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -55,38 +52,48 @@ def _moment(value: str | datetime | None) -> datetime | None:
 
 
 def series(place: str | None = None, *, lat: float | None = None, lon: float | None = None,
-           country: str | None = None, start: str | datetime | None = None, end: str | datetime | None = None,
-           variables: list[str] | None = None, step: str = "day", tz: str | None = None,
+           country: str | None = None, area: str | None = None, region: str | None = None,
+           region_file: str | None = None, start: str | datetime | None = None, end: str | datetime | None = None,
+           variables: list[str] | None = None, step: str = "day", tz: str | None = None, level: int | None = None,
            table: str | None = None, url: str | None = None) -> pd.DataFrame:
-    """A place's series (``place`` by name, or ``lat`` and ``lon``) as a DataFrame: index ``time`` (UTC;
-    with ``tz`` each local day's start in that offset), one column per value, ``hours`` where read.
-    ``start`` is included, ``end`` excluded (local days' bounds are local midnights). ``attrs``: the
-    place, its grid point (``point``), ``described``, ``step``, ``units`` and ``utc_offset_hours``."""
+    """A series as a DataFrame: a place's (``place`` by name, or ``lat`` and ``lon``), an ``area``'s
+    (N/W/S/E) or a ``region``'s (a country by name or ISO code, or ``region_file``, a GeoJSON file), the
+    question ``read.question`` checks and answers for the CLI and HTTP too. Index ``time`` (UTC; with
+    ``tz`` each local day's start in that offset), one column per value, ``hours`` where read (an
+    area's and a region's also ``points``). ``start`` is included, ``end`` excluded (local days' bounds
+    are local midnights); ``level``: the hPa of a table on pressure levels. ``attrs``: a place's
+    ``place``, grid point (``point``) and ``described``, or the ``area`` or ``region``; ``step``,
+    ``units`` and ``utc_offset_hours``."""
+    given_region = region is not None or region_file is not None
+    check_question(lat=lat, lon=lon, place=place, country=country, area=area is not None, region=given_region,
+                   tz=tz, step=step)
+    target = target_of(lat=lat, lon=lon, place=place, country=country, area=area,
+                       region=(lambda: resolve_region(region, region_file)) if given_region else None)
+    q = ask(_table(table), target, start=_moment(start), end=_moment(end), variables=variables,
+            step=step, tz=tz, level=level)  # type: ignore[arg-type]
+    with session(url) as conn:
+        return _frame(answer(conn, q))
+
+
+def _frame(got: Answer) -> pd.DataFrame:
     import pandas as pd
 
-    at = where(lat, lon, place, country)
-    if at is None:
-        raise ReadError("give a place by name or lat= and lon=")
-    shift = offset_minutes(tz, at)
-    if shift is not None and step != "day":
-        raise ReadError("tz sets the day boundary of step='day'")
-    first, last, name = _moment(start), _moment(end), _table(table)
-    with session(url) as conn:
-        point, named = describe_point(conn, name, at)
-        if shift is None:
-            s = read_series(conn, name, point, first, last, variables, step)  # type: ignore[arg-type]
-        else:
-            lag = timedelta(minutes=shift)
-            s = local_daily(conn, name, point, first - lag if first else None, last - lag if last else None,
-                            variables, shift)
-    data = series_json(s)
+    s, q, data = got.series, got.question, got.as_json()
     index = pd.DatetimeIndex(pd.to_datetime(s.time).tz_localize("UTC"), name="time")
-    if shift is not None:
-        index = index.tz_convert(timezone(timedelta(minutes=shift)))
-    frame = pd.DataFrame({c: s.values[c] for c in s.columns}, index=index)
-    frame.attrs.update({"place": None if at.place is None else at.place.__dict__, "point": data["point"],
-                        "described": named, "step": step, "units": data["units"],
-                        "utc_offset_hours": (shift or 0) / 60})
+    if q.offset_minutes is not None:
+        index = index.tz_convert(timezone(timedelta(minutes=q.offset_minutes)))
+    attrs: dict[str, Any] = {"step": q.step, "units": data["units"], "utc_offset_hours": (q.offset_minutes or 0) / 60}
+    if isinstance(s, Series):
+        at = q.target
+        assert isinstance(at, Where)
+        frame = pd.DataFrame({c: s.values[c] for c in s.columns}, index=index)
+        attrs.update({"place": None if at.place is None else at.place.__dict__, "point": data["point"],
+                      "described": got.named})
+    else:
+        frame = pd.DataFrame({"points": s.points, "hours": s.hours, **{c: s.values[c] for c in s.columns}},
+                             index=index)
+        attrs.update({"region": s.area.describe()} if isinstance(s.area, Region) else {"area": str(s.area)})
+    frame.attrs.update(attrs)
     return frame
 
 
@@ -99,10 +106,9 @@ def climate_json(place: str | None = None, *, lat: float | None = None, lon: flo
     """The climate object ``climate --json`` prints, for the same request: a place (by name, or ``lat``
     and ``lon``), an ``area`` (N/W/S/E), a ``region`` (a country's name or ISO code) or a
     ``region_file`` (a GeoJSON file)."""
+    check_target(place=any(v is not None for v in (lat, lon, place, country)), area=area is not None,
+                 region=region is not None or region_file is not None)
     at = where(lat, lon, place, country)
-    chosen = [at is not None, area is not None, region is not None or region_file is not None]
-    if chosen.count(True) != 1:
-        raise ReadError("give one of a place by name, lat= and lon=, area=N/W/S/E, region= or region_file=")
     with session(url) as conn:
         if at is None:
             box = area if area is not None else resolve_region(region, region_file)
@@ -125,36 +131,13 @@ def climate(place: str | None = None, **request: Any) -> pd.DataFrame:
     return frame
 
 
-def region_series(region: str | None = None, *, region_file: str | None = None, start: str | datetime | None = None,
-                  end: str | datetime | None = None, variables: list[str] | None = None, step: str = "day",
-                  tz: str | None = None, table: str | None = None, url: str | None = None,
-                  level: int | None = None) -> pd.DataFrame:
-    """A region's series (a country by name or ISO code, or a GeoJSON file) as a DataFrame: index
-    ``time`` (UTC, or with ``tz``, a fixed offset, each of its days' start), ``points``, ``hours`` and
-    the rollup columns (``temperature_2m_mean`` ...), its points (the table's lattice's: ERA5-Land's
-    0.1 degree cells on a land table) weighted by their cells' overlap with the outline; ``level``: the
-    hPa of a table on pressure levels; ``attrs``: the ``region`` (name, source, points, box) and ``units``."""
-    import pandas as pd
-
-    outline = resolve_region(region, region_file)
-    shift = None if tz is None else parse_offset(tz)
-    if shift is not None and step != "day":
-        raise ReadError("tz sets the day boundary of step='day'")
-    first, last, name = _moment(start), _moment(end), _table(table)
-    with session(url) as conn:
-        if shift is None:
-            s = read_region(conn, name, outline, first, last, variables, step, level)  # type: ignore[arg-type]
-        else:
-            lag = timedelta(minutes=shift)
-            s = region_local_daily(conn, name, outline, first - lag if first else None,
-                                   last - lag if last else None, variables, shift, level)
-    index = pd.DatetimeIndex(pd.to_datetime(s.time).tz_localize("UTC"), name="time")
-    if shift is not None:
-        index = index.tz_convert(timezone(timedelta(minutes=shift)))
-    frame = pd.DataFrame({"points": s.points, "hours": s.hours, **{c: s.values[c] for c in s.columns}}, index=index)
-    frame.attrs.update({"region": s.area.describe(), "step": step, "units": area_json(s)["units"],
-                        "utc_offset_hours": (shift or 0) / 60})
-    return frame
+def region_series(region: str | None = None, *, region_file: str | None = None, **question: Any) -> pd.DataFrame:
+    """A region's series: :func:`series` of ``region`` (a country by name or ISO code) or
+    ``region_file`` (a GeoJSON file), its points (the table's lattice's: ERA5-Land's 0.1 degree cells on
+    a land table) weighted by their cells' overlap with the outline; ``question``: the other
+    parameters :func:`series` takes (``start``, ``end``, ``variables``, ``step``, ``tz``, ``level``,
+    ``table``, ``url``)."""
+    return series(region=region, region_file=region_file, **question)
 
 
 def area(box: str, start: str | datetime, end: str | datetime, variables: list[str] | None = None,

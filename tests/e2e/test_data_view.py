@@ -415,7 +415,7 @@ def test_limits_and_bad_input_are_refused_with_the_reason(stack: Stack) -> None:
     assert _refusal(stack, stack.era5("series", lat=-33.9, lon=18.4), 400)
     assert _refusal(stack, stack.era5("map", time="2023-06-01T00:00"), 400)
     assert _refusal(stack, stack.era5("series", lat=LAT, lon=LON, variables="no_such_column"), 400)
-    assert "lat is required" in _refusal(stack, f"{stack.url}/era5/series?lon=7", 400)
+    assert "needs both its latitude and its longitude" in _refusal(stack, f"{stack.url}/era5/series?lon=7", 400)
     assert "time is required" in _refusal(stack, f"{stack.url}/era5/map", 400)
     assert "format 'xml'" in _refusal(stack, stack.era5("series", lat=LAT, lon=LON, format="xml"), 400)
     assert "to '2023-12-31' is before from '2024-01-01'" in _refusal(
@@ -444,7 +444,7 @@ def test_an_areas_series_equals_sql_over_the_hourly_rows(stack: Stack, db_url: s
                       422)
     assert "6,561 grid points x 9,132 days = 59,915,052 rows to read" in detail and "limit of 10,000,000" in detail
     assert "reaches outside the area" in _refusal(stack, stack.era5("series", area="50/5/45/10"), 400)
-    assert "not both" in _refusal(stack, stack.era5("series", area=AREA, lat=LAT, lon=LON), 400)
+    assert "not more" in _refusal(stack, stack.era5("series", area=AREA, lat=LAT, lon=LON), 400)
     assert "format=parquet writes one place's series" in _refusal(
         stack, stack.era5("series", area=AREA, format="parquet"), 400)
 

@@ -14,7 +14,6 @@ from typing import Any
 from era5etl import settings
 from era5etl.cli.common import output_path, table_arg
 from era5etl.cli.place import add_place_arguments, add_region_arguments, add_tz_argument, region_of
-from era5etl.core.errors import InputError
 from era5etl.db import connect, database_url
 
 
@@ -78,15 +77,15 @@ def _text(data: dict[str, Any]) -> str:
 
 def cmd_climate(args: argparse.Namespace) -> int:
     from era5etl.read.climate_read import climate_request
+    from era5etl.read.question import check_target
     from era5etl.read.trend import import_early
     from era5etl.read.where import where
 
     import_early()
+    check_target(place=any(v is not None for v in (args.lat, args.lon, args.place, args.country)),
+                 area=args.area is not None, region=args.region is not None or args.region_file is not None)
     at = where(args.lat, args.lon, args.place, args.country)
     region = region_of(args)
-    if [at is not None, args.area is not None, region is not None].count(True) != 1:
-        raise InputError("give one of a place (--place NAME [--country ISO2], or LAT LON), --area N/W/S/E, or "
-                         "--region NAME (--region-file PATH)")
     table = args.table or settings.load().table
     target = output_path(args.png) if args.png is not None else None
     with connect(database_url()) as conn:

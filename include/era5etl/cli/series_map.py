@@ -123,8 +123,10 @@ def _table(header: list[str], rows: list[list[Any]]) -> str:
 
 
 def cmd_series(args: argparse.Namespace) -> int:
-    from era5etl.read.series import series, series_csv, series_json
-    from era5etl.read.where import describe_point, offset_minutes, where
+    from era5etl.read.localday import offset_text
+    from era5etl.read.question import answer, ask, check_question, target_of
+    from era5etl.read.series import Series, series_json
+    from era5etl.read.where import Where
 
     start, last = _day(args.start, "--from"), _day(args.end, "--to")
     end = last + timedelta(days=1) if last is not None else None
@@ -132,49 +134,39 @@ def cmd_series(args: argparse.Namespace) -> int:
         raise InputError(f"--to {args.end} is before --from {args.start}")
     variables = [v.strip() for v in args.variables.split(",")] if args.variables else None
     table = args.table or settings.load().table
-    at = where(args.lat, args.lon, args.place, args.country)
-    region = region_of(args)
-    if args.area is not None or region is not None:
-        if args.area is not None and region is not None:
-            raise InputError("give --area N/W/S/E or --region (--region-file), not both")
-        if at is not None:
-            other = "--area N/W/S/E" if region is None else "--region"
-            raise InputError(f"give a place (lat lon, or --place) or {other}, not both")
-        if args.tz is not None:
-            return _area_local(args, table, start, end, variables)
-        return _area_series(args, table, start, end, variables)
-    if at is None:
-        raise InputError("give a place (lat lon, for example 45.5 7.5, or --place NAME) or --area N/W/S/E "
-                         "(for example 50/5/45/10)")
-    shift = offset_minutes(args.tz, at)
-    if shift is not None and args.step != "day":
-        raise InputError("--tz sets the day boundary of --daily; hourly rows are UTC hours and months UTC months")
-    target = output_path(args.png) if args.png is not None else None
+    given_region = args.region is not None or args.region_file is not None
+    check_question(lat=args.lat, lon=args.lon, place=args.place, country=args.country, area=args.area is not None,
+                   region=given_region, tz=args.tz, step=args.step)
+    target = target_of(lat=args.lat, lon=args.lon, place=args.place, country=args.country, area=args.area,
+                       region=(lambda: _region(args)) if given_region else None)
+    q = ask(table, target, start=start, end=end, variables=variables, step=args.step, tz=args.tz, level=args.level)
+    if not isinstance(target, Where):
+        if args.png is not None or args.parquet is not None:
+            raise InputError(f"{'--png' if args.png is not None else '--parquet'} draws or writes one place's "
+                             "series; an area's or a region's comes as a table, --csv or --json")
+        with connect(database_url()) as conn:
+            return _area_out(args, answer(conn, q))
+    target_png = output_path(args.png) if args.png is not None else None
     parquet = output_path(args.parquet, "--parquet") if args.parquet is not None else None
     with connect(database_url()) as conn:
-        point, named = describe_point(conn, table, at)
-        if shift is None:
-            s = series(conn, table, point, start, end, variables, args.step, args.level)
-        else:
-            from era5etl.read.localday import local_daily, offset_text
-
-            lag = timedelta(minutes=shift)
-            s = local_daily(conn, table, point, start - lag if start else None, end - lag if end else None,
-                            variables, shift, args.level)
-            named += f", days of {offset_text(shift)} from the hourly rows"
+        got = answer(conn, q)
+    s, named = got.series, got.named
+    assert isinstance(s, Series)  # a place's
+    if q.offset_minutes is not None:
+        named += f", days of {offset_text(q.offset_minutes)} from the hourly rows"
     where_ = (f"{named}, {len(s.time):,} {STEP_NAMES[s.step]} rows of {table}"
               + (f" at {args.level} hPa" if args.level is not None else ""))
     print(f"# {where_}" if args.csv else where_)
     if args.csv:
-        print(series_csv(s), end="")
+        print(got.as_csv(), end="")
     elif args.json:
         print(json.dumps(series_json(s)))
-    elif target is not None:
+    elif target_png is not None:
         from era5etl.read.plots import plot_series
 
-        with _writing(target, "--png"):
-            plot_series(s, target)
-        print(f"wrote {target} ({target.stat().st_size:,} bytes)")
+        with _writing(target_png, "--png"):
+            plot_series(s, target_png)
+        print(f"wrote {target_png} ({target_png.stat().st_size:,} bytes)")
     elif parquet is not None:
         from era5etl.read.parquet import series_parquet
 
@@ -188,33 +180,26 @@ def cmd_series(args: argparse.Namespace) -> int:
     return 0
 
 
-def _area_series(args: argparse.Namespace, table: str, start: datetime | None, end: datetime | None,
-                 variables: list[str] | None) -> int:
-    from era5etl.read.area import area_csv, area_json, area_series
-
-    if args.png is not None or args.parquet is not None:
-        raise InputError(f"{'--png' if args.png is not None else '--parquet'} draws or writes one place's series; "
-                         "an area's "
-                         "comes as a table, --csv or --json")
+def _region(args: argparse.Namespace) -> Any:
     region = region_of(args)
-    with connect(database_url()) as conn:
-        if region is None:
-            s = area_series(conn, table, Area.parse(args.area), start, end, variables, args.step, args.level)
-        else:
-            from era5etl.read.region_series import region_series
+    assert region is not None  # asked only when --region or --region-file is given
+    return region
 
-            s = region_series(conn, table, region, start, end, variables, args.step, args.level)
-    where = f"{_named(s)}, {len(s.time):,} {STEP_NAMES[args.step]} steps of {table}"
+
+def _area_out(args: argparse.Namespace, got: Any) -> int:
+    """An area's or a region's series printed: a table, --csv or --json (its days of a fixed offset too)."""
+    from era5etl.read.localday import offset_text
+
+    s, q = got.series, got.question
+    calendar = (f"days of {offset_text(q.offset_minutes)} from the hourly rows" if q.offset_minutes is not None
+                else f"{STEP_NAMES[args.step]} steps")
+    where = f"{_named(s)}, {len(s.time):,} {calendar} of {q.table}"
     print(f"# {where}" if args.csv else where)
     if args.csv:
-        print(area_csv(s), end="")
+        print(got.as_csv(), end="")
         return 0
-    data = area_json(s)
+    data = got.as_json()
     if args.json:
-        if region is not None:
-            from era5etl.read.region_series import region_json
-
-            data = region_json(s)
         print(json.dumps(data))
         return 0
     header = ["time", "points", "hours"] + [f"{c} ({data['units'][c]})" for c in s.columns]
@@ -223,43 +208,6 @@ def _area_series(args: argparse.Namespace, table: str, start: datetime | None, e
     print(_table(header, rows))
     if data["gaps"]:
         print(f"no rows: {'; '.join(data['gaps'])}")
-    return 0
-
-
-def _area_local(args: argparse.Namespace, table: str, start: datetime | None, end: datetime | None,
-                variables: list[str] | None) -> int:
-    """An area's days of a fixed offset (--area with --daily --tz), from the hourly rows."""
-    from era5etl.read.area_localday import area_local_daily, area_local_json
-    from era5etl.read.localday import offset_text, parse_offset
-
-    if args.step != "day" or args.png is not None or args.parquet is not None:
-        raise InputError("--tz sets the day boundary of --daily (as a table, --csv or --json)")
-    shift = parse_offset(args.tz)
-    lag = timedelta(minutes=shift)
-    first, last = start - lag if start else None, end - lag if end else None
-    region = region_of(args)
-    with connect(database_url()) as conn:
-        if region is None:
-            s = area_local_daily(conn, table, Area.parse(args.area), first, last, variables, shift, args.level)
-        else:
-            from era5etl.read.region_series import region_local_daily
-
-            s = region_local_daily(conn, table, region, first, last, variables, shift, args.level)
-    if region is None:
-        data = area_local_json(s, shift)
-    else:
-        from era5etl.read.region_series import region_json
-
-        data = region_json(s, shift)
-    print(f"{_named(s)}, {len(s.time):,} days of {offset_text(shift)} from the hourly rows of {table}")
-    if args.csv or not args.json:
-        header = ["time", "points", "hours", *s.columns]
-        print(",".join(header))
-        for i, t in enumerate(data["time"]):
-            cells = [t, data["points"][i], data["hours"][i], *(data["values"][c][i] for c in s.columns)]
-            print(",".join("" if v is None else str(v) for v in cells))
-        return 0
-    print(json.dumps(data))
     return 0
 
 

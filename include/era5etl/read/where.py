@@ -29,20 +29,27 @@ class Where:
         return f"{self.place}, " if self.place else ""
 
 
-def where(lat: float | None, lon: float | None, place: str | None, country: str | None) -> Where | None:
-    """A place by name or by coordinates (None when neither is given); ReadError for both, or half."""
+def check_where(lat: float | None, lon: float | None, place: str | None, country: str | None) -> None:
+    """The refusals of :func:`where` that need no gazetteer: a place by name and by coordinates, half a
+    pair of coordinates, a country alone."""
     if place is not None:
         if lat is not None or lon is not None:
             raise ReadError("give a place by name (--place, place=) or by its coordinates (LAT LON), not both")
-
-        found = find_place(place, country)
-        return Where(found.latitude, found.longitude, found)
+        return
     if country is not None:
         raise ReadError("a country (--country, country=) goes with a place by name")
-    if lat is None and lon is None:
-        return None
-    if lat is None or lon is None:
+    if (lat is None) != (lon is None):
         raise ReadError("a place by coordinates needs both its latitude and its longitude")
+
+
+def where(lat: float | None, lon: float | None, place: str | None, country: str | None) -> Where | None:
+    """A place by name or by coordinates (None when neither is given); ReadError for both, or half."""
+    check_where(lat, lon, place, country)
+    if place is not None:
+        found = find_place(place, country)
+        return Where(found.latitude, found.longitude, found)
+    if lat is None or lon is None:
+        return None
     return Where(lat, lon)
 
 
@@ -66,4 +73,4 @@ def describe_point(conn: psycopg.Connection[Any], table: str, at: Where,
     return point, at.label() + describe(point, at.latitude, at.longitude, dataset)
 
 
-__all__ = ["Where", "describe_point", "offset_minutes", "where"]
+__all__ = ["Where", "check_where", "describe_point", "offset_minutes", "where"]

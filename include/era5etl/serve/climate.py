@@ -7,12 +7,12 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from era5etl.core.errors import InputError
 from era5etl.db.registry import table_dataset
 from era5etl.db.session import session
 from era5etl.read.climate_read import area_climate, climate_request
 from era5etl.read.indices import INDICES
-from era5etl.read.where import where
+from era5etl.read.question import check_target
+from era5etl.read.where import check_where, where
 from era5etl.serve.extent import resolve_table
 from era5etl.serve.params import parse_lat, parse_lon, parse_names, parse_table
 from era5etl.serve.reads import JSON_TYPE, Reply, check_outline, encode_json, guarded, request_region, weigh
@@ -86,15 +86,10 @@ class ClimateRequest(BaseModel):
 
     @model_validator(mode="after")
     def _where(self) -> ClimateRequest:
-        if self.area is not None and self.region is not None:
-            raise InputError("give area= or region=, not both")
-        if self.area is not None or self.region is not None:
-            if self.place is not None or self.lat is not None or self.lon is not None:
-                raise InputError(f"give place= (or lat= and lon=) or {'area=' if self.area else 'region='}, not both")
-            return self
-        if self.place is None and (self.lat is None or self.lon is None):
-            raise InputError("give place= (a city by name, for example Jakarta), lat= and lon=, area=N/W/S/E or "
-                             "region= (a country)")
+        # The target's refusals in the words every front end gives (read.question), as for a series.
+        check_target(place=any(v is not None for v in (self.lat, self.lon, self.place, self.country)),
+                     area=self.area is not None, region=self.region is not None)
+        check_where(self.lat, self.lon, self.place, self.country)
         return self
 
 

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from era5etl.core.errors import InputError
 from era5etl.core.grid import Area
+from era5etl.read.question import check_question
 from era5etl.serve.params import (
     DEFAULT_MAP_VARIABLE,
     FORMATS,
@@ -83,8 +84,9 @@ class SeriesRequest(_Query):
     country: Annotated[str | None, Field(description="with place: its country, ISO 3166 alpha-2 (for example CL), "
                                                      "for a name several share")] = None
     tz: Annotated[str | None, Field(description="with step=day: days of a fixed UTC offset (+7, -08:00) or 'local' "
-                                                "(the place's standard offset), computed from the hourly rows; "
-                                                "default UTC days (the daily rollup)")] = None
+                                                "(a named place's standard offset), computed from the hourly rows, "
+                                                "for a place, an area or a region; default UTC days (the daily "
+                                                "rollup)")] = None
     area: Annotated[str | None, Field(description="instead of lat and lon, an area N/W/S/E (for example 50/5/45/10): "
                                                   "per step its grid points' mean weighted by cos(latitude), their "
                                                   "min and max, an accumulation's mean total, and the points and "
@@ -119,28 +121,9 @@ class SeriesRequest(_Query):
 
     @model_validator(mode="after")
     def _place_or_area(self) -> SeriesRequest:
-        if self.tz is not None and (self.step != "day" or self.area is not None or self.region is not None):
-            raise InputError("tz sets the day boundary of one place's step=day series")
-        if self.area is not None and self.region is not None:
-            raise InputError("give area=N/W/S/E (an area) or region= (a country), not both")
-        if self.area is not None or self.region is not None:
-            if self.lat is not None or self.lon is not None or self.place is not None:
-                other = "area=N/W/S/E (an area)" if self.area is not None else "region= (a country)"
-                raise InputError(f"give lat and lon (a place) or {other}, not both")
-            return self
-        if self.place is not None:
-            if self.lat is not None or self.lon is not None:
-                raise InputError("give place= (a name) or lat and lon, not both")
-            return self
-        if self.country is not None:
-            raise InputError("country= goes with place=")
-        if self.lat is None and self.lon is None:
-            raise InputError("lat and lon are required (a place, degrees), or area=N/W/S/E (an area, for example "
-                             "50/5/45/10), or region= (a country; in a POST, the name of the GeoJSON body's outline)")
-        if self.lat is None:
-            parse_lat(None)  # "lat is required ..."
-        if self.lon is None:
-            parse_lon(None)
+        # The question's own refusals, in the words and order every front end gives (read.question).
+        check_question(lat=self.lat, lon=self.lon, place=self.place, country=self.country, area=self.area is not None,
+                       region=self.region is not None, tz=self.tz, step=self.step)
         return self
 
     @field_validator("lat", mode="before")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -21,17 +21,15 @@ import numpy as np
 import psycopg
 
 from era5etl.core.errors import InputError
+from era5etl.core.grid import Area
 from era5etl.db.registry import table_dataset
 from era5etl.db.session import session
-from era5etl.read.area import area_csv, area_json, area_series
-from era5etl.read.localday import local_daily
 from era5etl.read.maps import hour_map, map_csv, map_json
 from era5etl.read.parquet import series_parquet
-from era5etl.read.region_series import region_json, region_series
+from era5etl.read.question import Answer, Question, answer, ask, target_of
 from era5etl.read.region_weights import weighed
-from era5etl.read.regions import cell_weights, region_from_geojson, resolve_region
-from era5etl.read.series import series, series_csv, series_json
-from era5etl.read.where import describe_point, offset_minutes, where
+from era5etl.read.regions import Region, cell_weights, region_from_geojson, resolve_region
+from era5etl.read.series import Series
 from era5etl.serve.errors import NotFoundError, TooSlowError
 from era5etl.serve.extent import resolve_table, time_span
 from era5etl.serve.limits import (
@@ -114,63 +112,58 @@ def read_series(url: str, req: SeriesRequest, outline: Any = None) -> Reply:
     """One place's series: the grid point nearest (lat, lon) or the named place, its rows in the range at
     ``req.step`` (``tz``: days of that offset from the hourly rows); or, given ``area``, the area's series
     (:func:`read_area_series`); or a region's, a country's or, given ``outline`` (a GeoJSON object, the
-    body of a POST), that outline's named ``region``."""
+    body of a POST), that outline's named ``region``. The question is ``read.question``'s, as the CLI's
+    and the Python API's are."""
     check_outline(req.region, outline)
-    if req.box is not None:
-        return read_area_series(url, req)
-    if req.region is not None:
-        return read_region_series(url, req, outline)
-    at = where(req.lat, req.lon, req.place, req.country)
-    assert at is not None  # the request's own check
-    shift = offset_minutes(req.tz, at)
+    region = req.region
+    target = target_of(lat=req.lat, lon=req.lon, place=req.place, country=req.country, area=req.box,
+                       region=(lambda: request_region(region, outline)) if region is not None else None)
+    q = ask("", target, start=req.start, end=exclusive_end(req.end), variables=req.variables, step=req.step,
+            tz=req.tz, level=req.level)
+    if isinstance(target, Area):
+        return read_area_series(url, req, q)
+    if isinstance(target, Region):
+        return read_region_series(url, req, q, outline)
     with session(url) as conn:
         table, _ = _series_table(conn, req)
-        try:
-            point, named = describe_point(conn, table, at)
-            s = _place_series(conn, table, point, req, shift)
-        except psycopg.errors.QueryCanceled:
-            raise TooSlowError(f"the series took longer than {STATEMENT_TIMEOUT_MS / 1000:g} s: narrow from= and to=,"
-                               " or ask step=day") from None
-    stem = _slug("era5", table, f"{point.latitude:g}", f"{point.longitude:g}", req.step)
+        got = _answered(conn, replace(q, table=table), "the series", "narrow from= and to=, or ask step=day")
+    s = got.series
+    assert isinstance(s, Series)  # a place's
+    stem = _slug("era5", table, f"{s.point.latitude:g}", f"{s.point.longitude:g}", req.step)
     if req.format == "csv":
-        return Reply(series_csv(s).encode(), CSV_TYPE, stem + ".csv")
+        return Reply(got.as_csv().encode(), CSV_TYPE, stem + ".csv")
     if req.format == "parquet":
         return Reply(series_parquet(s), PARQUET_TYPE, stem + ".parquet")
-    data = series_json(s)
-    if at.place is not None:
-        data = {"place": asdict(at.place), "described": named, **data}
-    return Reply(encode_json(data), JSON_TYPE)
+    return Reply(encode_json(got.as_json()), JSON_TYPE)
 
 
-def _place_series(conn: psycopg.Connection[Any], table: str, point: Any, req: SeriesRequest, shift: int | None) -> Any:
-    """The rows at ``req.step``, or with ``shift`` the days of that UTC offset (from and to then local)."""
-    if shift is None:
-        return series(conn, table, point, req.start, exclusive_end(req.end), req.variables, req.step, req.level)
-
-    lag = timedelta(minutes=shift)
-    end = exclusive_end(req.end)
-    return local_daily(conn, table, point, req.start - lag if req.start else None, end - lag if end else None,
-                       req.variables, shift, req.level)
+def _answered(conn: psycopg.Connection[Any], q: Question, what: str, how: str) -> Answer:
+    """The question answered within the request's time, else TooSlowError saying how to narrow it."""
+    try:
+        return answer(conn, q)
+    except psycopg.errors.QueryCanceled:
+        raise TooSlowError(f"{what} took longer than {STATEMENT_TIMEOUT_MS / 1000:g} s: {how}") from None
 
 
-def read_area_series(url: str, req: SeriesRequest) -> Reply:
+def _area_reply(got: Answer, req: SeriesRequest, name: str) -> Reply:
+    if req.format == "csv":
+        return Reply(got.as_csv().encode(), CSV_TYPE, _slug("era5", got.question.table, name, req.step) + ".csv")
+    return Reply(encode_json(got.as_json()), JSON_TYPE)
+
+
+def read_area_series(url: str, req: SeriesRequest, q: Question) -> Reply:
     """An area's series (``read.area``): its size (grid points x steps) checked against the limit,
     from the range asked for or the table's span, before a row is read. JSON or CSV."""
-    box = req.box
-    assert box is not None
+    box = q.target
+    assert isinstance(box, Area)
     if req.format == "parquet":
         raise InputError("format=parquet writes one place's series; an area's comes as json or csv")
     with session(url) as conn:
         table, span = _series_table(conn, req)
         check_area_series(box, req.start or span[0], req.end or span[1], req.step)
-        try:
-            s = area_series(conn, table, box, req.start, exclusive_end(req.end), req.variables, req.step, req.level)
-        except psycopg.errors.QueryCanceled:
-            raise TooSlowError(f"the area's series took longer than {STATEMENT_TIMEOUT_MS / 1000:g} s: narrow area=, "
-                               "from= and to=, or ask step=month") from None
-    if req.format == "csv":
-        return Reply(area_csv(s).encode(), CSV_TYPE, _slug("era5", table, "area", str(box), req.step) + ".csv")
-    return Reply(encode_json(area_json(s)), JSON_TYPE)
+        got = _answered(conn, replace(q, table=table), "the area's series",
+                        "narrow area=, from= and to=, or ask step=month")
+    return _area_reply(got, req, f"area_{box}")
 
 
 def check_outline(region: str | None, outline: Any) -> None:
@@ -214,13 +207,13 @@ def weigh(conn: psycopg.Connection[Any], region: Any, grid: Any, outline: Any = 
                            "then ask again") from None
 
 
-def read_region_series(url: str, req: SeriesRequest, outline: Any = None) -> Reply:
+def read_region_series(url: str, req: SeriesRequest, q: Question, outline: Any = None) -> Reply:
     """A region's series (``read.region_series``): its size (the region's points x steps) checked against
     the limit before a row is read. JSON or CSV."""
-    assert req.region is not None
+    region = q.target
+    assert isinstance(region, Region)
     if req.format == "parquet":
         raise InputError("format=parquet writes one place's series; a region's comes as json or csv")
-    region = request_region(req.region, outline)
     with session(url) as conn:
         table, span = _series_table(conn, req)
         grid = table_dataset(conn, table).grid
@@ -230,15 +223,9 @@ def read_region_series(url: str, req: SeriesRequest, outline: Any = None) -> Rep
         # its points on the table's lattice, PostGIS's, kept in the database
         region = weigh(conn, region, grid, outline)
         check_region_series(region.points, start, end, req.step)
-        try:
-            s = region_series(conn, table, region, req.start, exclusive_end(req.end), req.variables, req.step,
-                              req.level)
-        except psycopg.errors.QueryCanceled:
-            raise TooSlowError(f"the region's series took longer than {STATEMENT_TIMEOUT_MS / 1000:g} s: narrow "
-                               "from= and to=, or ask step=month") from None
-    if req.format == "csv":
-        return Reply(area_csv(s).encode(), CSV_TYPE, _slug("era5", table, "region", region.name, req.step) + ".csv")
-    return Reply(encode_json(region_json(s)), JSON_TYPE)
+        got = _answered(conn, replace(q, table=table, target=region), "the region's series",
+                        "narrow from= and to=, or ask step=month")
+    return _area_reply(got, req, f"region_{region.name}")
 
 
 def read_map(url: str, req: MapRequest) -> Reply:

@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from era5etl.read.question import NO_TARGET
+
 from ..helpers import cli, http_reads, same_numbers
 
 
@@ -47,7 +49,7 @@ def test_unknown_and_ambiguous_places(client: TestClient, places_table: str) -> 
     reply = _get(client, "series", place="Jakarta", lat="1", lon="2", table=places_table)
     assert reply.status_code == 400 and "not both" in reply.json()["detail"]
     reply = _get(client, "climate", table=places_table)
-    assert reply.status_code == 400 and "place=" in reply.json()["detail"]
+    assert reply.status_code == 400 and reply.json()["detail"] == NO_TARGET  # a series' words
 
 
 def test_climate_is_the_clis_json(client: TestClient, places_table: str) -> None:

@@ -58,6 +58,6 @@ def test_the_daily_maximum_of_a_utc_minus_8_place_is_its_local_days(db_url: str,
 
 def test_tz_is_for_daily_series_of_a_place(places_table: str) -> None:
     code, _, err, _ = cli("series", "34.05", "-118.24", "--tz", "-8", "--table", places_table)
-    assert code == 2 and "--tz sets the day boundary of --daily" in err
+    assert code == 2 and "a day boundary (tz) is for daily series" in err
     code, _, err, _ = cli("series", "34.05", "-118.24", "--daily", "--tz", "local", "--table", places_table)
     assert code == 2 and "--tz local needs a place by name" in err

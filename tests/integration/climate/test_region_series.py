@@ -272,7 +272,7 @@ def test_an_outline_posted_over_http_is_the_files_region(client: Any, db_url: st
     same_numbers(got, want) and got["region"]["points"] == 4 and len(got["years"]) == 3
 
     reply = client.post("/series", params={"step": "day", "table": region_table}, json=json.loads(path.read_text()))
-    assert reply.status_code == 400 and "the name of the GeoJSON body's outline" in reply.text, reply.text
+    assert reply.status_code == 400 and "a GeoJSON outline with the name it is given" in reply.text, reply.text
     reply = client.post("/series", params={**params, "lat": "49.6", "lon": "6.1", "region": None},
                         json=json.loads(path.read_text()))
     assert reply.status_code == 400 and "give region= as its name" in reply.text, reply.text

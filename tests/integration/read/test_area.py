@@ -241,10 +241,10 @@ def test_what_an_areas_series_refuses(capsys: pytest.CaptureFixture[str], db_url
     err = _refused(capsys, "series", "--area", "46/7/45/8", *t, "--daily", "--from", "2023-01-01", "--to", "2023-01-31")
     assert ("no daily rollup rows of " + month_table + " in the area 46/7/45/8 from 2023-01-01T00:00:00Z to "
             "2023-02-01T00:00:00Z (exclusive); its 25 grid points have months from 2024-03 to 2024-03 loaded") in err
-    assert "not both" in _refused(capsys, "series", "45.5", "7.5", "--area", "46/7/45/8", *t)
-    assert "or --area N/W/S/E" in _refused(capsys, "series", *t)
+    assert "not more" in _refused(capsys, "series", "45.5", "7.5", "--area", "46/7/45/8", *t)
+    assert "an area (N/W/S/E, for example 50/5/45/10)" in _refused(capsys, "series", *t)
     assert "unknown variable(s) 'rain'" in _refused(capsys, "series", "--area", "46/7/45/8", *t, "--variables", "rain")
-    assert "an area's comes as a table, --csv or --json" in _refused(
+    assert "an area's or a region's comes as a table, --csv or --json" in _refused(
         capsys, "series", "--area", "46/7/45/8", *t, "--png", "/tmp/x.png")
     with connect(db_url) as conn, pytest.raises(ReadError, match="table 'no_such_table' does not exist"):
         area_series(conn, "no_such_table", Area.parse("46/7/45/8"), None, None, None, "day")
