@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
+import numpy as np
 import psycopg
 
 from era5etl.core.datasets import Dataset
@@ -17,7 +18,7 @@ from era5etl.read.climate import summarize, value_column
 from era5etl.read.columns import UNITS
 from era5etl.read.daily import area_daily_values, area_monthly_daily, daily_values, monthly_daily
 from era5etl.read.errors import ReadError
-from era5etl.read.indices import check_indices, columns_of, compute_indices
+from era5etl.read.indices import LEAD_DAYS, check_indices, columns_of, compute_indices
 from era5etl.read.localday import offset_text, parse_offset
 from era5etl.read.monthly_means import refuse_days
 from era5etl.read.points import Point, require_table
@@ -40,10 +41,14 @@ def parse_years(text: str, option: str = "--baseline") -> tuple[int, int]:
     return first, last
 
 
-def _loaded_years(daily: Any) -> tuple[int, int]:
-    """The first and last year holding a complete day (a local day's first or last hours alone, cut
-    by the loaded range, do not make a year)."""
-    years = daily.years()[daily.complete] if daily.complete.any() else daily.years()
+def _loaded_years(daily: Any, first: int | None = None) -> tuple[int, int]:
+    """The first and last year (from ``first`` on: the days read before it are the windows' lead)
+    holding a complete day (a local day's first or last hours alone, cut by the loaded range, do not
+    make a year)."""
+    years = daily.years()
+    inside = years >= first if first is not None else np.ones(years.size, dtype=bool)
+    whole = daily.complete & inside
+    years = years[whole] if whole.any() else years[inside] if inside.any() else years
     return int(years.min()), int(years.max())
 
 
@@ -72,8 +77,10 @@ def point_climate(conn: psycopg.Connection[Any], table: str, point: Point, varia
     if dataset.monthly:  # its months spread over their days (read.monthly_means)
         daily = monthly_daily(conn, table, point, dataset, column, statistic, lo_year, hi_year)
     else:
-        daily = daily_values(conn, table, point, wanted, offset_minutes, lo_year, hi_year)
-    loaded = _loaded_years(daily)
+        # A window's days reach back before the first year read (rx5day's 5 days), whatever that year is.
+        daily = daily_values(conn, table, point, wanted, offset_minutes, lo_year, hi_year,
+                             LEAD_DAYS if names else 0)
+    loaded = _loaded_years(daily, lo_year)
     span = (first_year if first_year is not None else loaded[0], last_year if last_year is not None else loaded[1])
     summary = summarize(daily, variable, baseline, span)
     return {"grid_point": asdict(point), "table": table, "variable": variable, "unit": UNITS[variable],

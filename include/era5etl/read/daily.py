@@ -50,13 +50,14 @@ class Daily:
 
 
 def daily_values(conn: psycopg.Connection[Any], table: str, point: Point, columns: list[str],
-                 offset_minutes: int | None,
-                 first_year: int | None = None, last_year: int | None = None) -> Daily:
+                 offset_minutes: int | None, first_year: int | None = None, last_year: int | None = None,
+                 lead_days: int = 0) -> Daily:
     """The point's days of [first_year, last_year] (None: all loaded) with ``columns`` (rollup column
-    names): from the daily rollup when ``offset_minutes`` is None (UTC days), else from the hourly rows."""
+    names): from the daily rollup when ``offset_minutes`` is None (UTC days), else from the hourly rows;
+    ``lead_days`` more before the first year (the days a window ending early in it reaches back to)."""
     shift = offset_minutes or 0
     lag = timedelta(minutes=shift)
-    start = datetime(first_year, 1, 1, tzinfo=UTC) - lag if first_year is not None else None
+    start = datetime(first_year, 1, 1, tzinfo=UTC) - lag - timedelta(days=lead_days) if first_year is not None else None
     end = datetime(last_year + 1, 1, 1, tzinfo=UTC) - lag if last_year is not None else None
     wanted = [*columns, "hours"]
     if offset_minutes is None:

@@ -38,6 +38,7 @@ WINDOW = 5  # tx90p's day-of-year window (days, centred)
 SPELL = 6  # warm_spell_days: the shortest run counted
 DRY = 1.0  # mm: a day under it is dry
 RX_DAYS = 5
+LEAD_DAYS = RX_DAYS - 1  # the days before a year its first window reaches back to
 
 
 @dataclass(frozen=True)
@@ -140,6 +141,26 @@ def doy_percentile(values: np.ndarray, dates: np.ndarray, years: tuple[int, int]
     return np.asarray(np.interp(np.arange(1, 367), np.linspace(1, 366, 365), filled))
 
 
+def calendar_days(daily: Daily) -> Daily:
+    """``daily`` on every calendar day from its first to its last: a day it lacks is there with no hours
+    and no values, and an incomplete day (fewer than 24 hours: cut by the loaded range, a stub at its
+    edge, hours missing) keeps its hours but not its values. So a window of days (rx5day's 5, the
+    percentile's 5) is a window of calendar days, and a day missing or incomplete is missing in every
+    window and pool that holds it, as in xclim, whose series are on every day."""
+    if daily.dates.size == 0:
+        return daily
+    dates = np.arange(daily.dates.min(), daily.dates.max() + np.timedelta64(1, "D"), dtype="datetime64[D]")
+    at = np.searchsorted(dates, daily.dates)
+    hours = np.zeros(dates.size, dtype=np.int64)
+    hours[at] = daily.hours
+    values = {}
+    for column, given in daily.values.items():
+        full = np.full(dates.size, np.nan)
+        full[at] = np.where(daily.complete, given, np.nan)
+        values[column] = full
+    return Daily(dates, hours, values, daily.utc_offset_minutes)
+
+
 def _context(daily: Daily, names: list[str], baseline: tuple[int, int]) -> dict[str, Any]:
     context: dict[str, Any] = {}
     if {"tx90p", "warm_spell_days"} & set(names):
@@ -154,7 +175,9 @@ def _context(daily: Daily, names: list[str], baseline: tuple[int, int]) -> dict[
 
 def compute_indices(daily: Daily, names: list[str], baseline: tuple[int, int],
                     span: tuple[int, int]) -> dict[str, Any]:
-    """Per index: ``unit``, ``description``, ``years`` ({year, value, partial}) and ``trend_per_decade``."""
+    """Per index: ``unit``, ``description``, ``years`` ({year, value, partial}) and ``trend_per_decade``,
+    over calendar days (:func:`calendar_days`)."""
+    daily = calendar_days(daily)
     context = _context(daily, names, baseline)
     years = daily.years()
     out: dict[str, Any] = {}
@@ -178,4 +201,5 @@ def compute_indices(daily: Daily, names: list[str], baseline: tuple[int, int],
     return out
 
 
-__all__ = ["DEFAULTS", "INDICES", "check_indices", "columns_of", "compute_indices", "doy_percentile"]
+__all__ = ["DEFAULTS", "INDICES", "LEAD_DAYS", "calendar_days", "check_indices", "columns_of", "compute_indices",
+           "doy_percentile"]

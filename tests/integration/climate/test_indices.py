@@ -3,6 +3,8 @@ years (1991-2020): the local days (UTC-8) made in pandas from the hourly rows, n
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -14,7 +16,8 @@ from era5etl.db import connect
 from era5etl.read.places import find_place
 from era5etl.read.points import nearest_point
 
-from ..helpers import cli
+from ..helpers import cli, forget
+from .conftest import download
 
 NAMES = ["frost_days", "summer_days", "tropical_nights", "tx90p", "warm_spell_days", "rx1day", "rx5day",
          "consecutive_dry_days", "heating_degree_days", "cooling_degree_days", "icing_days"]
@@ -97,3 +100,35 @@ def test_each_index_has_its_trend(ours: dict[str, Any]) -> None:
     trend = ours["indices"]["summer_days"]["trend_per_decade"]
     assert trend["ols"] == pytest.approx(stats.linregress(x, y).slope * 10)
     assert trend["theil_sen"] == pytest.approx(stats.theilslopes(y, x).slope * 10)
+
+
+@pytest.fixture
+def wet_new_year(db_url: str) -> Iterator[str]:
+    """Jakarta's 85 years in a table of their own, with a planted downpour (20 mm an hour) over the local
+    days (UTC+7) of 30 December 1960 to 1 January 1961: the wettest five days of 1961 are then the
+    windows ending on 1-3 January, which reach back into 1960."""
+    table = f"c_{uuid.uuid4().hex[:10]}"
+    code, out, err, _ = cli("load-file", str(download("jakarta")), "--table", table)
+    assert code == 0, out + err
+    try:
+        with connect(db_url, autocommit=True) as conn:
+            conn.execute(f"UPDATE {table} SET total_precipitation = 20 WHERE time >= '1960-12-29T17:00Z'"
+                         " AND time < '1961-01-01T17:00Z'")
+        yield table
+    finally:
+        forget(db_url, table)
+
+
+def test_a_years_index_does_not_depend_on_from_or_the_baseline(wet_new_year: str) -> None:
+    """rx5day of 1961 is the same read from 1961 with a baseline starting in 1961 or in 1960, or read
+    from 1950: its first windows reach back into the days before the first year read, which the reader
+    fetches whatever that year is (it dropped them when 1961 was the first year read)."""
+    answers = []
+    for first, baseline in (("1961", "1961-1990"), ("1961", "1960-1990"), ("1950", "1961-1990")):
+        code, out, err, data = cli("climate", "--place", "Jakarta", "--variable", "total_precipitation",
+                                   "--from", first, "--to", "1962", "--baseline", baseline, "--index", "rx5day",
+                                   "--table", wet_new_year, "--json")
+        assert code == 0 and data is not None, out + err
+        answers.append({r["year"]: r["value"] for r in data["indices"]["rx5day"]["years"] if r["year"] >= 1961})
+    assert answers[0] == answers[1] == answers[2]
+    assert answers[0][1961] > 3 * 24 * 20 - 1  # the planted days' windows: at least their 3 x 24 hours
