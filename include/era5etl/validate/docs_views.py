@@ -9,8 +9,6 @@ first validation on a machine compiles them and every later one, in any process,
 The site's configuration names these views (``validate.suite``); nothing else differs from GX's.
 """
 
-# Imports inside functions: Great Expectations (~2 s to import) loads only when Data Docs are built.
-
 from __future__ import annotations
 
 import os
@@ -18,6 +16,7 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
+from great_expectations import __version__
 from great_expectations.render.view.view import DefaultJinjaIndexPageView, DefaultJinjaPageView
 from jinja2 import FileSystemBytecodeCache
 
@@ -25,8 +24,6 @@ from jinja2 import FileSystemBytecodeCache
 @cache
 def bytecode_cache() -> FileSystemBytecodeCache:
     """One cache a user and GX version: templates compiled by one GX are never loaded by another."""
-    from great_expectations import __version__
-
     folder = Path(tempfile.gettempdir()) / f"era5etl-jinja-{os.getuid()}" / str(__version__)
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     return FileSystemBytecodeCache(str(folder))
