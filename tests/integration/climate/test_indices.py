@@ -16,6 +16,7 @@ from era5etl.db import connect
 from era5etl.read.places import find_place
 from era5etl.read.points import nearest_point
 
+from ...index_reference import xclim_indices
 from ..helpers import cli, forget
 from .conftest import download
 
@@ -45,26 +46,8 @@ def _array(daily: pd.DataFrame, column: str, units: str) -> xr.DataArray:
 
 
 def _xclim(daily: pd.DataFrame) -> dict[str, np.ndarray]:
-    from xclim import indices as xi
-    from xclim.core.calendar import percentile_doy
-
     tn, tx, tg = (_array(daily, c, "degC") for c in ("tn", "tx", "tg"))
-    pr = _array(daily, "pr", "mm/d")
-    tx90 = percentile_doy(tx, window=5, per=90).sel(percentiles=90)
-    out = {
-        "frost_days": xi.frost_days(tn, freq="YS"),
-        "icing_days": xi.ice_days(tx, freq="YS"),
-        "summer_days": xi.tx_days_above(tx, thresh="25 degC", freq="YS"),
-        "tropical_nights": xi.tn_days_above(tn, thresh="20 degC", freq="YS"),
-        "tx90p": xi.tx90p(tx, tx90, freq="YS"),
-        "warm_spell_days": xi.warm_spell_duration_index(tx, tx90, window=6, freq="YS"),
-        "rx1day": xi.max_1day_precipitation_amount(pr, freq="YS"),
-        "rx5day": xi.max_n_day_precipitation_amount(pr, window=5, freq="YS"),
-        "consecutive_dry_days": xi.maximum_consecutive_dry_days(pr, thresh="1 mm/day", freq="YS"),
-        "heating_degree_days": xi.heating_degree_days(tg, thresh="17 degC", freq="YS"),
-        "cooling_degree_days": xi.cooling_degree_days(tg, thresh="18 degC", freq="YS"),
-    }
-    return {k: np.asarray(v.values, dtype=np.float64) for k, v in out.items()}
+    return xclim_indices(tn, tx, tg, _array(daily, "pr", "mm/d"))
 
 
 @pytest.fixture(scope="module")
