@@ -106,7 +106,7 @@ def climate_json(place: str | None = None, *, lat: float | None = None, lon: flo
     """The climate object ``climate --json`` prints, for the same request: a place (by name, or ``lat``
     and ``lon``), an ``area`` (N/W/S/E), a ``region`` (a country's name or ISO code) or a
     ``region_file`` (a GeoJSON file)."""
-    check_target(place=any(v is not None for v in (lat, lon, place, country)), area=area is not None,
+    check_target(lat=lat, lon=lon, place=place, country=country, area=area is not None,
                  region=region is not None or region_file is not None)
     at = where(lat, lon, place, country)
     with session(url) as conn:

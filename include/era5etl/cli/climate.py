@@ -82,8 +82,8 @@ def cmd_climate(args: argparse.Namespace) -> int:
     from era5etl.read.where import where
 
     import_early()
-    check_target(place=any(v is not None for v in (args.lat, args.lon, args.place, args.country)),
-                 area=args.area is not None, region=args.region is not None or args.region_file is not None)
+    check_target(lat=args.lat, lon=args.lon, place=args.place, country=args.country, area=args.area is not None,
+                 region=args.region is not None or args.region_file is not None)
     at = where(args.lat, args.lon, args.place, args.country)
     region = region_of(args)
     table = args.table or settings.load().table

@@ -41,13 +41,16 @@ MORE_THAN_ONE = ("give one of a place (by name, or its latitude and longitude), 
 DAYS_ONLY = ("a day boundary (tz) is for daily series: hourly rows are UTC hours and months UTC months")
 
 
-def check_target(*, place: bool, area: bool, region: bool) -> None:
-    """Exactly one target given (``place``: a name or any coordinate), else the refusal that says so."""
-    given = [place, area, region].count(True)
+def check_target(*, lat: float | None, lon: float | None, place: str | None, country: str | None, area: bool,
+                 region: bool) -> None:
+    """Exactly one target given (a place: its name or any of its coordinates; an area; a region), and a
+    place given whole (``read.where.check_where``), else the refusal that says so; nothing looked up."""
+    given = [any(v is not None for v in (lat, lon, place, country)), area, region].count(True)
     if given == 0:
         raise ReadError(NO_TARGET)
     if given > 1:
         raise ReadError(MORE_THAN_ONE)
+    check_where(lat, lon, place, country)
 
 
 def check_calendar(tz: str | None, step: str) -> None:
@@ -59,8 +62,7 @@ def check_question(*, lat: float | None, lon: float | None, place: str | None, c
                    region: bool, tz: str | None, step: str) -> None:
     """Every refusal a question's parameters can earn before anything is looked up, in one order for all
     front ends: the target (one of a place, an area, a region), the place's own parts, the calendar."""
-    check_target(place=any(v is not None for v in (lat, lon, place, country)), area=area, region=region)
-    check_where(lat, lon, place, country)
+    check_target(lat=lat, lon=lon, place=place, country=country, area=area, region=region)
     check_calendar(tz, step)
 
 
@@ -68,8 +70,7 @@ def target_of(*, lat: float | None, lon: float | None, place: str | None, countr
               area: str | Area | None, region: Callable[[], Region] | None) -> Target:
     """The one target the parameters name (``region``: how the front end makes the region it names);
     the place's name looked up in the gazetteer (UnknownPlace when it has none)."""
-    check_target(place=any(v is not None for v in (lat, lon, place, country)), area=area is not None,
-                 region=region is not None)
+    check_target(lat=lat, lon=lon, place=place, country=country, area=area is not None, region=region is not None)
     if area is not None:
         return area if isinstance(area, Area) else Area.parse(area)
     if region is not None:

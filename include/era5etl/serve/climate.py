@@ -12,7 +12,7 @@ from era5etl.db.session import session
 from era5etl.read.climate_read import area_climate, climate_request
 from era5etl.read.indices import INDICES
 from era5etl.read.question import check_target
-from era5etl.read.where import check_where, where
+from era5etl.read.where import where
 from era5etl.serve.extent import resolve_table
 from era5etl.serve.params import parse_lat, parse_lon, parse_names, parse_table
 from era5etl.serve.reads import JSON_TYPE, Reply, check_outline, encode_json, guarded, request_region, weigh
@@ -87,9 +87,8 @@ class ClimateRequest(BaseModel):
     @model_validator(mode="after")
     def _where(self) -> ClimateRequest:
         # The target's refusals in the words every front end gives (read.question), as for a series.
-        check_target(place=any(v is not None for v in (self.lat, self.lon, self.place, self.country)),
-                     area=self.area is not None, region=self.region is not None)
-        check_where(self.lat, self.lon, self.place, self.country)
+        check_target(lat=self.lat, lon=self.lon, place=self.place, country=self.country, area=self.area is not None,
+                     region=self.region is not None)
         return self
 
 
