@@ -49,9 +49,10 @@ COPY --chown=airflow:0 sql /opt/era5etl/sql
 RUN cd /opt/era5etl && pip install --no-cache-dir --no-deps -r requirements.txt
 
 COPY --from=web --chown=airflow:0 /web/node_modules/uplot/dist /opt/era5etl/node_modules/uplot/dist
-# Natural Earth's admin-0 country outlines (1:50m) for --region (era5etl.read.regions).
+# Natural Earth's admin-0 country outlines (1:50m) for --region and its land (the coastlines of the
+# atlas's maps) (era5etl.read.regions).
 COPY --from=web --chown=airflow:0 /web/node_modules/world-atlas/countries-50m.json \
-     /opt/era5etl/node_modules/world-atlas/countries-50m.json
+     /web/node_modules/world-atlas/land-50m.json /opt/era5etl/node_modules/world-atlas/
 COPY --chown=airflow:0 dags /opt/airflow/dags
 COPY --chown=airflow:0 plugins /opt/airflow/plugins
 

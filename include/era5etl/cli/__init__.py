@@ -39,7 +39,7 @@ COMMANDS = {"db": "database", "airflow-env": "database", "run-month": "months", 
             "status": "months", "finalize": "months", "load-file": "load_file", "rollups": "rollups",
             "series": "series_map", "map": "series_map", "climate": "climate", "reads": "reads",
             "settings": "config", "airflow": "stack", "table": "table", "variables": "variables",
-            "regions": "regions"}
+            "regions": "regions", "atlas": "atlas"}
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:

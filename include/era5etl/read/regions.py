@@ -111,6 +111,18 @@ def _topology() -> dict[str, Any]:
     return topology
 
 
+@lru_cache(maxsize=1)
+def coastlines() -> tuple[np.ndarray, ...]:
+    """The coastlines the maps draw: every arc of Natural Earth's 1:50m land (``land-50m.json`` of the
+    same world-atlas package as the countries), in degrees (longitude, latitude)."""
+    path = COUNTRIES_FILE.with_name("land-50m.json")
+    if not path.is_file():
+        raise ReadError(f"the coastlines are not installed ({path}): run scripts/setup.sh (npm ci installs "
+                        "world-atlas)")
+    topo = json.loads(path.read_text())
+    return tuple(_arc(topo, i) for i in range(len(topo["arcs"])))
+
+
 def _arc(topo: dict[str, Any], i: int) -> np.ndarray:
     """Arc ``i`` in degrees (a negative index ~i: arc i reversed): TopoJSON's quantized arcs are
     delta-encoded positions, scaled and translated."""

@@ -34,6 +34,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from era5etl import report, serve, settings
 from era5etl.core.errors import InputError
 from era5etl.db import DatabaseError
+from era5etl.serve.atlas import AtlasRequest, read_atlas
 from era5etl.serve.body import BodyGuard, Refused, Scope
 from era5etl.serve.climate import ClimateRequest, read_climate
 from era5etl.serve.reads import read_map, read_series
@@ -286,6 +287,17 @@ def climate(query: Annotated[ClimateRequest, Query()]) -> Response:
     """A place's yearly values, their anomalies against a baseline, the trend per decade and the
     ETCCDI indices; the same object as `python -m era5etl climate --json`."""
     return _read(lambda: read_climate(reader_url(), query))
+
+
+@app.get("/atlas", responses={**REFUSALS, 200: {
+    "description": "every grid point or city ranked by its trend per decade (docs/atlas.md): `zonal` (the "
+                   "area-weighted mean trend of the globe, the Arctic, and their ratio), `ranking` ({rank, "
+                   "grid_point, city, trend_per_decade, anomaly_last_10, highest_year, complete_years}), "
+                   "`complete_years`, `notes`"}})
+def atlas(query: Annotated[AtlasRequest, Query()]) -> Response:
+    """Which places have changed most: the table's grid points (or cities) ranked by the trend per decade
+    of a variable's yearly values; the same object as `python -m era5etl atlas --json`."""
+    return _read(lambda: read_atlas(reader_url(), query))
 
 
 @app.post("/climate", responses={**REFUSALS, 200: {

@@ -1,0 +1,58 @@
+"""``GET /era5/atlas``: the atlas over HTTP, the query as a pydantic model (in the OpenAPI schema) and
+the answer ``atlas --json``'s object (``read.atlas.atlas_request``)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from era5etl.db.session import session
+from era5etl.read.atlas import atlas_request
+from era5etl.serve.extent import resolve_table
+from era5etl.serve.params import parse_table
+from era5etl.serve.reads import JSON_TYPE, Reply, encode_json, guarded
+
+
+class AtlasRequest(BaseModel):
+    """A variable, the years, the baseline, what is ranked and how many."""
+
+    model_config = ConfigDict(frozen=True, populate_by_name=True, extra="ignore")
+
+    variable: Annotated[str, Field(description="the variable: an instantaneous one's yearly mean, an "
+                                               "accumulation's yearly total")] = "temperature_2m"
+    first: Annotated[int | None, Field(alias="from", ge=1900, le=2200, description="first year")] = None
+    last: Annotated[int | None, Field(alias="to", ge=1900, le=2200, description="last year")] = None
+    baseline: Annotated[str, Field(description="the years the last ten years' anomaly is against, Y1-Y2",
+                                   pattern=r"^\d{4}-\d{4}$")] = "1991-2020"
+    by: Annotated[Literal["point", "city"], Field(description="rank grid points, or the gazetteer's cities at "
+                                                              "their nearest grid point")] = "point"
+    top: Annotated[int | None, Field(ge=1, le=10_000, description="the N of greatest trend (default 20)")] = None
+    bottom: Annotated[int | None, Field(ge=1, le=10_000, description="instead of top: the N of least trend")] = None
+    min_population: Annotated[int, Field(ge=0, description="with by=city: at least this many people")] = 0
+    table: Annotated[str | None, Field(description="a pipeline table (in the ledger era5_months); default: the "
+                                                   "one updated last")] = None
+
+    @field_validator("table", mode="before")
+    @classmethod
+    def _table(cls, value: Any) -> str | None:
+        return parse_table(None if value is None or not str(value).strip() else str(value).strip())
+
+    @model_validator(mode="after")
+    def _order(self) -> AtlasRequest:
+        if self.top is not None and self.bottom is not None:
+            raise ValueError("top and bottom are one or the other")
+        return self
+
+
+def read_atlas(url: str, req: AtlasRequest) -> Any:
+    """The atlas JSON of the request; a Reply of ``serve.reads``."""
+    with session(url) as conn:
+        guarded(conn)
+        table, _, _ = resolve_table(conn, req.table)
+        data = atlas_request(conn, table, req.variable, first=req.first, last=req.last, baseline=req.baseline,
+                             by=req.by, top=req.top, bottom=req.bottom, min_population=req.min_population)
+    return Reply(encode_json(data), JSON_TYPE)
+
+
+__all__ = ["AtlasRequest", "read_atlas"]

@@ -1,0 +1,93 @@
+"""The atlas of a table of monthly means (the real new-CDS download of 2005-2024, t2m and tp, 63 x 35
+points, loaded once): every point's yearly values and trend equal ``climate --json`` at that point,
+and scipy's linregress and theilslopes; the CLI ranks, says which years it used and refuses what it
+cannot answer."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from era5etl.db import connect
+from era5etl.read.atlas import atlas
+from era5etl.read.climate_read import climate_request
+from era5etl.read.errors import ReadError
+from era5etl.read.where import Where
+from era5etl.read.yearly import yearly_field
+
+from ..helpers import cli, forget, same_numbers
+
+FILES = ("era5mm_newcds_nc_t2m_avgua_2005-2024_63x35.nc", "era5mm_newcds_nc_tp_avgad_2005-2024_63x35.nc")
+
+
+@pytest.fixture(scope="module")
+def mm_table(db_url: str, samples: Path) -> Iterator[str]:
+    table = f"atm_{uuid.uuid4().hex[:8]}"
+    code, out, err, _ = cli("load-file", *(str(samples / f) for f in FILES), "--table", table, "--json")
+    assert code == 0, out + err
+    yield table
+    forget(db_url, table)
+
+
+@pytest.mark.parametrize("variable", ["temperature_2m", "total_precipitation"])
+def test_a_points_atlas_values_are_its_climate(db_url: str, mm_table: str, variable: str) -> None:
+    with connect(db_url) as conn:
+        field = yearly_field(conn, mm_table, variable)
+        assert field.values.shape == (63 * 35, 20) and field.years.tolist() == list(range(2005, 2025))
+        data = atlas(field, top=3, baseline=(2006, 2015))
+        for r in data["ranking"]:
+            p = r["grid_point"]
+            got = climate_request(conn, mm_table, Where(p["latitude"], p["longitude"]), variable, (2006, 2015))
+            assert got["point"]["grid_point"]["location_id"] == p["location_id"]
+            row = int(np.flatnonzero(field.location_id == p["location_id"])[0])
+            want = {y["year"]: y["value"] for y in got["years"]}
+            assert field.values[row].tolist() == pytest.approx([want[y] for y in range(2005, 2025)], rel=1e-12)
+            same_numbers(r["trend_per_decade"], got["trend_per_decade"])
+            assert r["baseline_value"] == pytest.approx(got["baseline_value"], rel=1e-12)
+            assert r["highest_year"] == got["highest"][0]["year"]
+            fit = stats.linregress(field.years, field.values[row])
+            assert r["trend_per_decade"]["ols"] == pytest.approx(fit.slope * 10, rel=1e-9)
+            assert r["trend_per_decade"]["theil_sen"] == pytest.approx(
+                stats.theilslopes(field.values[row], field.years).slope * 10, rel=1e-9)
+    assert data["complete_years"] == list(range(2005, 2025)) and data["ranked"] == 63 * 35
+    slopes = [r["trend_per_decade"]["ols"] for r in data["ranking"]]
+    assert slopes == sorted(slopes, reverse=True)
+
+
+def test_the_cli_ranks_a_span_and_refuses_what_it_cannot(mm_table: str) -> None:
+    code, out, err, data = cli("atlas", "--table", mm_table, "--from", "2010", "--to", "2019", "--top", "4",
+                               "--band", "10,20", "--baseline", "2010-2019", "--json")
+    assert code == 0, out + err
+    assert data is not None and data["years"] == [2010, 2019] and len(data["ranking"]) == 4
+    assert all(r["trend_per_decade"]["years"] == 10 for r in data["ranking"])
+    band = data["zonal"]["10 to 20"]
+    assert band["band"] == [10, 20] and band["points"] > 0 and band["mean"] is not None
+    code, out, err, _ = cli("atlas", "--table", mm_table, "--variable", "total_precipitation", "--bottom", "2")
+    assert code == 0, out + err
+    assert "lowest trends:" in out and "mm" in out
+    code, out, err, _ = cli("atlas", "--table", mm_table, "--variable", "zonal_wind_10m")
+    assert code == 2 and "unknown variable 'zonal_wind_10m'" in err and "temperature_2m" in err
+    code, out, err, _ = cli("atlas", "--table", mm_table, "--from", "1950", "--to", "1960")
+    assert code == 2 and "holds no complete year of temperature_2m in 1950-1960" in err
+    code, out, err, _ = cli("atlas", "--table", mm_table, "--band", "30,10")
+    assert code == 2 and "S < N" in err
+
+
+def test_a_year_not_whole_is_not_ranked(db_url: str, mm_table: str) -> None:
+    with connect(db_url) as conn:
+        # Rows in a transaction rolled back: the table stays as the other tests expect.
+        with conn.transaction(force_rollback=True):
+            conn.execute(f"DELETE FROM {mm_table} WHERE time = '2024-06-01T00:00Z' AND location_id IN "
+                         f"(SELECT location_id FROM {mm_table} WHERE time = '2024-06-01T00:00Z' LIMIT 5)")
+            field = yearly_field(conn, mm_table, "temperature_2m")
+            data = atlas(field, top=1)
+        with pytest.raises(ReadError, match="the last year 2010 is before the first 2020"):
+            yearly_field(conn, mm_table, "temperature_2m", 2020, 2010)
+    assert int(np.isnan(field.values[:, -1]).sum()) == 5
+    assert data["complete_years"] == list(range(2005, 2024))
+    assert any("complete at some points only" in n and "2024" in n for n in data["notes"])

@@ -1,0 +1,67 @@
+"""The atlas of an hourly table (the places' table: Jakarta 1940-2024, Los Angeles 1990-2021, boxes of
+a month or three years): a point's yearly values and trend equal ``climate --json``'s on UTC days from
+the daily rollup, and a point with no complete year is not ranked."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from era5etl.db import connect
+from era5etl.read.atlas import atlas
+from era5etl.read.climate_read import climate_request
+from era5etl.read.where import Where
+from era5etl.read.yearly import yearly_field
+
+from ..helpers import cli, http_reads, same_numbers
+
+JAKARTA, LOS_ANGELES = (-6.25, 106.75), (34.0, -118.25)
+
+
+@pytest.mark.parametrize("variable", ["temperature_2m", "total_precipitation"])
+def test_a_points_atlas_values_are_its_climate(db_url: str, places_table: str, variable: str) -> None:
+    with connect(db_url) as conn:
+        field = yearly_field(conn, places_table, variable)
+        data = atlas(field, top=50)
+        ranked = {r["grid_point"]["location_id"]: r for r in data["ranking"]}
+        for lat, lon in (JAKARTA, LOS_ANGELES):
+            got = climate_request(conn, places_table, Where(lat, lon), variable)
+            r = ranked[got["point"]["grid_point"]["location_id"]]
+            row = int(np.flatnonzero(field.location_id == r["grid_point"]["location_id"])[0])
+            values = dict(zip(field.years.tolist(), field.values[row].tolist(), strict=True))
+            for y in got["years"]:
+                if y["value"] is None:
+                    assert np.isnan(values[y["year"]]), y
+                else:
+                    assert values[y["year"]] == pytest.approx(y["value"], rel=1e-12), y
+            same_numbers(r["trend_per_decade"], got["trend_per_decade"])
+            assert r["baseline_value"] == pytest.approx(got["baseline_value"], rel=1e-12)
+    # The month-long boxes hold no complete year: they are not ranked; the 3-year box and the two places are.
+    assert data["points"] > data["ranked"] == 2 + 4
+    assert field.years.tolist() == list(range(1940, 2025))
+
+
+def test_the_cli_ranks_the_places(places_table: str) -> None:
+    code, out, err, data = cli("atlas", "--table", places_table, "--from", "1994", "--to", "2020", "--json")
+    assert code == 0, out + err
+    # Only the two places have rows in those years: the boxes' points are not in the field at all.
+    assert data is not None and data["ranked"] == data["points"] == 2
+    assert data["complete_years"] == list(range(1994, 2021))
+    assert {r["grid_point"]["latitude"] for r in data["ranking"]} == {JAKARTA[0], LOS_ANGELES[0]}
+
+
+def test_http_answers_the_clis_object(db_url: str, places_table: str) -> None:
+    code, out, err, want = cli("atlas", "--table", places_table, "--top", "3", "--json")
+    assert code == 0, out + err
+    with http_reads(db_url, places_table, "-6.25/106.75/-6.25/106.75", "test_atlas_hourly") as reads:
+        got = reads.get("/atlas", params={"table": places_table, "top": 3})
+        assert got.status_code == 200, got.text
+        assert got.json() == want
+        refused = reads.get("/atlas", params={"table": places_table, "top": 3, "bottom": 2})
+        assert refused.status_code == 400 and "one or the other" in refused.text
+        empty = reads.get("/atlas", params={"table": places_table, "variable": "wind_speed_10m"})
+        assert empty.status_code == 400 and "holds no complete year of wind_speed_10m" in empty.text
+        unknown = reads.get("/atlas", params={"table": places_table, "variable": "snow"})
+        assert unknown.status_code == 400 and "unknown variable 'snow'" in unknown.text
+        schema = reads.get("/openapi.json").json()
+        assert "/atlas" in schema["paths"] and "min_population" in str(schema["paths"]["/atlas"])
