@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import psycopg
 
+from era5etl.core.grid import GLOBAL_STEP, location_ids
 from era5etl.read.climate_read import DEFAULT_BASELINE, parse_years
 from era5etl.read.errors import ReadError
 from era5etl.read.places import Place, gazetteer
@@ -135,23 +136,23 @@ class Unit:
 
 def city_units(field: YearlyField, cities: list[Place], min_population: int) -> list[Unit]:
     """The cities of at least ``min_population`` whose nearest grid point of the field's lattice is one
-    the table holds (the nearest on the lattice, as ``nearest_point`` picks a place's)."""
+    the table holds (the nearest on the lattice, as ``nearest_point`` picks a place's); vectorised over
+    the gazetteer's 34,006 cities."""
+    big = [c for c in cities if c.population >= min_population]
+    if not big:
+        return []
     lats, lons = np.unique(field.latitude), np.unique(field.longitude)
-    lat_step = float(np.min(np.diff(lats))) if lats.size > 1 else 0.25
-    lon_step = float(np.min(np.diff(lons))) if lons.size > 1 else 0.25
-    row_of = {(round(float(a), 4), round(float(b), 4)): i
-              for i, (a, b) in enumerate(zip(field.latitude, field.longitude, strict=True))}
-    units = []
-    for city in cities:
-        if city.population < min_population:
-            continue
-        lat = lats[0] + round((city.latitude - lats[0]) / lat_step) * lat_step
-        lon = lons[0] + round((city.longitude - lons[0]) / lon_step) * lon_step
-        lon = lon - 360.0 if lon > 180.0 else lon + 360.0 if lon <= -180.0 else lon
-        row = row_of.get((round(lat, 4), round(lon, 4)))
-        if row is not None:
-            units.append(Unit(row, city))
-    return units
+    lat_step = float(np.min(np.diff(lats))) if lats.size > 1 else GLOBAL_STEP
+    lon_step = float(np.min(np.diff(lons))) if lons.size > 1 else GLOBAL_STEP
+    lat = lats[0] + np.rint((np.array([c.latitude for c in big]) - lats[0]) / lat_step) * lat_step
+    lon = lons[0] + np.rint((np.array([c.longitude for c in big]) - lons[0]) / lon_step) * lon_step
+    inside = (lat >= -90) & (lat <= 90)
+    ids = np.zeros(lat.size, dtype=np.int64)
+    ids[inside] = location_ids(lat[inside], lon[inside])
+    rows = np.searchsorted(field.location_id, ids)
+    rows = np.minimum(rows, field.location_id.size - 1)
+    held = inside & (field.location_id[rows] == ids)
+    return [Unit(int(r), c) for r, c, h in zip(rows, big, held, strict=True) if h]
 
 
 def _year_of(field: YearlyField, row: int, pick: Any) -> int | None:

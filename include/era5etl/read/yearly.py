@@ -12,9 +12,8 @@ A year's value is the mean of an instantaneous variable or the total of an accum
   hour of day a month is first made from its 24 hours (their mean, or for an accumulation their sum);
   a year has a value only when it holds its twelve months whole.
 
-One statement, grouped on the server by point and year, sent back as one packed array per column
-(``read.packed``): a global table is 1,038,240 points, and a row per point and year would cost the
-client more than the server spends.
+A year's rows are read as one packed array per column (``read.packed``) and folded in numpy, a year
+at a time (:func:`yearly_field`).
 """
 
 from __future__ import annotations
@@ -63,55 +62,73 @@ def coordinates(location_id: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return (index // GLOBAL_LON_COUNT) * GLOBAL_STEP - 90.0, (index % GLOBAL_LON_COUNT) * GLOBAL_STEP - 179.75
 
 
-def _span(first: int | None, last: int | None) -> tuple[datetime | None, datetime | None]:
-    return (datetime(first, 1, 1, tzinfo=UTC) if first is not None else None,
-            datetime(last + 1, 1, 1, tzinfo=UTC) if last is not None else None)
+def _rows(conn: psycopg.Connection[Any], relation: str, time_column: str, columns: list[tuple[str, Kind]],
+          year: int) -> dict[str, np.ndarray]:
+    """One year's rows of ``relation``: each column one packed array (``read.packed``)."""
+    parts = [packed(sql.Identifier(c), k) for c, k in columns]
+    statement = sql.SQL("SELECT {} FROM {} WHERE {t} >= %s AND {t} < %s AND location_id IS NOT NULL").format(
+        sql.SQL(", ").join(parts), table_ident(relation), t=sql.Identifier(time_column))
+    row = conn.cursor(binary=True).execute(
+        statement, (datetime(year, 1, 1, tzinfo=UTC), datetime(year + 1, 1, 1, tzinfo=UTC))).fetchone()
+    return {c: unpack(b, k) for (c, k), b in zip(columns, row or [None] * len(columns), strict=True)}
 
 
-def _bounds(column: str, start: datetime | None, end: datetime | None) -> tuple[sql.Composable, list[Any]]:
-    parts: list[sql.Composable] = [sql.SQL("location_id IS NOT NULL")]
-    params: list[Any] = []
-    if start is not None:
-        parts.append(sql.SQL("{} >= %s").format(sql.Identifier(column)))
-        params.append(start)
-    if end is not None:
-        parts.append(sql.SQL("{} < %s").format(sql.Identifier(column)))
-        params.append(end)
-    return sql.SQL(" AND ").join(parts), params
+def _fold(keys: np.ndarray, values: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """(sum, count) of the finite ``values`` per key in [0, size); a key with a NaN value gets NaN."""
+    finite = np.isfinite(values)
+    sums = np.bincount(keys, weights=np.where(finite, values, 0.0), minlength=size)
+    counts = np.bincount(keys[finite], minlength=size)
+    bad = np.bincount(keys[~finite], minlength=size) > 0
+    return np.where(bad, np.nan, sums), counts
 
 
-def _daily_statement(daily: str, column: str, statistic: str, where: sql.Composable) -> sql.Composed:
-    """Per point and UTC year: the days' mean (or total) over the complete days, and how many there are."""
-    fold = sql.SQL("avg" if statistic == "mean" else "sum")
-    return sql.SQL(
-        "SELECT location_id, extract(year FROM bucket AT TIME ZONE 'UTC')::int AS year,"
-        " {fold}({col}::float8) FILTER (WHERE hours >= %s) AS value,"
-        " count({col}) FILTER (WHERE hours >= %s) AS whole"
-        " FROM {daily} WHERE {where} GROUP BY 1, 2").format(
-            fold=fold, col=sql.Identifier(column), daily=table_ident(daily), where=where)
+def _monthly_year(conn: psycopg.Connection[Any], table: str, variable: str, statistic: str, rows_a_month: int,
+                  year: int) -> tuple[np.ndarray, np.ndarray]:
+    """(points, their value of ``year``) from a table of monthly means: each month made from its rows
+    (their mean, or for an accumulation their sum), then weighted by its days; NaN unless all twelve
+    months hold their rows whole."""
+    got = _rows(conn, table, "time", [("location_id", "int4"), ("time", "timestamptz"), (variable, "float4")], year)
+    points, row = np.unique(got["location_id"], return_inverse=True)
+    month = (got["time"].astype("datetime64[M]").astype(np.int64) % 12).astype(np.int64)
+    sums, counts = _fold(row * 12 + month, got[variable].astype(np.float64), points.size * 12)
+    whole = counts == rows_a_month
+    per_month = (sums if statistic == "total" else sums / np.maximum(counts, 1)).reshape(points.size, 12)
+    start = np.datetime64(f"{year}-01", "M")
+    days = ((start + np.arange(1, 13)).astype("datetime64[D]") - (start + np.arange(12)).astype("datetime64[D]")
+            ).astype(np.float64)
+    value = per_month @ days if statistic == "total" else per_month @ days / days.sum()
+    return points, np.where(whole.reshape(points.size, 12).all(axis=1), value, np.nan)
 
 
-def _monthly_statement(table: str, variable: str, statistic: str, rows_a_month: int,
-                       where: sql.Composable) -> sql.Composed:
-    """Per point and year: the months' days-weighted mean (or the sum of mean daily total x days) over
-    the months holding their rows whole, and how many months those are."""
-    month = sql.SQL(
-        "SELECT location_id, date_trunc('month', time AT TIME ZONE 'UTC') AS month,"
-        " {fold}({col}::float8) AS value, count({col}) AS n FROM {table} WHERE {where} GROUP BY 1, 2").format(
-            fold=sql.SQL("avg" if statistic == "mean" else "sum"), col=sql.Identifier(variable),
-            table=table_ident(table), where=where)
-    days = sql.SQL("extract(day FROM month + interval '1 month' - interval '1 day')")
-    value = (sql.SQL("sum(value * {d}) / sum({d})") if statistic == "mean" else sql.SQL("sum(value * {d})")).format(
-        d=days)
-    return sql.SQL(
-        "SELECT location_id, extract(year FROM month)::int AS year, {value} FILTER (WHERE n = %s) AS value,"
-        " count(*) FILTER (WHERE n = %s) AS whole FROM ({month}) m GROUP BY 1, 2").format(value=value, month=month)
+def _daily_year(conn: psycopg.Connection[Any], daily: str, column: str, statistic: str,
+                year: int) -> tuple[np.ndarray, np.ndarray]:
+    """(points, their value of ``year``) from a daily rollup's UTC days: the mean of the days' means (or
+    the sum of their totals); NaN unless every day of the year holds its 24 hours."""
+    got = _rows(conn, daily, "bucket", [("location_id", "int4"), ("hours", "int4"), (column, "float4")], year)
+    points, row = np.unique(got["location_id"], return_inverse=True)
+    values = np.where(got["hours"] >= HOURS_A_DAY, got[column].astype(np.float64), np.nan)
+    sums, counts = _fold(row, values, points.size)
+    days = 366 if calendar.isleap(year) else 365
+    value = sums if statistic == "total" else sums / np.maximum(counts, 1)
+    return points, np.where(counts == days, value, np.nan)
+
+
+def _loaded_years(conn: psycopg.Connection[Any], relation: str, time_column: str) -> tuple[int, int] | None:
+    row = conn.execute(sql.SQL("SELECT extract(year FROM min({t}) AT TIME ZONE 'UTC')::int, "
+                               "extract(year FROM max({t}) AT TIME ZONE 'UTC')::int FROM {r}").format(
+        t=sql.Identifier(time_column), r=table_ident(relation))).fetchone()
+    return None if row is None or row[0] is None else (int(row[0]), int(row[1]))
 
 
 def yearly_field(conn: psycopg.Connection[Any], table: str, variable: str, first: int | None = None,
                  last: int | None = None) -> YearlyField:
     """``variable``'s yearly values at every grid point of ``table`` over [first, last] (None: what is
-    loaded). ReadError for an unknown table or variable, or a span holding no complete year."""
+    loaded). ReadError for an unknown table or variable, or a span holding no complete year.
+
+    A year at a time: each year's rows come as one packed array per column and are folded in numpy
+    (the server's hash aggregate over points x months took 3-6 s for 1.4 million rows here, the rows
+    and the fold 0.3 s: docs/benchmarks.md), and a global year of monthly means is 12.5 million rows,
+    150 MB, never the whole table at once."""
     require_table(conn, table)
     dataset = table_dataset(conn, table)
     columns = [c for c in data_columns(conn, table) if value_column_or_none(c) is not None]
@@ -122,35 +139,25 @@ def yearly_field(conn: psycopg.Connection[Any], table: str, variable: str, first
     if first is not None and last is not None and first > last:
         raise ReadError(f"the last year {last} is before the first {first}")
     column, statistic = value_column(variable)
-    start, end = _span(first, last)
-    if dataset.monthly:
-        where, params = _bounds("time", start, end)
-        rows_a_month = HOURS_A_DAY if dataset.period == "month_by_hour" else 1
-        statement = _monthly_statement(table, variable, statistic, rows_a_month, where)
-        params = [rows_a_month, rows_a_month, *params]
-    else:
-        where, params = _bounds("bucket", start, end)
-        statement = _daily_statement(rollup_tables(table)["day"], column, statistic, where)
-        params = [HOURS_A_DAY, HOURS_A_DAY, *params]
-    cols: list[tuple[str, Kind]] = [("location_id", "int4"), ("year", "int4"), ("value", "float8"), ("whole", "int8")]
-    outer = sql.SQL("SELECT {} FROM ({}) y").format(
-        sql.SQL(", ").join([packed(sql.Identifier(c), k) for c, k in cols]), statement)
-    row = conn.cursor(binary=True).execute(outer, params).fetchone()
-    got = {c: unpack(b, k) for (c, k), b in zip(cols, row or [None] * 4, strict=True)}
-    ids, years = got["location_id"].astype(np.int32), got["year"].astype(np.int64)
-    whole = got["whole"].astype(np.int64)
-    need = (np.array([12] * years.size) if dataset.monthly else
-            np.array([366 if calendar.isleap(int(y)) else 365 for y in years]))
-    value = np.where(whole == need, got["value"].astype(np.float64), np.nan)
-    if not np.isfinite(value).any():
-        asked = "" if first is None and last is None else f" in {first or '...'}-{last or '...'}"
-        raise ReadError(f"{table} holds no complete year of {variable}{asked} at any grid point (a year needs "
+    relation, time_column = (table, "time") if dataset.monthly else (rollup_tables(table)["day"], "bucket")
+    loaded = _loaded_years(conn, relation, time_column)
+    lo = first if first is not None else loaded[0] if loaded else None
+    hi = last if last is not None else loaded[1] if loaded else None
+    asked = "" if first is None and last is None else f" in {first or '...'}-{last or '...'}"
+    nothing = ReadError(f"{table} holds no complete year of {variable}{asked} at any grid point (a year needs "
                         f"every {'month' if dataset.monthly else 'day, each of 24 hours'})")
-    points, row_of = np.unique(ids, return_inverse=True)
-    span = np.arange(first if first is not None else years.min(), (last if last is not None else years.max()) + 1)
+    if lo is None or hi is None:
+        raise nothing
+    span = np.arange(lo, hi + 1)
+    rows_a_month = HOURS_A_DAY if dataset.period == "month_by_hour" else 1
+    years = [(_monthly_year(conn, table, variable, statistic, rows_a_month, int(y)) if dataset.monthly else
+              _daily_year(conn, relation, column, statistic, int(y))) for y in span]
+    points = np.unique(np.concatenate([p for p, _ in years])) if years else np.zeros(0, np.int32)
     values = np.full((points.size, span.size), np.nan)
-    inside = (years >= span[0]) & (years <= span[-1])
-    values[row_of[inside], years[inside] - span[0]] = value[inside]
+    for j, (p, v) in enumerate(years):
+        values[np.searchsorted(points, p), j] = v
+    if not np.isfinite(values).any():
+        raise nothing
     lat, lon = coordinates(points)
     return YearlyField(table, variable, statistic, UNITS[variable], points.astype(np.int32), lat, lon, span, values)
 
