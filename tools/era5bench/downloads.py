@@ -51,10 +51,10 @@ def day_request(days: Sequence[date], area: Sequence[float] | None = None) -> di
 def cached_download(request: dict[str, Any], cache_dir: Path = CACHE_DIR, seed: int = 0,
                     dataset: str = "reanalysis-era5-single-levels") -> Path:
     """The synthetic download for ``request`` to ``dataset``, generated once and reused (keyed by request,
-    seed and, for another dataset than single levels, the dataset)."""
-    from localcds.synth import parse_request, write_download
+    seed, the synthetic fields' version and, for another dataset than single levels, the dataset)."""
+    from localcds.synth import FIELDS_VERSION, parse_request, write_download
 
-    keyed: dict[str, Any] = {"request": request, "seed": seed}
+    keyed: dict[str, Any] = {"request": request, "seed": seed, "fields": FIELDS_VERSION}
     if dataset != "reanalysis-era5-single-levels":
         keyed["dataset"] = dataset
     key = hashlib.sha256(json.dumps(keyed, sort_keys=True).encode()).hexdigest()[:16]

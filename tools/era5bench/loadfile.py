@@ -41,9 +41,9 @@ def decades_download(cache_dir: Path = CACHE_DIR, *, area: tuple[float, ...] = D
                      years: tuple[int, int] = DECADES_YEARS, name: str = "decades", now: datetime = SYNTH_NOW) -> Path:
     """The 4-point file of every hour of 1940-2024, 2 m temperature and precipitation (synthetic); or
     of another area and span of years (the ``area`` shape's 441 points over 2000-2024)."""
-    from localcds.synth import hourly_request, write_download
+    from localcds.synth import FIELDS_VERSION, hourly_request, write_download
 
-    path = cache_dir / f"{name}-{years[0]}-{years[1]}.nc"
+    path = cache_dir / f"{name}-{years[0]}-{years[1]}-v{FIELDS_VERSION}.nc"
     if path.exists():
         return path
     cache_dir.mkdir(parents=True, exist_ok=True)
@@ -68,9 +68,9 @@ def pl_hour_download(cache_dir: Path = CACHE_DIR) -> Path:
     """One global hour on all 37 pressure levels of the pressure-level table's six variables (synthetic,
     new-CDS NetCDF): 38,414,880 rows."""
     from era5etl.core.datasets import PRESSURE_LEVELS
-    from localcds.synth import PL_DATASET, write_download
+    from localcds.synth import FIELDS_VERSION, PL_DATASET, write_download
 
-    path = cache_dir / "pl-global-hour-37-levels.nc"
+    path = cache_dir / f"pl-global-hour-37-levels-v{FIELDS_VERSION}.nc"
     if path.exists():
         return path
     cache_dir.mkdir(parents=True, exist_ok=True)
@@ -90,11 +90,11 @@ def pl_hour_download(cache_dir: Path = CACHE_DIR) -> Path:
 def monthly_means_download(cache_dir: Path = CACHE_DIR) -> Path:
     """A global month (January 2020) of ERA5's monthly means, the single-level table's six variables, as
     the local CDS writes it (new-CDS NetCDF): 1,038,240 rows. Each value is the mean of the synthetic
-    month's 744 hours, so the file takes about ten minutes to make the first time."""
+    month's 744 hours (t2m, msl, u10, v10 in closed form), so the file takes a few minutes to make the first time."""
     from era5etl.core.datasets import by_name
-    from localcds.synth import write_download
+    from localcds.synth import FIELDS_VERSION, write_download
 
-    path = cache_dir / "monthly-means-global-2020-01.nc"
+    path = cache_dir / f"monthly-means-global-2020-01-v{FIELDS_VERSION}.nc"
     if path.exists():
         return path
     cache_dir.mkdir(parents=True, exist_ok=True)

@@ -130,14 +130,14 @@ def _months_table(args: argparse.Namespace, region: Any, url: str) -> dict[str, 
 
     from era5etl.db import connect
     from era5etl.read.region_series import region_series
-    from localcds.synth import hourly_request, write_download
+    from localcds.synth import FIELDS_VERSION, hourly_request, write_download
 
     years, table = _years(args.monthly_years), f"{args.table}_months"
     with connect(url) as conn:
         have = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (table,)).fetchone()
     out: dict[str, Any] = {"table": table, "years": list(years)}
     if args.reload or not (have and have[0]):
-        path = CACHE_DIR / f"chile-months-{years[0]}-{years[1]}.nc"
+        path = CACHE_DIR / f"chile-months-{years[0]}-{years[1]}-v{FIELDS_VERSION}.nc"
         if not path.exists():
             request = {**hourly_request(BOX, years), "day": ["01"], "time": ["00:00"]}
             write_download(request, path, seed=0)

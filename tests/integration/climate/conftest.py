@@ -3,7 +3,8 @@ local CDS's synthetic downloads: Jakarta's grid point every hour of 1940-2024, L
 (30 whole years for the indices, and a UTC-8 place for local days), Santiago de Chile's of January 2024,
 a 3 x 3 box in the Alps of January 2024 (an area for the Python API) and a 2 x 2 box at 60 N over
 1991-1993 (an area's climate); and in a table of its own, Luxembourg's box in January 2024 (a region).
-The downloads are deterministic (seed 0), so they are kept under .local/test-downloads between runs."""
+The downloads are deterministic (seed 0), so they are kept under .local/test-downloads between runs,
+keyed by the synthetic fields' version (``localcds.synth.FIELDS_VERSION``)."""
 
 from __future__ import annotations
 
@@ -33,10 +34,10 @@ REGIONS = {"luxembourg": ((50.5, 5.5, 49.25, 6.75), 2024, 2024, range(1, 2)),
 
 
 def download(name: str) -> Path:
-    from localcds.synth import hourly_request, write_download
+    from localcds.synth import FIELDS_VERSION, hourly_request, write_download
 
     area, first, last, months = {**POINTS, **REGIONS}[name]
-    path = CACHE / f"climate-{name}-{first}-{last}.nc"
+    path = CACHE / f"climate-{name}-{first}-{last}-v{FIELDS_VERSION}.nc"  # a change of the fields, a new file
     if path.exists():
         return path
     CACHE.mkdir(parents=True, exist_ok=True)

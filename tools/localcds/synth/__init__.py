@@ -17,9 +17,10 @@ NetCDF variable, so a large area never needs a whole month in memory.
 
 The package, one concern a module: :mod:`.variables` (the dataset and its parameters' metadata),
 :mod:`.request` (request parsing), :mod:`.publication` (ERA5T latency, expver), :mod:`.fields`
-(the values), :mod:`.packing` (GRIB-style packing), :mod:`.netcdf` (one NetCDF file), :mod:`.grib`
-(one GRIB1 file of every variable, for ``data_format: grib``: the same values, encoded by ecCodes) and
-:mod:`.download` (the file or ZIP the CDS delivers). Import its API from here.
+(the values; :data:`FIELDS_VERSION` names them for caches), :mod:`.climate` (the planted warming in
+them), :mod:`.noise` (their hashes), :mod:`.packing` (GRIB-style packing), :mod:`.netcdf` (one NetCDF
+file), :mod:`.grib` (one GRIB1 file of every variable, for ``data_format: grib``: the same values,
+encoded by ecCodes) and :mod:`.download` (the file or ZIP the CDS delivers). Import its API from here.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from localcds.synth.download import (
     INSTANT_FILE as INSTANT_FILE,
     write_download as write_download,
 )
-from localcds.synth.fields import F64 as F64
+from localcds.synth.fields import F64 as F64, FIELDS_VERSION as FIELDS_VERSION
 from localcds.synth.grib import forecast_base as forecast_base, write_grib as write_grib
 from localcds.synth.levels import PL_DATASET as PL_DATASET, PL_META as PL_META
 from localcds.synth.netcdf import DEFAULT_SLICE_VALUES as DEFAULT_SLICE_VALUES, write_netcdf as write_netcdf

@@ -18,9 +18,10 @@ is written here:
 * GRIB1: stream ``moda`` (by hour of day ``mnth``), class ``ea`` (ERA5-Land ``l5``, sea missing in a
   bitmap), analyses ``an`` avgua, accumulations ``fc`` avgad / avgas;
 * the values: the mean of the hourly collection's synthetic values over the month's hours (by hour of
-  day: over its days at that hour); an accumulation's monthly mean is the **mean daily total** (24 x the
-  mean hourly amount, the unit still "m"), by hour of day the mean of that hour's amounts. A month is
-  published :data:`~localcds.synth.publication.ERA5T_LATENCY` after it ends.
+  day: over its days at that hour), in closed form for the fields linear in time (:func:`monthly_means`);
+  an accumulation's monthly mean is the **mean daily total** (24 x the mean hourly amount, the unit
+  still "m"), by hour of day the mean of that hour's amounts. A month is published
+  :data:`~localcds.synth.publication.ERA5T_LATENCY` after it ends.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ import numpy as np
 
 from era5etl.core.months import Month
 from localcds.synth import packing
-from localcds.synth.fields import F64, FieldSlice
+from localcds.synth.fields import F64, LINEAR_FIELDS, FieldSlice, MeanSlice
 from localcds.synth.netcdf import HDF5_WRITER, coordinate_variables, global_attributes, history_of, surface_attrs
 from localcds.synth.publication import ERA5T_LATENCY, expver_for
 from localcds.synth.request import RequestError, SynthRequest
@@ -131,18 +132,29 @@ def monthly_means(meta: VarMeta, seed: int, month: Month, hours: Sequence[int], 
                   land: bool, hourly_of_day: bool) -> F64:
     """(len(hours), lat, lon): the month's mean (``hours`` == [0]) or its means by hour of the day, in the
     file's unit (an accumulation's monthly mean a mean daily total), packed, NaN at sea for ERA5-Land.
-    A day of hours at a time: memory holds 24 fields of the area, whatever the month."""
-    total = np.zeros((24, lats.size, lons.size))
+
+    A field linear in its time-varying terms (:data:`~localcds.synth.fields.LINEAR_FIELDS`: t2m, msl,
+    the winds, ...) is averaged in closed form (:class:`~localcds.synth.fields.MeanSlice`: a global 0.25
+    degree month of t2m in 0.7 s instead of 107 s), the per-hour speckle's own mean left out (within
+    0.03 K of the hours' average for t2m, 0.13 K by hour of day); any other is the average of its hours,
+    a day of hours at a time: memory holds 24 fields of the area, whatever the month."""
     start = int(month.start.timestamp())
-    for day in range(month.days):
-        seconds = start + day * 86400 + 3600 * np.arange(24, dtype=np.int64)
-        total += _hourly(meta, FieldSlice(seed, seconds, lats, lons), land)
-    if hourly_of_day:
-        values = total[list(hours)] / month.days
+    if meta.short_name in LINEAR_FIELDS:  # ERA5-Land's are the same fields (land.land_field)
+        rows = list(hours) if hourly_of_day else [0]
+        first = start + 3600 * np.array(rows, dtype=np.int64)
+        step, count = (24, month.days) if hourly_of_day else (1, 24 * month.days)
+        values = MeanSlice(seed, first, step, count, lats, lons).field(meta.short_name)
     else:
-        values = total.sum(axis=0, keepdims=True) / (month.days * 24)
-        if meta.step_type != "instant":
-            values = values * 24  # a mean daily total
+        total = np.zeros((24, lats.size, lons.size))
+        for day in range(month.days):
+            seconds = start + day * 86400 + 3600 * np.arange(24, dtype=np.int64)
+            total += _hourly(meta, FieldSlice(seed, seconds, lats, lons), land)
+        if hourly_of_day:
+            values = total[list(hours)] / month.days
+        else:
+            values = total.sum(axis=0, keepdims=True) / (month.days * 24)
+            if meta.step_type != "instant":
+                values = values * 24  # a mean daily total
     out = packing.grib_packed(packing_key(meta, land, hourly_of_day), values).astype(np.float64)
     if land:
         from localcds.synth.land import land_mask
