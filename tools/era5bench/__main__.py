@@ -20,6 +20,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from era5bench import api_call
 
         return api_call.main(argv[1:])
+    if argv[:1] == ["atlas"]:  # the atlas on a global table of monthly means with a planted climate
+        from era5bench import atlas
+
+        return atlas.main(argv[1:])
     if argv[:1] == ["backup-drill"]:  # pgBackRest's full and incremental backups and a point-in-time restore
         from era5bench import backup
 
