@@ -114,13 +114,19 @@ def _topology() -> dict[str, Any]:
 @lru_cache(maxsize=1)
 def coastlines() -> tuple[np.ndarray, ...]:
     """The coastlines the maps draw: every arc of Natural Earth's 1:50m land (``land-50m.json`` of the
-    same world-atlas package as the countries), in degrees (longitude, latitude)."""
+    same world-atlas package as the countries), in degrees (longitude, latitude), each cut where it
+    crosses the antimeridian (a step from 180 to -180 would draw a line across the map)."""
     path = COUNTRIES_FILE.with_name("land-50m.json")
     if not path.is_file():
         raise ReadError(f"the coastlines are not installed ({path}): run scripts/setup.sh (npm ci installs "
                         "world-atlas)")
     topo = json.loads(path.read_text())
-    return tuple(_arc(topo, i) for i in range(len(topo["arcs"])))
+    lines = []
+    for i in range(len(topo["arcs"])):
+        arc = _arc(topo, i)
+        cuts = np.flatnonzero(np.abs(np.diff(arc[:, 0])) > 180) + 1
+        lines += [part for part in np.split(arc, cuts) if len(part) > 1]
+    return tuple(lines)
 
 
 def _arc(topo: dict[str, Any], i: int) -> np.ndarray:

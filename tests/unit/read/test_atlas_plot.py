@@ -17,6 +17,8 @@ def test_the_coastlines_are_natural_earths_land() -> None:
     assert len(lines) > 1000
     every = np.concatenate(lines)
     assert every[:, 0].min() >= -180 and every[:, 0].max() <= 180 and every[:, 1].min() < -60  # Antarctica
+    # Cut at the antimeridian: no line steps across the map from 180 to -180.
+    assert max(float(np.abs(np.diff(line[:, 0])).max()) for line in lines) < 180
 
 
 def test_a_trend_map_is_drawn(tmp_path: Path) -> None:
