@@ -16,27 +16,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from era5bench.common import log
+from era5bench.common import log, timed
 from era5bench.downloads import CACHE_DIR
 from era5bench.loadfile import run
 
 NOW = datetime(2025, 2, 1, tzinfo=UTC)  # every month of 2024 published
-
-
-def _timed(fn: Any, runs: int) -> tuple[float, list[float], Any]:
-    times, result = [], None
-    for _ in range(runs + 1):  # the first run warms the caches and is not counted
-        began = time.perf_counter()
-        result = fn()
-        times.append((time.perf_counter() - began) * 1000)
-    return statistics.median(times[1:]), times[1:], result
 
 
 def _download(step: str, years: tuple[int, int]) -> tuple[Path, float]:
@@ -88,17 +78,17 @@ def main(argv: list[str]) -> int:
         log(f"bench: {table}: {out['load']['rows']:,} rows in {out['load']['wall_s']} s")
     gazetteer()  # the cities' index parsed once, as a warm server holds it
     with connect(url) as conn:
-        median, runs, field = _timed(lambda: yearly_field(conn, table, "temperature_2m", *years), args.runs)
+        median, runs, field = timed(lambda: yearly_field(conn, table, "temperature_2m", *years), args.runs)
     out["points"] = int(field.location_id.size)
     out["yearly_values"] = {"median_ms": round(median, 1), "runs_ms": [round(t, 1) for t in runs]}
-    median, runs, data = _timed(lambda: atlas_answer(field, top=20), args.runs)
+    median, runs, data = timed(lambda: atlas_answer(field, top=20), args.runs)
     out["rank_points"] = {"median_ms": round(median, 1), "runs_ms": [round(t, 1) for t in runs]}
-    median, runs, cities = _timed(lambda: atlas_answer(field, by="city", top=20), args.runs)
+    median, runs, cities = timed(lambda: atlas_answer(field, by="city", top=20), args.runs)
     out["rank_cities"] = {"median_ms": round(median, 1), "runs_ms": [round(t, 1) for t in runs],
                           "cities": cities["units"]}
     with tempfile.TemporaryDirectory() as tmp:
         target = Path(tmp) / "trend.png"
-        median, runs, _ = _timed(lambda: plot_trend_map(trend_map(field), "trend", target), args.runs)
+        median, runs, _ = timed(lambda: plot_trend_map(trend_map(field), "trend", target), args.runs)
     out["png"] = {"median_ms": round(median, 1), "runs_ms": [round(t, 1) for t in runs]}
     zonal = data["zonal"]
     out["recovered"] = {"global": zonal["global"]["mean"], "arctic": zonal["arctic"]["mean"],

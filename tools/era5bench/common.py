@@ -3,12 +3,25 @@ table into a hypertable of another chunk interval or layout (the layouts it comp
 
 from __future__ import annotations
 
+import statistics
 import sys
+import time
 from typing import Any
 
 
 class BenchError(RuntimeError):
     """The benchmark could not measure what it set out to (a table that does not hold what was sent)."""
+
+
+def timed(fn: Any, runs: int) -> tuple[float, list[float], Any]:
+    """(the median in ms of ``runs`` calls of ``fn`` after one that warms the caches and is not counted,
+    each run's ms, the last result)."""
+    times, result = [], None
+    for _ in range(runs + 1):
+        began = time.perf_counter()
+        result = fn()
+        times.append((time.perf_counter() - began) * 1000)
+    return statistics.median(times[1:]), times[1:], result
 
 
 def log(msg: str) -> None:

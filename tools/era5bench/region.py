@@ -22,13 +22,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import subprocess
 import sys
 import time
 from typing import Any
 
-from era5bench.common import log
+from era5bench.common import log, timed
 from era5bench.downloads import CACHE_DIR
 from era5bench.loadfile import decades_download, run
 
@@ -38,15 +37,6 @@ BOX = (-17.5, -76.0, -56.0, -66.5)  # N/W/S/E: 155 x 39 = 6,045 points
 def _years(text: str) -> tuple[int, int]:
     first, _, last = text.partition("-")
     return int(first), int(last or first)
-
-
-def _timed(fn: Any, runs: int) -> tuple[float, list[float], Any]:
-    times, result = [], None
-    for _ in range(runs + 1):  # the first run warms the caches and is not counted
-        began = time.perf_counter()
-        result = fn()
-        times.append((time.perf_counter() - began) * 1000)
-    return statistics.median(times[1:]), times[1:], result
 
 
 def main(argv: list[str]) -> int:
@@ -86,7 +76,7 @@ def main(argv: list[str]) -> int:
             stored = weighed(conn, region)
             out[key] = round((time.perf_counter() - began) * 1000, 1)
         for step in ("month", "day"):
-            median, runs, s = _timed(lambda step=step: region_series(conn, args.table, stored, None, None,
+            median, runs, s = timed(lambda step=step: region_series(conn, args.table, stored, None, None,
                                                                      ["temperature_2m_mean"], step), args.runs)
             out[step] = {"median_ms": round(median, 1), "runs_ms": [round(t, 1) for t in runs],
                          "steps": int(s.time.size), "points_read": int(s.points.max()),
@@ -154,7 +144,7 @@ def _months_table(args: argparse.Namespace, region: Any, url: str) -> dict[str, 
         row = conn.execute(sql.SQL("SELECT count(*), (SELECT count(*) FROM show_chunks(%s)) FROM {}").format(
             sql.Identifier(f"{table}_monthly")), (f"{table}_monthly",)).fetchone()
         out["rollup_rows"], out["rollup_chunks"] = (int(row[0]), int(row[1])) if row else (0, 0)
-        median, runs, s = _timed(lambda: region_series(conn, table, region, None, None, ["temperature_2m_mean"],
+        median, runs, s = timed(lambda: region_series(conn, table, region, None, None, ["temperature_2m_mean"],
                                                        "month"), args.runs)
     out.update(median_ms=round(median, 1), runs_ms=[round(t, 1) for t in runs], steps=int(s.time.size),
                points_read=int(s.points.max()))
