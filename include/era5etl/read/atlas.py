@@ -182,7 +182,7 @@ def _unit_json(field: YearlyField, unit: Unit, rank: int, anomaly: np.ndarray, b
 
 def rank(field: YearlyField, trends: Trends, units: list[Unit], count: int, lowest: bool = False) -> list[Unit]:
     """The ``count`` units of greatest trend (``lowest``: of least), units without one left out; ties by
-    location, north first then west."""
+    location_id (south first, then west)."""
     slopes = np.array([trends.per_decade[u.row] for u in units])
     keep = np.flatnonzero(np.isfinite(slopes))
     key = slopes[keep] if lowest else -slopes[keep]
