@@ -115,7 +115,8 @@ def _topology() -> dict[str, Any]:
 def coastlines() -> tuple[np.ndarray, ...]:
     """The coastlines the maps draw: every arc of Natural Earth's 1:50m land (``land-50m.json`` of the
     same world-atlas package as the countries), in degrees (longitude, latitude), each cut where it
-    crosses the antimeridian (a step from 180 to -180 would draw a line across the map)."""
+    crosses the antimeridian (a step from 180 to -180 would draw a line across the map), without
+    Antarctica's closing edge along the South Pole (no coast)."""
     path = COUNTRIES_FILE.with_name("land-50m.json")
     if not path.is_file():
         raise ReadError(f"the coastlines are not installed ({path}): run scripts/setup.sh (npm ci installs "
@@ -125,7 +126,7 @@ def coastlines() -> tuple[np.ndarray, ...]:
     for i in range(len(topo["arcs"])):
         arc = _arc(topo, i)
         cuts = np.flatnonzero(np.abs(np.diff(arc[:, 0])) > 180) + 1
-        lines += [part for part in np.split(arc, cuts) if len(part) > 1]
+        lines += [part for part in np.split(arc, cuts) if len(part) > 1 and part[:, 1].max() > -89.99]
     return tuple(lines)
 
 
