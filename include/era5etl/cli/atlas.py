@@ -1,4 +1,4 @@
-"""``python -m era5etl atlas``: every grid point (or city) of a table ranked by its trend per decade,
+"""``python -m era5etl atlas``: every grid point, city or country of a table ranked by its trend per decade,
 and the area-weighted mean trend over the globe, the Arctic and any band of latitude
 (docs/atlas.md)."""
 
@@ -28,7 +28,7 @@ def _band(text: str) -> tuple[float, float]:
 
 
 def add_parsers(sub: Any) -> None:
-    at = sub.add_parser("atlas", help="every grid point or city ranked by its trend per decade, and the "
+    at = sub.add_parser("atlas", help="every grid point, city or country ranked by its trend per decade, and the "
                                       "area-weighted mean trend of the globe, the Arctic and bands of latitude")
     at.add_argument("--variable", default="temperature_2m",
                     help="the variable (default temperature_2m): an instantaneous one's yearly mean, an "
@@ -37,8 +37,9 @@ def add_parsers(sub: Any) -> None:
     at.add_argument("--to", dest="last", type=int, metavar="YEAR", help="last year (default: the last loaded)")
     at.add_argument("--baseline", default="1991-2020", metavar="Y1-Y2",
                     help="the years the last ten years' anomaly is against (default 1991-2020)")
-    at.add_argument("--by", choices=("point", "city"), default="point",
-                    help="rank grid points (default) or the gazetteer's cities, each at its nearest grid point")
+    at.add_argument("--by", choices=("point", "city", "country"), default="point",
+                    help="rank grid points (default), the gazetteer's cities (each at its nearest grid point) or "
+                         "Natural Earth's countries (weighed as --region weighs them)")
     at.add_argument("--min-population", type=int, default=0, metavar="P", help="with --by city: at least P people")
     order = at.add_mutually_exclusive_group()
     order.add_argument("--top", type=int, metavar="N", help="the N of greatest trend (default 20)")
@@ -58,14 +59,20 @@ def _fmt(value: float | None, spec: str = "+.4f") -> str:
 
 
 def _named(r: dict[str, Any]) -> str:
+    if "country" in r:
+        c = r["country"]
+        return f"{c['name']} ({c['points']:,} points)"
     p = r["grid_point"]
     return r["city"]["described"] if "city" in r else f"{p['latitude']:g}, {p['longitude']:g}"
+
+
+_PLURAL = {"point": "points", "city": "cities", "country": "countries"}
 
 
 def _text(data: dict[str, Any]) -> str:
     unit = data["unit"]
     lines = [f"{data['statistic']} {data['variable']} ({unit}), {data['years'][0]}-{data['years'][1]}: "
-             f"trend per decade of {data['ranked']:,} of {data['units']:,} {data['by']}s"]
+             f"trend per decade of {data['ranked']:,} of {data['units']:,} {_PLURAL[data['by']]}"]
     for name, z in data["zonal"].items():
         if name == "arctic_amplification":
             lines.append(f"  Arctic amplification: {z:.2f}")
@@ -87,8 +94,8 @@ def _csv(data: dict[str, Any]) -> str:
     rows = ["rank,name,latitude,longitude,trend_per_decade,ci95_low,ci95_high,theil_sen,years,anomaly_last_10,"
             "highest_year"]
     for r in data["ranking"]:
-        t, p = r["trend_per_decade"], r["grid_point"]
-        name = r["city"]["name"].replace('"', '""') if "city" in r else ""
+        t, p = r["trend_per_decade"], r.get("grid_point") or r["country"]
+        name = (r["city"] if "city" in r else r.get("country", {})).get("name", "").replace('"', '""')
         cells = [r["rank"], f'"{name}"' if name else "", p["latitude"], p["longitude"], t["ols"],
                  *(t["ci95"] or [None, None]), t["theil_sen"], t["years"], r["anomaly_last_10"], r["highest_year"]]
         rows.append(",".join("" if c is None else str(c) for c in cells))
@@ -103,8 +110,8 @@ def cmd_atlas(args: argparse.Namespace) -> int:
     target = output_path(args.png) if args.png is not None else None
     with connect(database_url()) as conn:
         field = yearly_field(conn, table, args.variable, args.first, args.last)
-    data = atlas_answer(field, baseline=args.baseline, by=args.by, top=args.top, bottom=args.bottom,
-                        min_population=args.min_population, bands=args.band)
+        data = atlas_answer(field, baseline=args.baseline, by=args.by, top=args.top, bottom=args.bottom,
+                            min_population=args.min_population, bands=args.band, conn=conn)
     if target is not None:
         from era5etl.read.atlas import trend_map
         from era5etl.read.atlas_plot import plot_trend_map

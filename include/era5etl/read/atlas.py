@@ -1,11 +1,15 @@
-"""The atlas: every grid point (or city) of a table ranked by its change, and the area-weighted means
-of that change over the globe, the Arctic or any band of latitude.
+"""The atlas: every grid point, city or country of a table ranked by its change, and the area-weighted
+means of that change over the globe, the Arctic or any band of latitude.
 
 From the yearly values of every point (``read.yearly``): per point the trend per decade (ordinary
 least squares over its complete years, vectorised here over all points, with its 95% interval), the
 anomaly of the last ten years against the baseline and the warmest (highest) year. The units ranked
 first are then given in full by ``read.trend.trend_per_decade``, the function ``climate`` uses, so a
 point's atlas trend is ``climate --json``'s.
+
+**Countries** are Natural Earth's, weighed on the table's lattice as ``--region`` weighs them (PostGIS,
+``read.region_weights``, through ``read.region_series.check_region``): a country's year is the weighted
+mean of its points' years (:func:`regional_field`), so its trend is ``climate --region``'s.
 
 **Area-weighted means.** A lattice point stands for its cell, whose area is proportional to
 ``sin(north edge) - sin(south edge)`` (a polar point's cell is the cap of half a step), clipped to the
@@ -31,6 +35,8 @@ from era5etl.core.grid import GLOBAL_STEP, location_ids
 from era5etl.read.climate_read import DEFAULT_BASELINE, parse_years
 from era5etl.read.errors import ReadError
 from era5etl.read.places import Place, gazetteer
+from era5etl.read.region_series import check_regions
+from era5etl.read.regions import Region, country_names, resolve_region
 from era5etl.read.trend import MIN_YEARS, trend_per_decade
 from era5etl.read.yearly import YearlyField, yearly_field
 
@@ -128,10 +134,68 @@ def anomalies(field: YearlyField, baseline: tuple[int, int]) -> tuple[np.ndarray
 
 @dataclass(frozen=True)
 class Unit:
-    """What is ranked: a grid point (``place`` None) or a city at its nearest grid point (the row)."""
+    """What is ranked: a grid point, a city at its nearest grid point (the row), or a region (the row of
+    :func:`regional_field`'s field, ``region`` its points the table holds)."""
 
     row: int
     place: Place | None = None
+    region: Region | None = None
+
+
+def regional_field(field: YearlyField, regions: list[Region]) -> tuple[YearlyField, list[Region]]:
+    """One row per region holding a point of ``field``: each year's mean of its points' values weighted
+    by the region's weights (cell overlap x cos latitude), NaN unless every one of its points the field
+    holds has that year complete (a year is the region's, never a part's). The row's latitude and
+    longitude are the weighted centre of those points (the longitude a circular mean: a country across
+    the antimeridian); ``location_id`` that of its heaviest point. Also the regions, each cut to its
+    points the field holds."""
+    from scipy.sparse import csr_matrix
+
+    size = field.location_id.size
+    kept: list[Region] = []
+    rows: list[np.ndarray] = []
+    weights: list[np.ndarray] = []
+    for region in regions:
+        at = np.minimum(np.searchsorted(field.location_id, region.ids), max(size - 1, 0))
+        held = field.location_id[at] == region.ids if size else np.zeros(region.ids.size, dtype=bool)
+        if held.any():
+            kept.append(region.inside(held) if not held.all() else region)
+            rows.append(at[held])
+            weights.append(region.weights[held])
+    if not kept:
+        return YearlyField(field.table, field.variable, field.statistic, field.unit, np.zeros(0, np.int32),
+                           np.zeros(0), np.zeros(0), field.years, np.zeros((0, field.years.size))), []
+    indptr = np.concatenate([[0], np.cumsum([r.size for r in rows])])
+    matrix = csr_matrix((np.concatenate(weights), np.concatenate(rows), indptr), shape=(len(kept), size))
+    finite = np.isfinite(field.values)
+    total = np.asarray(matrix.sum(axis=1)).ravel()
+    missing = (matrix != 0).astype(np.float64) @ (~finite).astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        values = np.where(missing > 0, np.nan, (matrix @ np.where(finite, field.values, 0.0)) / total[:, None])
+        lat = (matrix @ field.latitude) / total
+        lon_r = np.radians(field.longitude)
+        lon = np.degrees(np.arctan2(matrix @ np.sin(lon_r), matrix @ np.cos(lon_r)))
+    heaviest = np.array([r[np.argmax(w)] for r, w in zip(rows, weights, strict=True)])
+    return YearlyField(field.table, field.variable, field.statistic, field.unit, field.location_id[heaviest], lat,
+                       lon, field.years, values), kept
+
+
+def country_regions(conn: psycopg.Connection[Any], field: YearlyField) -> tuple[list[Region], list[str]]:
+    """Every Natural Earth country whose outline meets the box of ``field``'s points, weighed on the
+    table's lattice as ``--region`` weighs it (``check_region``: its points in the table's loaded box);
+    and the names of those left out, less than half of whose area that box holds."""
+    import shapely
+
+    if field.location_id.size == 0:
+        return [], []
+    south, north = float(field.latitude.min()) - 0.5, float(field.latitude.max()) + 0.5
+    west, east = float(field.longitude.min()) - 0.5, float(field.longitude.max()) + 0.5
+    # The box as the outlines' longitudes may run (past 180 for a country across the antimeridian).
+    box = shapely.union_all([shapely.box(west + k, south, east + k, north) for k in (-360, 0, 360)])
+    near = [r for r in (resolve_region(name) for name in country_names()) if shapely.intersects(r.outline, box)]
+    checked = check_regions(conn, field.table, near)
+    return ([r for r in checked if isinstance(r, Region)],
+            [n.name for n, r in zip(near, checked, strict=True) if isinstance(r, ReadError)])
 
 
 def city_units(field: YearlyField, cities: list[Place], min_population: int) -> list[Unit]:
@@ -169,9 +233,14 @@ def _unit_json(field: YearlyField, unit: Unit, rank: int, anomaly: np.ndarray, b
         p = unit.place
         out["city"] = {"name": p.name, "country": p.country, "latitude": p.latitude, "longitude": p.longitude,
                        "population": p.population, "described": str(p)}
+    if unit.region is not None:
+        r = unit.region
+        out["country"] = {"name": r.name, "iso": r.iso, "points": r.points, "latitude": float(field.latitude[row]),
+                          "longitude": float(field.longitude[row])}
+    else:
+        out["grid_point"] = {"location_id": int(field.location_id[row]), "latitude": float(field.latitude[row]),
+                             "longitude": float(field.longitude[row])}
     out.update({
-        "grid_point": {"location_id": int(field.location_id[row]), "latitude": float(field.latitude[row]),
-                       "longitude": float(field.longitude[row])},
         "trend_per_decade": trend_per_decade(field.years, field.values[row]),
         "anomaly_last_10": None if not np.isfinite(anomaly[row]) else float(anomaly[row]),
         "baseline_value": None if not np.isfinite(base[row]) else float(base[row]),
@@ -192,32 +261,44 @@ def rank(field: YearlyField, trends: Trends, units: list[Unit], count: int, lowe
 
 def atlas(field: YearlyField, *, by: str = "point", top: int | None = None, bottom: int | None = None,
           baseline: tuple[int, int] = (1991, 2020), cities: list[Place] | None = None, min_population: int = 0,
+          regions: list[Region] | None = None, left_out: list[str] | None = None,
           bands: dict[str, tuple[float, float]] | None = None) -> dict[str, Any]:
-    """The atlas of one variable as one JSON object: ``zonal`` (area-weighted mean trends), ``ranking``
-    (the top or bottom units in full), ``units`` (how many were ranked), the years used."""
+    """The atlas of one variable as one JSON object: ``zonal`` (area-weighted mean trends of the points),
+    ``ranking`` (the top or bottom units in full), ``units`` (how many were ranked), the years used.
+    ``by`` country ranks ``regions`` (:func:`country_regions`; ``left_out`` the names of those not read)."""
     if top is not None and bottom is not None:
         raise ReadError("--top and --bottom are one or the other")
     count = bottom if bottom is not None else top if top is not None else 20
     if count < 1:
         raise ReadError(f"--top/--bottom {count}: at least 1")
     trends = point_trends(field)
+    ranked, unit_trends = field, trends
+    notes = []
     if by == "point":
         units = [Unit(i) for i in range(field.location_id.size)]
     elif by == "city":
         units = city_units(field, cities or [], min_population)
         if not units:
             raise ReadError(f"no city of at least {min_population:,} people lies on {field.table}'s grid points")
+    elif by == "country":
+        ranked, kept = regional_field(field, regions or [])
+        if not kept:
+            raise ReadError(f"no country has a grid point in {field.table}"
+                            + (f" (left out, less than half loaded: {', '.join(left_out)})" if left_out else ""))
+        units = [Unit(i, region=r) for i, r in enumerate(kept)]
+        unit_trends = point_trends(ranked)
+        if left_out:
+            notes.append(f"countries left out, less than half of their area in the table's box: {', '.join(left_out)}")
     else:
-        raise ReadError(f"--by {by!r}: point or city")
-    anomaly, base = anomalies(field, baseline)
+        raise ReadError(f"--by {by!r}: point, city or country")
+    anomaly, base = anomalies(ranked, baseline)
     complete = np.isfinite(field.values)
     everywhere = [int(y) for y, c in zip(field.years, complete.all(axis=0), strict=True) if c]
     somewhere = [int(y) for y, c, a in zip(field.years, complete.any(axis=0), complete.all(axis=0), strict=True)
                  if c and not a]
-    chosen = rank(field, trends, units, count, lowest=bottom is not None)
-    notes = []
+    chosen = rank(ranked, unit_trends, units, count, lowest=bottom is not None)
     if somewhere:
-        notes.append(f"years complete at some points only (each point's trend uses its own): {somewhere}")
+        notes.append(f"years complete at some points only (each unit's trend uses its own): {somewhere}")
     missing = [int(y) for y in field.years[~complete.any(axis=0)]]
     if missing:
         notes.append(f"years complete nowhere (not ranked): {missing}")
@@ -227,29 +308,39 @@ def atlas(field: YearlyField, *, by: str = "point", top: int | None = None, bott
             "by": by, "order": "lowest" if bottom is not None else "highest",
             "years": [int(field.years[0]), int(field.years[-1])], "complete_years": everywhere,
             "baseline": list(baseline), "points": int(field.location_id.size), "units": len(units),
-            "ranked": int(sum(np.isfinite(trends.per_decade[u.row]) for u in units)),
+            "ranked": int(sum(np.isfinite(unit_trends.per_decade[u.row]) for u in units)),
             "zonal": zonal_means(field, trends, bands),
-            "ranking": [_unit_json(field, u, i + 1, anomaly, base) for i, u in enumerate(chosen)], "notes": notes}
+            "ranking": [_unit_json(ranked, u, i + 1, anomaly, base) for i, u in enumerate(chosen)], "notes": notes}
+
+
+BY = ("point", "city", "country")
 
 
 def atlas_answer(field: YearlyField, *, baseline: str | tuple[int, int] = DEFAULT_BASELINE, by: str = "point",
                  top: int | None = None, bottom: int | None = None, min_population: int = 0,
-                 bands: list[tuple[float, float]] | None = None) -> dict[str, Any]:
+                 bands: list[tuple[float, float]] | None = None,
+                 conn: psycopg.Connection[Any] | None = None) -> dict[str, Any]:
     """:func:`atlas` as the CLI, the HTTP API and the Python API ask it: the baseline as text or years,
-    ``by`` city ranking the gazetteer's cities, the bands named by their latitudes."""
+    ``by`` city ranking the gazetteer's cities, ``by`` country Natural Earth's countries (weighed through
+    ``conn``), the bands named by their latitudes."""
     span = parse_years(baseline) if isinstance(baseline, str) else baseline
-    if by not in ("point", "city"):
-        raise ReadError(f"by {by!r}: point or city")
+    if by not in BY:
+        raise ReadError(f"by {by!r}: {', '.join(BY[:-1])} or {BY[-1]}")
     cities = [p for ps in gazetteer()[0].values() for p in ps] if by == "city" else None
+    regions, left_out = None, None
+    if by == "country":
+        if conn is None:
+            raise ReadError("by country needs the database: a country's weights are PostGIS's")
+        regions, left_out = country_regions(conn, field)
     named = {f"{s:g} to {n:g}": (s, n) for s, n in bands or []}
     return atlas(field, by=by, top=top, bottom=bottom, baseline=span, cities=cities, min_population=min_population,
-                 bands=named)
+                 regions=regions, left_out=left_out, bands=named)
 
 
 def atlas_request(conn: psycopg.Connection[Any], table: str, variable: str = "temperature_2m", *,
                   first: int | None = None, last: int | None = None, **options: Any) -> dict[str, Any]:
     """:func:`atlas_answer` of ``variable``'s yearly values in ``table`` over [first, last]."""
-    return atlas_answer(yearly_field(conn, table, variable, first, last), **options)
+    return atlas_answer(yearly_field(conn, table, variable, first, last), conn=conn, **options)
 
 
 def trend_map(field: YearlyField) -> Any:
@@ -266,5 +357,6 @@ def trend_map(field: YearlyField) -> Any:
                                                                "years": [int(field.years[0]), int(field.years[-1])]})
 
 
-__all__ = ["ARCTIC", "GLOBE", "LAST_YEARS", "Trends", "Unit", "anomalies", "area_mean", "atlas", "atlas_answer",
-           "atlas_request", "cell_areas", "city_units", "point_trends", "rank", "trend_map", "zonal_means"]
+__all__ = ["ARCTIC", "BY", "GLOBE", "LAST_YEARS", "Trends", "Unit", "anomalies", "area_mean", "atlas", "atlas_answer",
+           "atlas_request", "cell_areas", "city_units", "country_regions", "point_trends", "rank", "regional_field",
+           "trend_map", "zonal_means"]

@@ -35,7 +35,7 @@ from era5etl.read.localday import LOCAL_DAY, day_aggregate
 from era5etl.read.monthly_means import refuse_days
 from era5etl.read.packed import packed, unpack
 from era5etl.read.points import Bounds, loaded_bounds, require_table
-from era5etl.read.region_weights import weighed
+from era5etl.read.region_weights import weighed, weighed_all
 from era5etl.read.regions import Region
 
 WEIGHTING = "cell overlap area x cos(latitude)"
@@ -143,8 +143,14 @@ def _checked(conn: psycopg.Connection[Any], table: str, region: Region, dataset:
     """:func:`check_region`'s region, ``table``'s loaded box and its lattice (``dataset``'s)."""
     region = weighed(conn, region, dataset.grid)
     b = loaded_bounds(conn, table, dataset)
+    return _in_box(region, table, b, dataset.grid), b, dataset.grid
+
+
+def _in_box(region: Region, table: str, b: Bounds, grid: LatLonGrid) -> Region:
+    """A weighed region's points in ``b``, ``table``'s loaded box; ReadError unless the box holds a point of
+    it and :data:`MIN_LOADED_SHARE` of its weight."""
     # Within a thousandth of a cell: ERA5-Land's latitudes are float4 in the table (44.3 is 44.2999992).
-    tiny = dataset.grid.step / 1000
+    tiny = grid.step / 1000
     outside = ((region.latitudes > b.north + tiny) | (region.latitudes < b.south - tiny)
                | (region.longitudes < b.west - tiny) | (region.longitudes > b.east + tiny))
     n, w, s, e = region.describe()["box"]
@@ -157,7 +163,24 @@ def _checked(conn: psycopg.Connection[Any], table: str, region: Region, dataset:
                         f"({read.loaded_share:.0%} of its area) lie in what {table} holds: {b} (N/W/S/E); a region "
                         f"is read when {MIN_LOADED_SHARE:.0%} of it is loaded at least: load {n:g}/{w:g}/{s:g}/{e:g} "
                         "(N/W/S/E) first")
-    return read, b, dataset.grid
+    return read
+
+
+def check_regions(conn: psycopg.Connection[Any], table: str, regions: list[Region]) -> list[Region | ReadError]:
+    """:func:`check_region` of many regions, weighed together (``read.region_weights.weighed_all``) and the
+    table's loaded box read once: each region, or the ReadError that refuses it."""
+    dataset = table_dataset(conn, table)
+    b = loaded_bounds(conn, table, dataset)
+    out: list[Region | ReadError] = []
+    for region, found in zip(regions, weighed_all(conn, regions, dataset.grid), strict=True):
+        if found is None:
+            out.append(ReadError(f"the region {region} covers no cell of the {dataset.grid.step:g} degree grid"))
+            continue
+        try:
+            out.append(_in_box(found, table, b, dataset.grid))
+        except ReadError as exc:
+            out.append(exc)
+    return out
 
 
 def longitudes_worth_filtering(held: Bounds, params: dict[str, Any], grid: LatLonGrid) -> LatLonGrid | None:
@@ -249,5 +272,5 @@ def region_json(s: AreaSeries, offset_minutes: int | None = None) -> dict[str, A
     return {"region": s.area.describe(), **data}
 
 
-__all__ = ["WEIGHTING", "check_region", "longitudes_worth_filtering", "region_json", "region_local_daily",
-           "region_local_statement", "region_series", "region_statement"]
+__all__ = ["WEIGHTING", "check_region", "check_regions", "longitudes_worth_filtering", "region_json",
+           "region_local_daily", "region_local_statement", "region_series", "region_statement"]

@@ -107,6 +107,42 @@ def weighed(conn: psycopg.Connection[Any], region: Region, grid: LatLonGrid = ER
                    longitudes=lons.astype(np.float64))
 
 
+def weighed_all(conn: psycopg.Connection[Any], regions: list[Region], grid: LatLonGrid = ERA5_GRID
+                ) -> list[Region | None]:
+    """:func:`weighed` of many regions in two statements (the atlas's countries): each as weighed
+    returns it, or None where it covers no cell of ``grid``."""
+    if not regions:
+        return []
+    name = GRIDS[grid]
+    _require(conn)
+    import shapely
+
+    try:
+        with conn.transaction():
+            found = conn.execute(
+                "SELECT era5_weigh_region(%s, n, s, i, w) FROM unnest(%s::text[], %s::text[], %s::text[], %s::bytea[])"
+                " WITH ORDINALITY AS r(n, s, i, w, k) ORDER BY k",
+                (name, [r.name for r in regions], [r.source for r in regions], [r.iso for r in regions],
+                 [shapely.to_wkb(r.outline, hex=False) for r in regions])).fetchall()
+    except psycopg.errors.InvalidParameterValue as exc:
+        raise ReadError(f"a region cannot be kept: {exc.diag.message_primary}") from None
+    if not conn.autocommit:
+        conn.commit()
+    ids = [int(f[0]) for f in found]
+    rows = conn.execute("SELECT region_id, location_id, weight, latitude, longitude FROM era5_region_weights"
+                        " WHERE region_id = ANY(%s) ORDER BY region_id, location_id", (ids,)).fetchall()
+    table = np.array(rows, dtype=np.float64).reshape(-1, 5)
+    keys = table[:, 0].astype(np.int64)
+    out: list[Region | None] = []
+    for region, region_id in zip(regions, ids, strict=True):
+        lo, hi = np.searchsorted(keys, region_id, "left"), np.searchsorted(keys, region_id, "right")
+        part = table[lo:hi]
+        out.append(None if hi == lo else replace(
+            region, region_id=region_id, grid=name, left_out=0, ids=part[:, 1].astype(np.int64),
+            weights=part[:, 2].copy(), latitudes=part[:, 3].copy(), longitudes=part[:, 4].copy()))
+    return out
+
+
 def stored(conn: psycopg.Connection[Any]) -> list[dict[str, Any]]:
     """The regions the database keeps, oldest first: id, name, ISO code, source, grid, grid points and
     when it was first read. Empty where the server has no region tables (no PostGIS)."""
@@ -148,4 +184,4 @@ def forget(conn: psycopg.Connection[Any], regions: list[dict[str, Any]]) -> None
         conn.commit()
 
 
-__all__ = ["EXTENSION", "GRID", "GRIDS", "digest", "forget", "named", "stored", "weighed"]
+__all__ = ["EXTENSION", "GRID", "GRIDS", "digest", "forget", "named", "stored", "weighed", "weighed_all"]

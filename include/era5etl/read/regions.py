@@ -293,7 +293,7 @@ def _region(name: str, source: str, outline: Any, iso: str | None = None) -> Reg
     return Region(name, source, outline, iso)
 
 
-@lru_cache(maxsize=32)
+@lru_cache(maxsize=256)  # every country (241): the atlas asks for them all
 def _country_region(text: str) -> Region:
     name, iso2, outline = country(text)
     return _region(name, SOURCE, outline, iso2)

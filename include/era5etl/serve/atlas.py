@@ -25,8 +25,9 @@ class AtlasRequest(BaseModel):
     last: Annotated[int | None, Field(alias="to", ge=1900, le=2200, description="last year")] = None
     baseline: Annotated[str, Field(description="the years the last ten years' anomaly is against, Y1-Y2",
                                    pattern=r"^\d{4}-\d{4}$")] = "1991-2020"
-    by: Annotated[Literal["point", "city"], Field(description="rank grid points, or the gazetteer's cities at "
-                                                              "their nearest grid point")] = "point"
+    by: Annotated[Literal["point", "city", "country"], Field(
+        description="rank grid points, the gazetteer's cities at their nearest grid point, or Natural Earth's "
+                    "countries weighed as a region is")] = "point"
     top: Annotated[int | None, Field(ge=1, le=10_000, description="the N of greatest trend (default 20)")] = None
     bottom: Annotated[int | None, Field(ge=1, le=10_000, description="instead of top: the N of least trend")] = None
     min_population: Annotated[int, Field(ge=0, description="with by=city: at least this many people")] = 0

@@ -14,9 +14,10 @@ import pytest
 from scipy import stats
 
 from era5etl.db import connect
-from era5etl.read.atlas import atlas
-from era5etl.read.climate_read import climate_request
+from era5etl.read.atlas import atlas, atlas_request
+from era5etl.read.climate_read import area_climate, climate_request
 from era5etl.read.errors import ReadError
+from era5etl.read.regions import resolve_region
 from era5etl.read.where import Where
 from era5etl.read.yearly import yearly_field
 
@@ -57,6 +58,27 @@ def test_a_points_atlas_values_are_its_climate(db_url: str, mm_table: str, varia
     assert data["complete_years"] == list(range(2005, 2025)) and data["ranked"] == 63 * 35
     slopes = [r["trend_per_decade"]["ols"] for r in data["ranking"]]
     assert slopes == sorted(slopes, reverse=True)
+
+
+def test_a_countrys_atlas_values_are_its_region_climate(db_url: str, mm_table: str) -> None:
+    """The box holds Vietnam and Cambodia whole and most of Laos; Thailand and China are mostly outside."""
+    with connect(db_url) as conn:
+        data = atlas_request(conn, mm_table, "temperature_2m", by="country", baseline="2006-2015", top=10)
+        named = {r["country"]["name"]: r for r in data["ranking"]}
+        assert {"Vietnam", "Cambodia", "Laos"} <= set(named) and "China" not in named
+        assert any("left out" in n and "China" in n and "Thailand" in n for n in data["notes"])
+        for name in ("Vietnam", "Laos"):
+            got = area_climate(conn, mm_table, resolve_region(name), "temperature_2m", (2006, 2015))
+            r = named[name]
+            assert r["country"]["points"] == got["region"]["points"]
+            same_numbers(r["trend_per_decade"], got["trend_per_decade"])
+            assert r["baseline_value"] == pytest.approx(got["baseline_value"], rel=1e-9)
+            assert r["highest_year"] == got["highest"][0]["year"]
+    slopes = [r["trend_per_decade"]["ols"] for r in data["ranking"]]
+    assert slopes == sorted(slopes, reverse=True) and data["by"] == "country"
+    code, out, err, _ = cli("atlas", "--table", mm_table, "--by", "country", "--csv")
+    assert code == 0, out + err
+    assert out.splitlines()[0].startswith("rank,name,") and '"Vietnam"' in out
 
 
 def test_the_cli_ranks_a_span_and_refuses_what_it_cannot(mm_table: str) -> None:

@@ -63,5 +63,10 @@ def test_http_answers_the_clis_object(db_url: str, places_table: str) -> None:
         assert empty.status_code == 400 and "holds no complete year of wind_speed_10m" in empty.text
         unknown = reads.get("/atlas", params={"table": places_table, "variable": "snow"})
         assert unknown.status_code == 400 and "unknown variable 'snow'" in unknown.text
+        code, out, err, countries = cli("atlas", "--table", places_table, "--by", "country", "--json")
+        assert code == 0, out + err
+        by_country = reads.get("/atlas", params={"table": places_table, "by": "country"})
+        assert by_country.status_code == 200, by_country.text
+        assert by_country.json() == countries and countries["by"] == "country"
         schema = reads.get("/openapi.json").json()
         assert "/atlas" in schema["paths"] and "min_population" in str(schema["paths"]["/atlas"])

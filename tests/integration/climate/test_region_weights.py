@@ -16,7 +16,7 @@ import shapely
 
 from era5etl.db import connect
 from era5etl.read.errors import ReadError
-from era5etl.read.region_weights import GRID, digest, weighed
+from era5etl.read.region_weights import GRID, digest, weighed, weighed_all
 from era5etl.read.regions import cell_weights, region_from_geojson, resolve_region
 
 from ..helpers import cli
@@ -31,6 +31,22 @@ def _fresh(conn: Any, region: Any) -> Any:
         conn.execute("DELETE FROM era5_regions WHERE grid = %s AND digest = %s", (GRID, digest(region.outline)))
         conn.commit()
     return weighed(conn, region)
+
+
+def test_many_regions_weighed_at_once_are_each_weighed_alone(db_url: str) -> None:
+    """The atlas's countries: one statement weighs them all (one of them new), the rows are each's."""
+    new = region_from_geojson({"type": "Polygon", "coordinates": [  # a box of 3 x 3 cells, not stored yet
+        [[10.0, 40.0], [10.75, 40.0], [10.75, 40.75], [10.0, 40.75], [10.0, 40.0]]]}, f"box {uuid.uuid4().hex[:6]}")
+    regions = [resolve_region("Luxembourg"), new, resolve_region("Fiji")]
+    with connect(db_url) as conn:
+        together = weighed_all(conn, regions)
+        alone = [weighed(conn, r) for r in regions]
+    for got, want in zip(together, alone, strict=True):
+        assert got is not None and got.region_id == want.region_id and got.name == want.name
+        assert got.ids.tolist() == want.ids.tolist() and got.weights.tolist() == want.weights.tolist()
+        assert got.latitudes.tolist() == want.latitudes.tolist()
+        assert got.longitudes.tolist() == want.longitudes.tolist()
+    assert together[1] is not None and together[1].points == 16  # the cells centred on 40..40.75 N and E
 
 
 @pytest.mark.parametrize("make", [

@@ -9,9 +9,20 @@ import pytest
 from scipy import stats
 
 from era5etl.core.grid import location_ids
-from era5etl.read.atlas import ARCTIC, anomalies, area_mean, atlas, cell_areas, city_units, point_trends, trend_map
+from era5etl.read.atlas import (
+    ARCTIC,
+    anomalies,
+    area_mean,
+    atlas,
+    cell_areas,
+    city_units,
+    point_trends,
+    regional_field,
+    trend_map,
+)
 from era5etl.read.errors import ReadError
 from era5etl.read.places import Place
+from era5etl.read.regions import Region
 from era5etl.read.yearly import YearlyField
 
 
@@ -118,3 +129,40 @@ def test_the_trend_map_is_a_dataarray_on_the_lattice() -> None:
     got = grid.sel(latitude=field.latitude[row], longitude=field.longitude[row]).item()
     assert got == pytest.approx(point_trends(field).per_decade[row])
     assert grid.attrs["units"] == "degC/decade"
+
+
+def _region(name: str, field: YearlyField, rows: list[int], weights: list[float], extra_ids: tuple[int, ...] = ()
+            ) -> Region:
+    ids = np.concatenate([field.location_id[rows], np.array(extra_ids, dtype=np.int64)])
+    w = np.concatenate([weights, np.ones(len(extra_ids))])
+    order = np.argsort(ids)
+    return Region(name, "test", None, None, ids=ids[order].astype(np.int64), weights=w[order],
+                  latitudes=np.zeros(ids.size), longitudes=np.zeros(ids.size))
+
+
+def test_a_regions_year_is_its_points_weighted_mean_and_missing_if_one_is() -> None:
+    field = _field(step=10.0)
+    east, west = int(np.flatnonzero((field.latitude == 0) & (field.longitude == 180))[0]), \
+        int(np.flatnonzero((field.latitude == 0) & (field.longitude == -170))[0])
+    a = _region("A", field, [10, 11, 12], [1.0, 2.0, 3.0], extra_ids=(3,))  # id 3: no point of the field
+    dateline = _region("Across", field, [east, west], [1.0, 1.0])
+    nowhere = Region("Nowhere", "test", None, None, ids=np.array([2], dtype=np.int64), weights=np.ones(1),
+                     latitudes=np.zeros(1), longitudes=np.zeros(1))
+    field.values[11, 4] = np.nan  # one point's year missing: the region's year is missing
+    regional, kept = regional_field(field, [a, nowhere, dateline])
+    assert [r.name for r in kept] == ["A", "Across"] and kept[0].points == 3 and kept[0].left_out == 1
+    want = (field.values[10] + 2 * field.values[11] + 3 * field.values[12]) / 6
+    assert np.isnan(regional.values[0, 4]) and np.isnan(want[4])
+    assert np.allclose(regional.values[0], want, equal_nan=True)
+    assert regional.latitude[0] == pytest.approx((field.latitude[[10, 11, 12]] * [1, 2, 3]).sum() / 6)
+    assert abs(regional.longitude[1]) == pytest.approx(175.0)  # the circular mean of 180 and -170
+    assert regional.location_id[0] == field.location_id[12]  # the heaviest point's
+    data = atlas(field, by="country", regions=[a, dateline], left_out=["Far"], top=2)
+    assert {r["country"]["name"] for r in data["ranking"]} == {"A", "Across"} and data["units"] == 2
+    assert all("grid_point" not in r for r in data["ranking"])
+    assert any("Far" in n for n in data["notes"])
+    trend = point_trends(regional).per_decade[0]
+    keep = np.isfinite(want)
+    assert trend == pytest.approx(stats.linregress(field.years[keep], want[keep]).slope * 10, rel=1e-10)
+    with pytest.raises(ReadError, match="no country has a grid point"):
+        atlas(field, by="country", regions=[nowhere])
