@@ -13,6 +13,7 @@ from typing import Any
 
 from era5etl import settings
 from era5etl.cli.common import output_path, table_arg
+from era5etl.cli.place import add_place_arguments
 from era5etl.db import connect, database_url
 
 
@@ -46,6 +47,7 @@ def add_parsers(sub: Any) -> None:
     order.add_argument("--bottom", type=int, metavar="N", help="the N of least trend")
     at.add_argument("--band", type=_band, action="append", metavar="S,N",
                     help="also the area-weighted mean trend of this band of latitude (repeatable)")
+    add_place_arguments(at)
     at.add_argument("--table", type=table_arg, help="the hypertable to read (default ERA5_TABLE, else weather)")
     out = at.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print one JSON object (docs/atlas.md)")
@@ -102,11 +104,47 @@ def _csv(data: dict[str, Any]) -> str:
     return "\n".join(rows)
 
 
+def _place_text(data: dict[str, Any]) -> str:
+    lines = [f"What kind of change at {data['where']['described']} ({data['table']}; {data['order']}):"]
+    for c in data["changes"]:
+        t, r = c["trend_per_decade"], c["among_cities"]
+        ci = t["ci95"] or [None, None]
+        p = "-" if t["p_value"] is None else f"{t['p_value']:.2g}"
+        rank = "no rank" if r["rank"] is None else f"rank {r['rank']:,} of {r['of']:,} cities"
+        years = c["complete_years"]
+        lines.append(f"  {c['statistic']} {c['variable']}: {_fmt(t['ols'])} {c['unit']}/decade ({_fmt(ci[0])} to "
+                     f"{_fmt(ci[1])}, p {p}, {years[0]}-{years[-1]}, {len(years)} years); last 10 years "
+                     f"{_fmt(c['anomaly_last_10'], '+.3f')} {c['unit']}; {rank}")
+    lines += [f"note: {n}" for n in data["notes"]]
+    return "\n".join(lines)
+
+
+def _place(args: argparse.Namespace, table: str) -> int:
+    from era5etl.read.atlas_place import place_changes
+    from era5etl.read.errors import ReadError
+    from era5etl.read.where import where
+
+    others = [flag for flag, given in (("--by", args.by != "point"), ("--top", args.top is not None),
+                                       ("--bottom", args.bottom is not None), ("--band", bool(args.band)),
+                                       ("--csv", args.csv), ("--png", args.png is not None)) if given]
+    if others:
+        raise ReadError(f"--place answers one place; {', '.join(others)} rank many places")
+    at = where(None, None, args.place, args.country)
+    assert at is not None  # a place was given
+    with connect(database_url()) as conn:
+        data = place_changes(conn, table, at, first=args.first, last=args.last, baseline=args.baseline,
+                             min_population=args.min_population)
+    print(json.dumps(data) if args.json else _place_text(data))
+    return 0
+
+
 def cmd_atlas(args: argparse.Namespace) -> int:
     from era5etl.read.atlas import atlas_answer
     from era5etl.read.yearly import yearly_field
 
     table = args.table or settings.load().table
+    if args.place is not None or args.country is not None:
+        return _place(args, table)
     target = output_path(args.png) if args.png is not None else None
     with connect(database_url()) as conn:
         field = yearly_field(conn, table, args.variable, args.first, args.last)

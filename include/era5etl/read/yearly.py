@@ -120,6 +120,16 @@ def _loaded_years(conn: psycopg.Connection[Any], relation: str, time_column: str
     return None if row is None or row[0] is None else (int(row[0]), int(row[1]))
 
 
+def atlas_variables(conn: psycopg.Connection[Any], table: str) -> list[str]:
+    """The variables of ``table`` with a yearly value: its columns with one, and on an hourly table with
+    both 10 m wind components the daily rollup's derived speed."""
+    columns = [c for c in data_columns(conn, table) if value_column_or_none(c) is not None]
+    if not table_dataset(conn, table).monthly and {"zonal_wind_10m", "meridional_wind_10m"} <= set(
+            data_columns(conn, table)):
+        columns.append(WIND_SPEED)
+    return columns
+
+
 def yearly_field(conn: psycopg.Connection[Any], table: str, variable: str, first: int | None = None,
                  last: int | None = None) -> YearlyField:
     """``variable``'s yearly values at every grid point of ``table`` over [first, last] (None: what is
@@ -131,9 +141,7 @@ def yearly_field(conn: psycopg.Connection[Any], table: str, variable: str, first
     150 MB, never the whole table at once."""
     require_table(conn, table)
     dataset = table_dataset(conn, table)
-    columns = [c for c in data_columns(conn, table) if value_column_or_none(c) is not None]
-    if not dataset.monthly and {"zonal_wind_10m", "meridional_wind_10m"} <= set(data_columns(conn, table)):
-        columns.append(WIND_SPEED)  # the daily rollup's derived speed
+    columns = atlas_variables(conn, table)
     if variable not in columns:
         raise ReadError(f"unknown variable {variable!r} for the atlas of {table}; it has {', '.join(columns)}")
     if first is not None and last is not None and first > last:
@@ -170,4 +178,4 @@ def value_column_or_none(variable: str) -> tuple[str, str] | None:
         return None
 
 
-__all__ = ["YearlyField", "coordinates", "value_column_or_none", "yearly_field"]
+__all__ = ["YearlyField", "atlas_variables", "coordinates", "value_column_or_none", "yearly_field"]

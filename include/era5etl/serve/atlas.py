@@ -1,5 +1,6 @@
-"""``GET /era5/atlas``: the atlas over HTTP, the query as a pydantic model (in the OpenAPI schema) and
-the answer ``atlas --json``'s object (``read.atlas.atlas_request``)."""
+"""``GET /era5/atlas``: the atlas over HTTP (with ``place``: what kind of change one city has seen), the
+query as a pydantic model (in the OpenAPI schema) and the answer ``atlas --json``'s object
+(``read.atlas.atlas_request``, ``read.atlas_place.place_changes``)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from era5etl.db.session import session
 from era5etl.read.atlas import atlas_request
+from era5etl.read.atlas_place import place_changes
+from era5etl.read.where import where
 from era5etl.serve.extent import resolve_table
 from era5etl.serve.params import parse_table
 from era5etl.serve.reads import JSON_TYPE, Reply, encode_json, guarded
@@ -31,6 +34,11 @@ class AtlasRequest(BaseModel):
     top: Annotated[int | None, Field(ge=1, le=10_000, description="the N of greatest trend (default 20)")] = None
     bottom: Annotated[int | None, Field(ge=1, le=10_000, description="instead of top: the N of least trend")] = None
     min_population: Annotated[int, Field(ge=0, description="with by=city: at least this many people")] = 0
+    place: Annotated[str | None, Field(description="instead of a ranking: what kind of change this city (by name, "
+                                                   "from the gazetteer) has seen, every variable's trend and its "
+                                                   "rank among the cities")] = None
+    country: Annotated[str | None, Field(description="with place: the country (ISO 3166 alpha-2) of a name several "
+                                                     "share")] = None
     table: Annotated[str | None, Field(description="a pipeline table (in the ledger era5_months); default: the "
                                                    "one updated last")] = None
 
@@ -43,6 +51,10 @@ class AtlasRequest(BaseModel):
     def _order(self) -> AtlasRequest:
         if self.top is not None and self.bottom is not None:
             raise ValueError("top and bottom are one or the other")
+        if self.place is not None and (self.by != "point" or self.top is not None or self.bottom is not None):
+            raise ValueError("place answers one place; by, top and bottom rank many")
+        if self.country is not None and self.place is None:
+            raise ValueError("country names the country of a place: give place too")
         return self
 
 
@@ -51,6 +63,12 @@ def read_atlas(url: str, req: AtlasRequest) -> Any:
     with session(url) as conn:
         guarded(conn)
         table, _, _ = resolve_table(conn, req.table)
+        if req.place is not None:
+            at = where(None, None, req.place, req.country)
+            assert at is not None  # a place was given
+            data = place_changes(conn, table, at, first=req.first, last=req.last, baseline=req.baseline,
+                                 min_population=req.min_population)
+            return Reply(encode_json(data), JSON_TYPE)
         data = atlas_request(conn, table, req.variable, first=req.first, last=req.last, baseline=req.baseline,
                              by=req.by, top=req.top, bottom=req.bottom, min_population=req.min_population)
     return Reply(encode_json(data), JSON_TYPE)

@@ -14,9 +14,11 @@ import pytest
 from scipy import stats
 
 from era5etl.db import connect
-from era5etl.read.atlas import atlas, atlas_request
+from era5etl.read.atlas import atlas, atlas_answer, atlas_request
+from era5etl.read.atlas_place import place_changes
 from era5etl.read.climate_read import area_climate, climate_request
 from era5etl.read.errors import ReadError
+from era5etl.read.places import find_place
 from era5etl.read.regions import resolve_region
 from era5etl.read.where import Where
 from era5etl.read.yearly import yearly_field
@@ -79,6 +81,32 @@ def test_a_countrys_atlas_values_are_its_region_climate(db_url: str, mm_table: s
     code, out, err, _ = cli("atlas", "--table", mm_table, "--by", "country", "--csv")
     assert code == 0, out + err
     assert out.splitlines()[0].startswith("rank,name,") and '"Vietnam"' in out
+
+
+def test_what_kind_of_change_a_place_has_seen_is_its_points_climate_and_rank(db_url: str, mm_table: str) -> None:
+    hanoi = find_place("Hanoi", None)
+    with connect(db_url) as conn:
+        data = place_changes(conn, mm_table, Where(hanoi.latitude, hanoi.longitude, hanoi), baseline="2006-2015")
+        p = data["where"]["grid_point"]
+        assert [c["variable"] for c in data["changes"]] == ["temperature_2m", "total_precipitation"]  # p 0.003, 0.1
+        for c in data["changes"]:
+            got = climate_request(conn, mm_table, Where(p["latitude"], p["longitude"]), c["variable"], (2006, 2015))
+            same_numbers(c["trend_per_decade"], got["trend_per_decade"])
+            assert c["baseline_value"] == pytest.approx(got["baseline_value"], rel=1e-12)
+            # The rank is the place's position among the cities the atlas ranks by that trend.
+            cities = atlas_answer(yearly_field(conn, mm_table, c["variable"]), by="city", top=10_000)["ranking"]
+            greater = sum(r["trend_per_decade"]["ols"] > c["trend_per_decade"]["ols"] for r in cities)
+            assert c["among_cities"] == {"rank": greater + 1, "of": len(cities)}
+    assert data["where"]["place"]["name"] == "Hanoi" and data["baseline"] == [2006, 2015]
+    # The table's other columns were never loaded: named, not ranked.
+    assert data["notes"] == ["no complete year at any grid point: total_cloud_cover, snowfall"]
+    code, out, err, _ = cli("atlas", "--table", mm_table, "--place", "Hanoi")
+    assert code == 0, out + err
+    assert out.startswith("What kind of change at Hanoi, VN") and "rank " in out and "cities" in out
+    code, out, err, _ = cli("atlas", "--table", mm_table, "--place", "Hanoi", "--top", "3")
+    assert code == 2 and "--place answers one place; --top rank many places" in err
+    code, out, err, _ = cli("atlas", "--table", mm_table, "--place", "Paris")
+    assert code == 2 and "--country" in err
 
 
 def test_the_cli_ranks_a_span_and_refuses_what_it_cannot(mm_table: str) -> None:

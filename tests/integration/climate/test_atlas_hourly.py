@@ -68,5 +68,14 @@ def test_http_answers_the_clis_object(db_url: str, places_table: str) -> None:
         by_country = reads.get("/atlas", params={"table": places_table, "by": "country"})
         assert by_country.status_code == 200, by_country.text
         assert by_country.json() == countries and countries["by"] == "country"
+        code, out, err, jakarta = cli("atlas", "--table", places_table, "--place", "Jakarta", "--json")
+        assert code == 0, out + err
+        place = reads.get("/atlas", params={"table": places_table, "place": "Jakarta"})
+        assert place.status_code == 200, place.text
+        assert place.json() == jakarta and jakarta["where"]["place"]["name"] == "Jakarta"
+        ranked = jakarta["changes"][0]["among_cities"]
+        assert 1 <= ranked["rank"] <= ranked["of"]
+        both = reads.get("/atlas", params={"table": places_table, "place": "Jakarta", "top": 3})
+        assert both.status_code == 400 and "place answers one place" in both.text
         schema = reads.get("/openapi.json").json()
         assert "/atlas" in schema["paths"] and "min_population" in str(schema["paths"]["/atlas"])
