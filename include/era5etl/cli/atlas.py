@@ -53,6 +53,8 @@ def add_parsers(sub: Any) -> None:
     out.add_argument("--json", action="store_true", help="print one JSON object (docs/atlas.md)")
     out.add_argument("--csv", action="store_true", help="print the ranking as CSV")
     out.add_argument("--png", metavar="FILE", help="draw the trend of every grid point, with coastlines, into FILE")
+    out.add_argument("--geojson", metavar="FILE", help="write the trend of every grid point, its cell a polygon, "
+                                                       "into FILE as GeoJSON (RFC 7946)")
     at.set_defaults(func=cmd_atlas)
 
 
@@ -126,7 +128,8 @@ def _place(args: argparse.Namespace, table: str) -> int:
 
     others = [flag for flag, given in (("--by", args.by != "point"), ("--top", args.top is not None),
                                        ("--bottom", args.bottom is not None), ("--band", bool(args.band)),
-                                       ("--csv", args.csv), ("--png", args.png is not None)) if given]
+                                       ("--csv", args.csv), ("--png", args.png is not None),
+                                       ("--geojson", args.geojson is not None)) if given]
     if others:
         raise ReadError(f"--place answers one place; {', '.join(others)} rank many places")
     at = where(None, None, args.place, args.country)
@@ -146,6 +149,7 @@ def cmd_atlas(args: argparse.Namespace) -> int:
     if args.place is not None or args.country is not None:
         return _place(args, table)
     target = output_path(args.png) if args.png is not None else None
+    geojson = output_path(args.geojson) if args.geojson is not None else None
     with connect(database_url()) as conn:
         field = yearly_field(conn, table, args.variable, args.first, args.last)
         data = atlas_answer(field, baseline=args.baseline, by=args.by, top=args.top, bottom=args.bottom,
@@ -159,6 +163,13 @@ def cmd_atlas(args: argparse.Namespace) -> int:
         plot_trend_map(trend_map(field), title, target, data["statistic"])
         print(_text(data))
         print(f"wrote {target} ({target.stat().st_size:,} bytes)")
+    elif geojson is not None:
+        from era5etl.read.atlas_geojson import trend_geojson
+
+        features = trend_geojson(field)
+        geojson.write_text(json.dumps(features))
+        print(_text(data))
+        print(f"wrote {geojson} ({len(features['features']):,} cells, {geojson.stat().st_size:,} bytes)")
     elif args.json:
         print(json.dumps(data))
     elif args.csv:

@@ -7,6 +7,7 @@ runs (``era5bench atlas``), on 2,664 points instead of 1,038,240."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -82,3 +83,12 @@ def test_the_cli_prints_and_draws_it(planted_table: str, tmp_path: Path) -> None
     assert code == 0, out + err
     assert "global: +0.19" in out and "Arctic amplification: 3." in out
     assert png.stat().st_size > 20_000 and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    from localcds.synth.climate import HOT_SPOTS
+
+    cells = tmp_path / "trend.geojson"
+    code, out, err, _ = cli("atlas", "--table", planted_table, "--geojson", str(cells))
+    assert code == 0, out + err
+    data = json.loads(cells.read_text())
+    assert len(data["features"]) == 37 * 72 and f"wrote {cells} (2,664 cells" in out
+    spot = max(data["features"], key=lambda f: f["properties"]["trend_per_decade"])["properties"]
+    assert (spot["latitude"], spot["longitude"]) in {(s[1], s[2]) for s in HOT_SPOTS}
