@@ -38,9 +38,12 @@ def add_parsers(sub: Any) -> None:
     at.add_argument("--to", dest="last", type=int, metavar="YEAR", help="last year (default: the last loaded)")
     at.add_argument("--baseline", default="1991-2020", metavar="Y1-Y2",
                     help="the years the last ten years' anomaly is against (default 1991-2020)")
-    at.add_argument("--by", choices=("point", "city", "country"), default="point",
-                    help="rank grid points (default), the gazetteer's cities (each at its nearest grid point) or "
-                         "Natural Earth's countries (weighed as --region weighs them)")
+    at.add_argument("--by", choices=("point", "city", "country", "region-file"), default="point",
+                    help="rank grid points (default), the gazetteer's cities (each at its nearest grid point), "
+                         "Natural Earth's countries, or each Feature of --region-file F (both weighed as --region "
+                         "weighs them)")
+    at.add_argument("--region-file", metavar="F", help="with --by region-file: a GeoJSON FeatureCollection, each "
+                                                       "Feature a region ranked (named by its properties' name)")
     at.add_argument("--min-population", type=int, default=0, metavar="P", help="with --by city: at least P people")
     order = at.add_mutually_exclusive_group()
     order.add_argument("--top", type=int, metavar="N", help="the N of greatest trend (default 20)")
@@ -63,14 +66,14 @@ def _fmt(value: float | None, spec: str = "+.4f") -> str:
 
 
 def _named(r: dict[str, Any]) -> str:
-    if "country" in r:
-        c = r["country"]
-        return f"{c['name']} ({c['points']:,} points)"
+    for key in ("country", "region"):
+        if key in r:
+            return f"{r[key]['name']} ({r[key]['points']:,} points)"
     p = r["grid_point"]
     return r["city"]["described"] if "city" in r else f"{p['latitude']:g}, {p['longitude']:g}"
 
 
-_PLURAL = {"point": "points", "city": "cities", "country": "countries"}
+_PLURAL = {"point": "points", "city": "cities", "country": "countries", "region-file": "regions"}
 
 
 def _text(data: dict[str, Any]) -> str:
@@ -98,8 +101,8 @@ def _csv(data: dict[str, Any]) -> str:
     rows = ["rank,name,latitude,longitude,trend_per_decade,ci95_low,ci95_high,theil_sen,years,anomaly_last_10,"
             "highest_year"]
     for r in data["ranking"]:
-        t, p = r["trend_per_decade"], r.get("grid_point") or r["country"]
-        name = (r["city"] if "city" in r else r.get("country", {})).get("name", "").replace('"', '""')
+        t, p = r["trend_per_decade"], r.get("grid_point") or r.get("country") or r["region"]
+        name = (r.get("city") or r.get("country") or r.get("region") or {}).get("name", "").replace('"', '""')
         cells = [r["rank"], f'"{name}"' if name else "", p["latitude"], p["longitude"], t["ols"],
                  *(t["ci95"] or [None, None]), t["theil_sen"], t["years"], r["anomaly_last_10"], r["highest_year"]]
         rows.append(",".join("" if c is None else str(c) for c in cells))
@@ -126,7 +129,8 @@ def _place(args: argparse.Namespace, table: str) -> int:
     from era5etl.read.errors import ReadError
     from era5etl.read.where import where
 
-    others = [flag for flag, given in (("--by", args.by != "point"), ("--top", args.top is not None),
+    others = [flag for flag, given in (("--by", args.by != "point"), ("--region-file", args.region_file is not None),
+                                       ("--top", args.top is not None),
                                        ("--bottom", args.bottom is not None), ("--band", bool(args.band)),
                                        ("--csv", args.csv), ("--png", args.png is not None),
                                        ("--geojson", args.geojson is not None)) if given]
@@ -153,7 +157,8 @@ def cmd_atlas(args: argparse.Namespace) -> int:
     with connect(database_url()) as conn:
         field = yearly_field(conn, table, args.variable, args.first, args.last)
         data = atlas_answer(field, baseline=args.baseline, by=args.by, top=args.top, bottom=args.bottom,
-                            min_population=args.min_population, bands=args.band, conn=conn)
+                            min_population=args.min_population, bands=args.band, conn=conn,
+                            region_file=args.region_file)
     if target is not None:
         from era5etl.read.atlas import trend_map
         from era5etl.read.atlas_plot import plot_trend_map

@@ -36,13 +36,14 @@ from era5etl.read.climate_read import DEFAULT_BASELINE, parse_years
 from era5etl.read.errors import ReadError
 from era5etl.read.places import Place, gazetteer
 from era5etl.read.region_series import check_regions
-from era5etl.read.regions import Region, country_names, resolve_region
+from era5etl.read.regions import Region, country_names, regions_from_file, resolve_region
 from era5etl.read.trend import MIN_YEARS, trend_per_decade
 from era5etl.read.yearly import YearlyField, yearly_field
 
 ARCTIC = (66.5, 90.0)  # the Arctic Circle northward, as Rantanen et al. 2022
 GLOBE = (-90.0, 90.0)
 LAST_YEARS = 10  # the recent years whose mean anomaly is shown
+BY = ("point", "city", "country", "region-file")  # what the atlas ranks
 
 
 @dataclass
@@ -193,9 +194,16 @@ def country_regions(conn: psycopg.Connection[Any], field: YearlyField) -> tuple[
     # The box as the outlines' longitudes may run (past 180 for a country across the antimeridian).
     box = shapely.union_all([shapely.box(west + k, south, east + k, north) for k in (-360, 0, 360)])
     near = [r for r in (resolve_region(name) for name in country_names()) if shapely.intersects(r.outline, box)]
-    checked = check_regions(conn, field.table, near)
+    return outline_regions(conn, field, near)
+
+
+def outline_regions(conn: psycopg.Connection[Any], field: YearlyField, regions: list[Region]
+                    ) -> tuple[list[Region], list[str]]:
+    """``regions`` weighed on ``field``'s table as ``--region`` weighs one (``check_region``), and the
+    names of those it refuses (less than half of it in the table's loaded box, or no cell)."""
+    checked = check_regions(conn, field.table, regions)
     return ([r for r in checked if isinstance(r, Region)],
-            [n.name for n, r in zip(near, checked, strict=True) if isinstance(r, ReadError)])
+            [n.name for n, r in zip(regions, checked, strict=True) if isinstance(r, ReadError)])
 
 
 def city_units(field: YearlyField, cities: list[Place], min_population: int) -> list[Unit]:
@@ -225,7 +233,8 @@ def _year_of(field: YearlyField, row: int, pick: Any) -> int | None:
     return int(field.years[good][pick(values[good])]) if good.any() else None
 
 
-def _unit_json(field: YearlyField, unit: Unit, rank: int, anomaly: np.ndarray, base: np.ndarray) -> dict[str, Any]:
+def _unit_json(field: YearlyField, unit: Unit, rank: int, anomaly: np.ndarray, base: np.ndarray,
+               region_key: str = "country") -> dict[str, Any]:
     row = unit.row
     good = np.isfinite(field.values[row])
     out: dict[str, Any] = {"rank": rank}
@@ -235,8 +244,8 @@ def _unit_json(field: YearlyField, unit: Unit, rank: int, anomaly: np.ndarray, b
                        "population": p.population, "described": str(p)}
     if unit.region is not None:
         r = unit.region
-        out["country"] = {"name": r.name, "iso": r.iso, "points": r.points, "latitude": float(field.latitude[row]),
-                          "longitude": float(field.longitude[row])}
+        out[region_key] = {"name": r.name, "iso": r.iso, "points": r.points, "latitude": float(field.latitude[row]),
+                           "longitude": float(field.longitude[row])}
     else:
         out["grid_point"] = {"location_id": int(field.location_id[row]), "latitude": float(field.latitude[row]),
                              "longitude": float(field.longitude[row])}
@@ -280,17 +289,19 @@ def atlas(field: YearlyField, *, by: str = "point", top: int | None = None, bott
         units = city_units(field, cities or [], min_population)
         if not units:
             raise ReadError(f"no city of at least {min_population:,} people lies on {field.table}'s grid points")
-    elif by == "country":
+    elif by in ("country", "region-file"):
+        what = "country" if by == "country" else "region"
         ranked, kept = regional_field(field, regions or [])
         if not kept:
-            raise ReadError(f"no country has a grid point in {field.table}"
+            raise ReadError(f"no {what} has a grid point in {field.table}"
                             + (f" (left out, less than half loaded: {', '.join(left_out)})" if left_out else ""))
         units = [Unit(i, region=r) for i, r in enumerate(kept)]
         unit_trends = point_trends(ranked)
         if left_out:
-            notes.append(f"countries left out, less than half of their area in the table's box: {', '.join(left_out)}")
+            notes.append(f"{'countries' if by == 'country' else 'regions'} left out, less than half of their area "
+                         f"in the table's box: {', '.join(left_out)}")
     else:
-        raise ReadError(f"--by {by!r}: point, city or country")
+        raise ReadError(f"--by {by!r}: {', '.join(BY[:-1])} or {BY[-1]}")
     anomaly, base = anomalies(ranked, baseline)
     complete = np.isfinite(field.values)
     everywhere = [int(y) for y, c in zip(field.years, complete.all(axis=0), strict=True) if c]
@@ -310,28 +321,35 @@ def atlas(field: YearlyField, *, by: str = "point", top: int | None = None, bott
             "baseline": list(baseline), "points": int(field.location_id.size), "units": len(units),
             "ranked": int(sum(np.isfinite(unit_trends.per_decade[u.row]) for u in units)),
             "zonal": zonal_means(field, trends, bands),
-            "ranking": [_unit_json(ranked, u, i + 1, anomaly, base) for i, u in enumerate(chosen)], "notes": notes}
+            "ranking": [_unit_json(ranked, u, i + 1, anomaly, base, "country" if by == "country" else "region")
+                        for i, u in enumerate(chosen)], "notes": notes}
 
 
-BY = ("point", "city", "country")
 
 
 def atlas_answer(field: YearlyField, *, baseline: str | tuple[int, int] = DEFAULT_BASELINE, by: str = "point",
                  top: int | None = None, bottom: int | None = None, min_population: int = 0,
                  bands: list[tuple[float, float]] | None = None,
-                 conn: psycopg.Connection[Any] | None = None) -> dict[str, Any]:
+                 conn: psycopg.Connection[Any] | None = None, region_file: str | None = None) -> dict[str, Any]:
     """:func:`atlas` as the CLI, the HTTP API and the Python API ask it: the baseline as text or years,
-    ``by`` city ranking the gazetteer's cities, ``by`` country Natural Earth's countries (weighed through
-    ``conn``), the bands named by their latitudes."""
+    ``by`` city ranking the gazetteer's cities, ``by`` country Natural Earth's countries, ``by``
+    region-file each Feature of the GeoJSON file ``region_file`` (both weighed through ``conn``), the
+    bands named by their latitudes."""
     span = parse_years(baseline) if isinstance(baseline, str) else baseline
     if by not in BY:
         raise ReadError(f"by {by!r}: {', '.join(BY[:-1])} or {BY[-1]}")
     cities = [p for ps in gazetteer()[0].values() for p in ps] if by == "city" else None
     regions, left_out = None, None
-    if by == "country":
+    if (by == "region-file") != (region_file is not None):
+        raise ReadError("--by region-file ranks the outlines of --region-file F: give both, or neither")
+    if by in ("country", "region-file"):
         if conn is None:
-            raise ReadError("by country needs the database: a country's weights are PostGIS's")
-        regions, left_out = country_regions(conn, field)
+            raise ReadError(f"by {by} needs the database: a region's weights are PostGIS's")
+        if by == "country":
+            regions, left_out = country_regions(conn, field)
+        else:
+            assert region_file is not None  # checked above
+            regions, left_out = outline_regions(conn, field, regions_from_file(region_file))
     named = {f"{s:g} to {n:g}": (s, n) for s, n in bands or []}
     return atlas(field, by=by, top=top, bottom=bottom, baseline=span, cities=cities, min_population=min_population,
                  regions=regions, left_out=left_out, bands=named)
@@ -358,5 +376,5 @@ def trend_map(field: YearlyField) -> Any:
 
 
 __all__ = ["ARCTIC", "BY", "GLOBE", "LAST_YEARS", "Trends", "Unit", "anomalies", "area_mean", "atlas", "atlas_answer",
-           "atlas_request", "cell_areas", "city_units", "country_regions", "point_trends", "rank", "regional_field",
-           "trend_map", "zonal_means"]
+           "atlas_request", "cell_areas", "city_units", "country_regions", "outline_regions", "point_trends", "rank",
+           "regional_field", "trend_map", "zonal_means"]

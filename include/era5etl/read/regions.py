@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from era5etl.core.datasets import ERA5_GRID, LatLonGrid
+from era5etl.core.names import printable
 from era5etl.core.paths import PROJECT_ROOT
 from era5etl.read.errors import ReadError
 
@@ -299,21 +300,52 @@ def _country_region(text: str) -> Region:
     return _region(name, SOURCE, outline, iso2)
 
 
-def region_from_file(path: str | Path) -> Region:
-    """A region from a GeoJSON file (its polygons' union)."""
+def _read_geojson(path: str | Path) -> tuple[Path, Any]:
+    """(the path, its JSON) of a ``--region-file``; ReadError for what cannot be read as JSON."""
     target = Path(path)
     try:
         if not target.is_file():  # a device (/dev/zero reads for ever), a FIFO (waits for ever), a folder
             raise ReadError(f"--region-file {path}: not a regular file" if target.exists() else
                             f"--region-file {path}: cannot be read: No such file or directory")
-        data = json.loads(target.read_text())
+        return target, json.loads(target.read_text())
     except OSError as exc:
         raise ReadError(f"--region-file {path}: cannot be read: {exc.strerror or exc}") from None
     except ValueError as exc:
         raise ReadError(f"--region-file {path}: not JSON: {exc}") from None
     except RecursionError:
         raise ReadError(f"--region-file {path}: JSON nested too deep to be GeoJSON") from None
+
+
+def region_from_file(path: str | Path) -> Region:
+    """A region from a GeoJSON file (its polygons' union)."""
+    target, data = _read_geojson(path)
     return _region(target.stem, f"GeoJSON file {target.name}", geojson_outline(data, str(path)))
+
+
+def _feature_name(feature: dict[str, Any], index: int) -> str:
+    properties = feature.get("properties")
+    if isinstance(properties, dict):
+        for key in ("name", "NAME", "Name", "name_en", "NAME_EN", "ADMIN", "id"):
+            value = properties.get(key)
+            if isinstance(value, str | int) and not isinstance(value, bool) and str(value).strip():
+                return printable(str(value).strip())[:200]
+    if isinstance(feature.get("id"), str | int):
+        return printable(str(feature["id"]))[:200]
+    return f"feature {index + 1}"
+
+
+def regions_from_file(path: str | Path) -> list[Region]:
+    """Every Feature of a GeoJSON FeatureCollection file as a region of its own, named by its
+    ``properties.name`` (or NAME, ADMIN, id; else ``feature N``); a file of one outline is one region."""
+    target, data = _read_geojson(path)
+    features = data.get("features") if isinstance(data, dict) and data.get("type") == "FeatureCollection" else None
+    if features is None:
+        return [region_from_file(path)]
+    if not isinstance(features, list) or not features:
+        raise ReadError(f"--region-file {path}: a FeatureCollection without features")
+    source = f"GeoJSON file {target.name}"
+    return [_region(_feature_name(f, i) if isinstance(f, dict) else f"feature {i + 1}", source,
+                    geojson_outline(f, f"{path}, feature {i + 1}", ("Feature",))) for i, f in enumerate(features)]
 
 
 def region_from_geojson(data: Any, name: str = "GeoJSON") -> Region:
@@ -332,5 +364,4 @@ def resolve_region(name: str | None = None, path: str | Path | None = None) -> R
 
 
 __all__ = ["COUNTRIES_FILE", "SOURCE", "Region", "cell_weights", "countries", "country", "country_names",
-           "geojson_outline",
-           "region_from_file", "region_from_geojson", "resolve_region"]
+           "geojson_outline", "region_from_file", "region_from_geojson", "regions_from_file", "resolve_region"]

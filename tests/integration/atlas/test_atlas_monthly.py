@@ -5,6 +5,7 @@ cannot answer."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +20,7 @@ from era5etl.read.atlas_place import place_changes
 from era5etl.read.climate_read import area_climate, climate_request
 from era5etl.read.errors import ReadError
 from era5etl.read.places import find_place
-from era5etl.read.regions import resolve_region
+from era5etl.read.regions import region_from_geojson, resolve_region
 from era5etl.read.where import Where
 from era5etl.read.yearly import yearly_field
 
@@ -81,6 +82,35 @@ def test_a_countrys_atlas_values_are_its_region_climate(db_url: str, mm_table: s
     code, out, err, _ = cli("atlas", "--table", mm_table, "--by", "country", "--csv")
     assert code == 0, out + err
     assert out.splitlines()[0].startswith("rank,name,") and '"Vietnam"' in out
+
+
+def _box(west: float, south: float, east: float, north: float) -> dict[str, object]:
+    return {"type": "Polygon", "coordinates": [[[west, south], [east, south], [east, north], [west, north],
+                                                [west, south]]]}
+
+
+def test_a_files_outlines_are_ranked_each_as_its_region_climate(db_url: str, mm_table: str, tmp_path: Path) -> None:
+    features = [{"type": "Feature", "properties": {"name": "North"}, "geometry": _box(103.1, 18.2, 107.9, 22.9)},
+                {"type": "Feature", "properties": {"NAME": "South"}, "geometry": _box(103.1, 9.1, 107.9, 13.8)},
+                {"type": "Feature", "properties": {}, "geometry": _box(5.0, 45.0, 10.0, 50.0)}]  # not loaded
+    path = tmp_path / "outlines.geojson"
+    path.write_text(json.dumps({"type": "FeatureCollection", "features": features}))
+    code, out, err, data = cli("atlas", "--table", mm_table, "--by", "region-file", "--region-file", str(path),
+                               "--baseline", "2006-2015", "--json")
+    assert code == 0, out + err
+    assert data is not None and {r["region"]["name"] for r in data["ranking"]} == {"North", "South"}
+    assert any("regions left out" in n and "feature 3" in n for n in data["notes"])
+    with connect(db_url) as conn:
+        for r in data["ranking"]:
+            feature = next(f for f in features if r["region"]["name"] in f["properties"].values())
+            got = area_climate(conn, mm_table, region_from_geojson(feature["geometry"], r["region"]["name"]),
+                               "temperature_2m", (2006, 2015))
+            assert r["region"]["points"] == got["region"]["points"]
+            same_numbers(r["trend_per_decade"], got["trend_per_decade"])
+    code, out, err, _ = cli("atlas", "--table", mm_table, "--by", "region-file")
+    assert code == 2 and "--by region-file ranks the outlines of --region-file F" in err
+    code, out, err, _ = cli("atlas", "--table", mm_table, "--by", "region-file", "--region-file", str(tmp_path))
+    assert code == 2 and "not a regular file" in err
 
 
 def test_what_kind_of_change_a_place_has_seen_is_its_points_climate_and_rank(db_url: str, mm_table: str) -> None:

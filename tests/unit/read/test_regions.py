@@ -3,6 +3,7 @@ a part of a cell, the antimeridian, ERA5-Land's 0.1 degree cells), GeoJSON shape
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from era5etl.read.regions import (
     country_names,
     geojson_outline,
     region_from_file,
+    regions_from_file,
     resolve_region,
 )
 
@@ -161,3 +163,31 @@ def test_a_region_file_that_is_no_regular_file_is_refused(tmp_path: Path) -> Non
         region_from_file(deep)
     with pytest.raises(ReadError, match="No such file"):
         region_from_file(tmp_path / "missing.geojson")
+
+
+def test_a_files_features_are_regions_of_their_own_named_by_their_properties(tmp_path: Path) -> None:
+    def box(w: float, s: float) -> dict[str, object]:
+        return {"type": "Polygon", "coordinates": [[[w, s], [w + 1, s], [w + 1, s + 1], [w, s + 1], [w, s]]]}
+
+    collection = {"type": "FeatureCollection", "features": [
+        {"type": "Feature", "properties": {"name": "A"}, "geometry": box(0, 0)},
+        {"type": "Feature", "properties": {"ADMIN": "B"}, "geometry": box(5, 5)},
+        {"type": "Feature", "id": 7, "properties": None, "geometry": box(9, 9)},
+        {"type": "Feature", "properties": {"name": " "}, "geometry": box(20, 20)}]}
+    path = tmp_path / "many.geojson"
+    path.write_text(json.dumps(collection))
+    regions = regions_from_file(path)
+    assert [r.name for r in regions] == ["A", "B", "7", "feature 4"]
+    assert [r.outline.bounds for r in regions][1] == (5.0, 5.0, 6.0, 6.0)
+    assert all(r.source == "GeoJSON file many.geojson" for r in regions)
+    one = tmp_path / "one.geojson"
+    one.write_text(json.dumps(box(0, 0)))
+    assert [r.name for r in regions_from_file(one)] == ["one"]
+    empty = tmp_path / "empty.geojson"
+    empty.write_text(json.dumps({"type": "FeatureCollection", "features": []}))
+    with pytest.raises(ReadError, match="without features"):
+        regions_from_file(empty)
+    nested = tmp_path / "nested.geojson"
+    nested.write_text(json.dumps({"type": "FeatureCollection", "features": [collection]}))
+    with pytest.raises(ReadError, match="feature 1"):
+        regions_from_file(nested)
