@@ -32,6 +32,7 @@ import numpy as np
 import psycopg
 
 from era5etl.core.grid import GLOBAL_STEP, location_ids
+from era5etl.read.climate import year_ranges
 from era5etl.read.climate_read import DEFAULT_BASELINE, parse_years
 from era5etl.read.errors import ReadError
 from era5etl.read.places import Place, gazetteer
@@ -309,10 +310,10 @@ def atlas(field: YearlyField, *, by: str = "point", top: int | None = None, bott
                  if c and not a]
     chosen = rank(ranked, unit_trends, units, count, lowest=bottom is not None)
     if somewhere:
-        notes.append(f"years complete at some points only (each unit's trend uses its own): {somewhere}")
+        notes.append(f"years complete at some points only (each unit's trend uses its own): {year_ranges(somewhere)}")
     missing = [int(y) for y in field.years[~complete.any(axis=0)]]
     if missing:
-        notes.append(f"years complete nowhere (not ranked): {missing}")
+        notes.append(f"years complete nowhere (not ranked): {year_ranges(missing)}")
     if not ((field.years >= baseline[0]) & (field.years <= baseline[1]) & complete.any(axis=0)).any():
         notes.append(f"no complete year of the baseline {baseline[0]}-{baseline[1]}: no anomaly")
     return {"table": field.table, "variable": field.variable, "statistic": field.statistic, "unit": field.unit,

@@ -88,6 +88,8 @@ def test_the_atlas_ranks_and_says_which_years_it_used() -> None:
     assert data["ranking"][0]["trend_per_decade"]["ols"] == pytest.approx(trends[order[0]])
     assert data["complete_years"] == list(range(1980, 2021))
     assert any("2021" in n for n in data["notes"]) and any("1979" in n for n in data["notes"])
+    field.values[4, 1:6] = np.nan  # 1980-1984 not complete at another: one range, not five years
+    assert "complete at some points only (each unit's trend uses its own): 1979-1984" in atlas(field)["notes"][0]
     low = atlas(field, bottom=3)
     assert low["order"] == "lowest" and low["ranking"][0]["trend_per_decade"]["ols"] == pytest.approx(np.nanmin(trends))
     assert data["zonal"]["arctic_amplification"] == pytest.approx(
