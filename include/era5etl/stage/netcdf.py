@@ -39,6 +39,7 @@ import mmap
 import struct
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -346,6 +347,7 @@ def _describe(ds: xr.Dataset, label: str, time_chunk: int, by_name: Mapping[str,
                     if lev[0] in ds.variables else "?"
                 raise StageError(f"{label}: {name} is on pressure levels ({lev[0]}: {found} hPa), not single "
                                  "levels; load it as the pressure-levels dataset (--dataset pressure-levels)")
+    ds = _scalar_date_as_time(ds, table_names, label)
     part = Part(label=label, ds=ds, table_names=table_names, ignored=ignored, time_chunk=time_chunk)
     if not table_names:
         return part
@@ -405,6 +407,26 @@ def _describe(ds: xr.Dataset, label: str, time_chunk: int, by_name: Mapping[str,
     elif _EXPVER in ds.variables:
         part.expver = tuple(sorted({_expver_label(v) for v in np.unique(ds[_EXPVER].values)}))
     return part
+
+
+def _scalar_date_as_time(ds: xr.Dataset, table_names: list[str], label: str) -> xr.Dataset:
+    """``ds`` with a time dimension where it has none and says its time in a scalar coordinate ``date``
+    (YYYYMMDD): the monthly means the 2024 CDS-Beta delivered (a ZIP of netCDF members whose month is
+    ``date`` = 20151001, no ``valid_time``) become a ``valid_time`` of that day at 00 UTC, as the
+    current CDS stamps a month's mean. Any other ``ds`` is returned as it is."""
+    if not table_names or any(d in ds[n].dims for n in table_names for d in _TIME_DIMS):
+        return ds
+    if "date" not in ds.variables or ds["date"].ndim != 0:
+        return ds
+    raw = ds["date"].values.item()
+    text = str(int(raw)) if isinstance(raw, int | np.integer | float) and float(raw).is_integer() else str(raw)
+    try:
+        day = datetime.strptime(text, "%Y%m%d")
+    except ValueError:
+        raise StageError(f"{label}: the scalar coordinate date is {raw!r}, not a date YYYYMMDD") from None
+    out = ds.drop_vars("date").expand_dims(valid_time=[np.datetime64(day.strftime("%Y-%m-%dT00:00"), "ns")])
+    out.set_close(ds.close)  # closing the view closes the file
+    return out
 
 
 def _describe_levels(part: Part, ds: xr.Dataset, dataset_levels: tuple[int, ...]) -> None:

@@ -7,6 +7,7 @@ replacing the rows exactly."""
 from __future__ import annotations
 
 import uuid
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -174,8 +175,45 @@ def test_an_accumulation_is_a_mean_daily_amount_in_mm_a_day(db_url: str, samples
     assert 1 < row[0] < 50
 
 
+BETA_ZIP = "era5mm_cdsbeta2024_zip_5nc_260vars_2015-10_0p25+0p5wave.zip"
+
+
+def test_the_cds_beta_zip_loads_its_month_from_the_scalar_date(db_url: str, samples: Path, cleanup: list[str],
+                                                               tmp_path: Path) -> None:
+    """The 2024 CDS-Beta's ZIP: five netCDF members with no time dimension, the month in a scalar
+    coordinate ``date`` = 20151001; the wave members (0.5 degrees) hold no variable of the table. Every
+    value equals xarray's of its member, at 2015-10-01 00 UTC."""
+    table = f"mm_{uuid.uuid4().hex[:10]}"
+    cleanup.append(table)
+    loaded, deleted, columns = _load(db_url, table, [samples / BETA_ZIP], MONTHLY_MEANS)
+    assert (loaded, deleted) == (64, 0) and len(columns) >= 50
+    by_short = {v.short_name: v for v in MONTHLY_MEANS.catalogue}
+    with zipfile.ZipFile(samples / BETA_ZIP) as z:
+        z.extractall(tmp_path)
+    want: dict[tuple[str, float, float], float] = {}
+    for member in sorted(tmp_path.glob("*.nc")):
+        with xr.open_dataset(member) as ds:
+            assert int(ds["date"].values) == 20151001 and "valid_time" not in ds.dims
+            for name, da in ds.data_vars.items():
+                v = by_short.get(str(name))
+                if v is None:
+                    continue
+                x = (np.asarray(da.transpose("latitude", "longitude").values, dtype=np.float64) * v.scale
+                     + v.offset).astype(np.float32)
+                for j, k in zip(*np.nonzero(np.isfinite(x)), strict=True):
+                    want[(v.column, round(float(ds.latitude[j]), 3), round(float(ds.longitude[k]), 3))] = float(x[j, k])
+    assert {c for c, _, _ in want} == set(columns)
+    with connect(db_url) as conn:
+        times = conn.execute(f"SELECT DISTINCT time AT TIME ZONE 'UTC' FROM {table}").fetchall()
+        assert [t.isoformat() for (t,) in times] == ["2015-10-01T00:00:00"]
+        for column in columns:
+            got = {(column, round(la, 3), round(lo, 3)): x for la, lo, x in conn.execute(
+                f"SELECT latitude::float8, longitude::float8, {column}::float8 FROM {table} "
+                f"WHERE {column} IS NOT NULL")}
+            assert got == {k: x for k, x in want.items() if k[0] == column}, column
+
+
 @pytest.mark.parametrize(("name", "says"), [
-    ("era5mm_cdsbeta2024_zip_5nc_260vars_2015-10_0p25+0p5wave.zip", "has no time dimension"),
     ("era5mm_oldcds_nc3_p54.162_2019-2020_4x4_1deg_noexpver.nc", "none of the table's variables"),
 ])
 def test_the_monthly_samples_not_read_yet_are_refused_before_a_row(samples: Path, name: str, says: str) -> None:

@@ -163,3 +163,25 @@ def test_a_table_variable_without_time_dimension_isrefused(samples: Path, tmp_pa
                         lambda ds: ds[["t2m"]].isel(valid_time=0, drop=True))
     refused(static, "no time dimension")
 
+
+
+def _dated(tmp_path: Path, date: object) -> Path:
+    """A file as the 2024 CDS-Beta wrote its monthly means: no time dimension, the month in ``date``."""
+    ds = xr.Dataset({"t2m": (("latitude", "longitude"), np.full((2, 2), 280.0, dtype=np.float32))},
+                    coords={"latitude": [1.0, 0.75], "longitude": [10.0, 10.25], "date": date})
+    path = tmp_path / "dated.nc"
+    ds.to_netcdf(path)
+    return path
+
+
+def test_a_scalar_date_is_the_files_time(tmp_path: Path) -> None:
+    with open_download([_dated(tmp_path, np.int64(20151001))], variables=[BY_SHORT_NAME["t2m"]]) as staged:
+        assert staged.valid_time.astype("datetime64[s]").tolist() == [np.datetime64("2015-10-01T00:00", "s").item()]
+        assert staged.points == 4
+
+
+def test_a_scalar_date_that_is_no_date_is_refused(tmp_path: Path) -> None:
+    from era5etl.stage.errors import StageError
+
+    with pytest.raises(StageError, match="the scalar coordinate date is 20151301, not a date YYYYMMDD"):
+        open_download([_dated(tmp_path, np.int64(20151301))], variables=[BY_SHORT_NAME["t2m"]]).close()
