@@ -109,6 +109,25 @@ def _check_drawn(frame: Any, answer: dict[str, Any]) -> None:
     assert float(line.get_attribute("data-ols") or "nan") == answer["trend_per_decade"]["ols"]
 
 
+def _data_page(browser: Any, served: Served) -> Any:
+    """The Data view of the served table, signed in, every request outside 127.0.0.1 refused."""
+    from playwright.sync_api import expect
+
+    context = browser.new_context(viewport={"width": 1440, "height": 1600})
+    context.route(re.compile(r"^https?://(?!127\.0\.0\.1[:/])"), lambda route: route.abort())
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    expect.set_options(timeout=60_000)
+    route = f"/plugin/era5-months/era5/data?table={quote(served.table)}"
+    page.goto(served.url + route)
+    page.get_by_label("Username").fill("admin")
+    page.get_by_label("Password").fill(served.password)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url("**/plugin/era5-months/**")
+    page.goto(f"{served.url}/era5/data?table={quote(served.table)}")
+    return page
+
+
 def test_the_climate_panel_draws_a_places_an_areas_and_a_regions_anomalies(served: Served, tmp_path: Path) -> None:
     from playwright.sync_api import expect, sync_playwright
 
@@ -122,18 +141,7 @@ def test_the_climate_panel_draws_a_places_an_areas_and_a_regions_anomalies(serve
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
-            context = browser.new_context(viewport={"width": 1440, "height": 1600})
-            context.route(re.compile(r"^https?://(?!127\.0\.0\.1[:/])"), lambda route: route.abort())
-            page = context.new_page()
-            page.set_default_timeout(60_000)
-            expect.set_options(timeout=60_000)
-            route = f"/plugin/era5-months/era5/data?table={quote(served.table)}"
-            page.goto(served.url + route)
-            page.get_by_label("Username").fill("admin")
-            page.get_by_label("Password").fill(served.password)
-            page.get_by_role("button", name="Sign in").click()
-            page.wait_for_url("**/plugin/era5-months/**")
-            page.goto(f"{served.url}/era5/data?table={quote(served.table)}")
+            page = _data_page(browser, served)
             frame = page.locator("body")
             expect(page.locator("h1")).to_have_text("ERA5 data")
             panel = page.locator("#climate-form")
@@ -163,5 +171,65 @@ def test_the_climate_panel_draws_a_places_an_areas_and_a_regions_anomalies(serve
             expect(page.locator("#climate-status")).to_contain_text("closest names")
             expect(page.locator("#climate-chart rect.bar")).to_have_count(0)
             page.screenshot(path=str(tmp_path / "climate-panel.png"), full_page=True)
+        finally:
+            browser.close()
+
+
+def _atlas(served: Served, **params: str) -> Any:
+    url = f"{served.url}/era5/atlas?" + urlencode({"table": served.table, **params})
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {served.token}"})
+    with urllib.request.urlopen(request, timeout=120) as response:
+        return json.load(response)
+
+
+def test_the_atlas_panel_ranks_draws_the_map_and_a_click_opens_the_climate_panel(served: Served,
+                                                                                 tmp_path: Path) -> None:
+    """Jakarta and Singapore's cities ranked by their trend (the /era5/atlas answer, the CLI's), the map
+    of every grid point drawn, then a click on Jakarta's row: its Climate panel, as the panel draws it
+    when asked by name."""
+    from playwright.sync_api import expect, sync_playwright
+
+    cities = _atlas(served, by="city", top="100")  # every city on the table's five grid points
+    done = subprocess.run([sys.executable, "-m", "era5etl", "atlas", "--table", served.table, "--by", "city", "--top",
+                           "100", "--json"], capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    assert cities == json.loads(done.stdout.strip().splitlines()[-1])
+    names = [r["city"]["name"] for r in cities["ranking"]]
+    assert "Jakarta" in names and len(names) == cities["units"] < 100
+    rain = _atlas(served, variable="total_precipitation", by="point", top="3")
+    jakarta = _climate(served, place="Jakarta")
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = _data_page(browser, served)
+            panel = page.locator("#atlas-form")
+            panel.get_by_label("Top").fill("100")
+            panel.get_by_role("button", name="Show atlas").click()
+            rows = page.locator("#atlas-rows tr")
+            expect(rows).to_have_count(len(names))
+            for i, r in enumerate(cities["ranking"]):
+                expect(rows.nth(i)).to_contain_text(r["city"]["described"])
+            page.wait_for_function("() => document.getElementById('atlas-map').naturalWidth > 0")
+            assert page.evaluate("document.getElementById('atlas-map').naturalWidth") == 1100  # the CLI's PNG
+            expect(page.locator("#atlas-zonal")).to_contain_text(f"{cities['ranked']} of {cities['units']} ranked")
+            page.screenshot(path=str(tmp_path / "atlas-panel.png"), full_page=True)
+            # A click on Jakarta's row: the Climate panel of Jakarta, the /era5/climate answer drawn.
+            rows.filter(has_text="Jakarta").first.click()
+            expect(page.locator("#climate-form").get_by_label("Place")).to_have_value("Jakarta")
+            expect(page.locator("#climate-summary")).to_contain_text("Jakarta, ID")
+            _check_drawn(page.locator("body"), jakarta)
+            # Another variable, grid points: the rain's ranking.
+            panel.get_by_label("Variable").select_option("total_precipitation")
+            panel.get_by_label("Rank").select_option("point")
+            panel.get_by_label("Top").fill("3")
+            panel.get_by_role("button", name="Show atlas").click()
+            expect(rows).to_have_count(len(rain["ranking"]))
+            expect(page.locator("#atlas-zonal")).to_contain_text("total total_precipitation")
+            # A span holding no complete year: the endpoint's sentence, no rows, no map.
+            panel.get_by_label("From", exact=True).fill("1900")
+            panel.get_by_label("To", exact=True).fill("1901")
+            panel.get_by_role("button", name="Show atlas").click()
+            expect(page.locator("#atlas-status")).to_contain_text("holds no complete year")
+            expect(rows).to_have_count(0)
         finally:
             browser.close()

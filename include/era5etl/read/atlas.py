@@ -362,15 +362,36 @@ def atlas_request(conn: psycopg.Connection[Any], table: str, variable: str = "te
     return atlas_answer(yearly_field(conn, table, variable, first, last), conn=conn, **options)
 
 
+def _lattice_step(field: YearlyField) -> float:
+    """The lattice's step: the least gap between the table's latitudes or longitudes (a regular lattice
+    shares one step on both axes), ERA5's 0.25 degrees for a single point."""
+    gaps = [np.diff(np.unique(a)) for a in (field.latitude, field.longitude)]
+    found = [float(g.min()) for g in gaps if g.size]
+    return min(found) if found else GLOBAL_STEP
+
+
+def _lattice_axis(values: np.ndarray, step: float) -> np.ndarray:
+    """The lattice's coordinates from the least to the greatest of ``values``."""
+    low, high = float(np.min(values)), float(np.max(values))
+    return np.asarray(low + np.arange(round((high - low) / step) + 1) * step, dtype=np.float64)
+
+
+def _nearest(axis: np.ndarray, values: np.ndarray, step: float) -> np.ndarray:
+    return np.asarray(np.clip(np.rint((values - axis[0]) / step), 0, axis.size - 1), dtype=np.int64)
+
+
 def trend_map(field: YearlyField) -> Any:
     """Every point's OLS trend per decade as an ``xarray.DataArray`` on (latitude, longitude), NaN where
     the table has no point or the point no trend."""
     import xarray as xr
 
     trends = point_trends(field)
-    lats, lons = np.unique(field.latitude), np.unique(field.longitude)
+    # Every lattice row and column between the table's first and last, so that a table of a few scattered
+    # points is drawn as its cells, not stretched over the gaps between them.
+    step = _lattice_step(field)
+    lats, lons = _lattice_axis(field.latitude, step), _lattice_axis(field.longitude, step)
     grid = np.full((lats.size, lons.size), np.nan)
-    grid[np.searchsorted(lats, field.latitude), np.searchsorted(lons, field.longitude)] = trends.per_decade
+    grid[_nearest(lats, field.latitude, step), _nearest(lons, field.longitude, step)] = trends.per_decade
     return xr.DataArray(grid, coords={"latitude": lats, "longitude": lons}, dims=("latitude", "longitude"),
                         name=f"{field.variable}_trend", attrs={"units": f"{field.unit}/decade",
                                                                "years": [int(field.years[0]), int(field.years[-1])]})

@@ -5,6 +5,7 @@ Earth's coastlines over it and a colour bar in the field's unit per decade (matp
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,14 @@ from era5etl.read.regions import coastlines
 
 def plot_trend_map(grid: Any, title: str, path: str | Path, statistic: str = "mean") -> Path:
     """Draw ``grid`` (``read.atlas.trend_map``'s DataArray) into ``path``."""
+    target = Path(path)
+    target.write_bytes(trend_map_png(grid, title, statistic))
+    return target
+
+
+def trend_map_png(grid: Any, title: str, statistic: str = "mean") -> bytes:
+    """``grid`` (``read.atlas.trend_map``'s DataArray) drawn as a PNG: what the CLI's ``--png`` writes and
+    ``GET /era5/atlas.png`` answers."""
     values = np.asarray(grid.values, dtype=np.float64)
     lats, lons = np.asarray(grid.latitude), np.asarray(grid.longitude)
     finite = values[np.isfinite(values)]
@@ -38,9 +47,9 @@ def plot_trend_map(grid: Any, title: str, path: str | Path, statistic: str = "me
     ax.set_title(title, fontsize=9)
     fig.colorbar(mesh, ax=ax, shrink=0.8, label=f"trend per decade ({grid.attrs.get('units', '')})")
     fig.tight_layout()
-    target = Path(path)
-    fig.savefig(target, format="png")
-    return target
+    out = io.BytesIO()
+    fig.savefig(out, format="png")
+    return out.getvalue()
 
 
-__all__ = ["plot_trend_map"]
+__all__ = ["plot_trend_map", "trend_map_png"]

@@ -17,6 +17,7 @@ FILES: dict[str, Path] = {
     "dataview.js": STATIC_DIR / "dataview.js",
     "dataview.css": STATIC_DIR / "dataview.css",
     "climate.js": STATIC_DIR / "climate.js",
+    "atlas.js": STATIC_DIR / "atlas.js",
     "uPlot.iife.min.js": UPLOT_DIR / "uPlot.iife.min.js",
     "uPlot.min.css": UPLOT_DIR / "uPlot.min.css",
 }

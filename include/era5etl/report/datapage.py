@@ -93,6 +93,7 @@ def config(v: DataView, base: str) -> dict[str, Any]:
     centre = v.centre
     return {
         "seriesUrl": f"{base}series", "mapUrl": f"{base}map", "climateUrl": f"{base}climate",
+        "atlasUrl": f"{base}atlas", "atlasMapUrl": f"{base}atlas.png",
         "table": v.table, "area": v.area, "grid": v.grid,
         "first": _iso_hour(v.first_hour), "last": _iso_hour(v.last_hour),
         "lat": centre[0] if centre else None, "lon": centre[1] if centre else None,
@@ -167,6 +168,24 @@ def _climate_form() -> str:
         "</form>")
 
 
+def _atlas_form() -> str:
+    variables = "".join(f'<option value="{n}">{n}</option>' for n in ("temperature_2m", "total_precipitation"))
+    by = "".join(f'<option value="{v}">{label}</option>' for v, label in (
+        ("city", "cities"), ("point", "grid points"), ("country", "countries")))
+    return (
+        '<form class="pick" id="atlas-form">'
+        f'<label>Variable<select name="variable">{variables}</select></label>'
+        f'<label>Rank<select name="by">{by}</select></label>'
+        '<label>Top<input type="number" name="top" value="10" min="1" max="1000" required></label>'
+        '<label title="first year (default: the first loaded)">From<input type="number" name="from" min="1900" '
+        'max="2200" placeholder="year"></label>'
+        '<label title="last year (default: the last loaded)">To<input type="number" name="to" min="1900" max="2200" '
+        'placeholder="year"></label>'
+        '<button type="submit">Show atlas</button>'
+        '<span class="links"><a id="atlas-json" href="#">JSON</a></span>'
+        "</form>")
+
+
 def render_data_page(v: DataView, base: str = "") -> str:
     """The Data view of ``v``'s table and area; ``base`` is the dashboard's root (``/era5/``)."""
     if v.table is None or not v.months:
@@ -192,6 +211,17 @@ def render_data_page(v: DataView, base: str = "") -> str:
 <div class="charts"><figure><figcaption id="map-caption">Map</figcaption><div id="map-chart"></div>
 <p class="hint">Click a grid point to show its series above, or drag a box over grid points for their area's
 series (the mean weighted by cos(latitude), min and max).</p></figure></div></section>
+<section id="atlas"><h2>Which places have changed most?</h2>
+{_atlas_form()}
+<p class="status" id="atlas-status" role="status"></p>
+<div class="atlas"><img id="atlas-map" alt="">
+<div class="ranking"><table><thead><tr><th class="num">#</th><th>Place</th><th class="num">Trend per decade</th>
+<th class="num">95%</th><th class="num">Last 10 years</th><th class="num">Highest</th></tr></thead>
+<tbody id="atlas-rows"></tbody></table></div></div>
+<p class="hint" id="atlas-zonal"></p>
+<p class="hint">Each place's OLS trend per decade over its complete years (UTC days), and the map of every grid
+point's; click a row for its Climate panel. The same object as <code>python -m era5etl atlas --json</code>
+(docs/atlas.md).</p></section>
 <section id="climate"><h2>Is it warmer? A place's years against a baseline</h2>
 {_climate_form()}
 <p class="status" id="climate-status" role="status"></p>
@@ -202,11 +232,13 @@ partial years have no bar. The same object as <code>python -m era5etl climate --
 <script type="application/json" id="era5-config">{_script_json(config(v, base))}</script>
 <script src="{esc(base)}static/uPlot.iife.min.js"></script>
 <script src="{esc(base)}static/dataview.js"></script>
-<script src="{esc(base)}static/climate.js"></script>"""
+<script src="{esc(base)}static/climate.js"></script>
+<script src="{esc(base)}static/atlas.js"></script>"""
     months_href = query(base, table=v.table, area=v.area)
     data_href = query(base + "data", table=v.table, area=v.area)
     footer = ([f"generated {when(v.generated_at)}"] if v.generated_at else []) + [
-        f"endpoints: <code>{esc(base)}series</code>, <code>{esc(base)}map</code>, <code>{esc(base)}climate</code>"]
+        f"endpoints: <code>{esc(base)}series</code>, <code>{esc(base)}map</code>, <code>{esc(base)}climate</code>, "
+        f"<code>{esc(base)}atlas</code>"]
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>ERA5 data{" · " + esc(v.table) if v.table else ""}</title><style>{CSS}</style>

@@ -2,6 +2,8 @@
 query as a pydantic model (in the OpenAPI schema) and the answer ``atlas --json``'s object
 (``read.atlas.atlas_request``, ``read.atlas_place.place_changes``)."""
 
+# Imports inside functions: matplotlib loads with the first map drawn, not with the API server.
+
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
@@ -9,9 +11,11 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from era5etl.db.session import session
-from era5etl.read.atlas import atlas_request
+from era5etl.read.atlas import atlas_request, trend_map
 from era5etl.read.atlas_place import place_changes
+from era5etl.read.errors import ReadError
 from era5etl.read.where import where
+from era5etl.read.yearly import yearly_field
 from era5etl.serve.extent import resolve_table
 from era5etl.serve.params import parse_table
 from era5etl.serve.reads import JSON_TYPE, Reply, encode_json, guarded
@@ -74,4 +78,19 @@ def read_atlas(url: str, req: AtlasRequest) -> Any:
     return Reply(encode_json(data), JSON_TYPE)
 
 
-__all__ = ["AtlasRequest", "read_atlas"]
+def read_atlas_map(url: str, req: AtlasRequest) -> Any:
+    """The trend of every grid point of the request's table as a PNG, with coastlines (the CLI's
+    ``--png``); a Reply of ``serve.reads``."""
+    from era5etl.read.atlas_plot import trend_map_png
+
+    if req.place is not None:
+        raise ReadError("the map is every grid point's: give no place")
+    with session(url) as conn:
+        guarded(conn)
+        table, _, _ = resolve_table(conn, req.table)
+        field = yearly_field(conn, table, req.variable, req.first, req.last)
+    title = f"{field.statistic} {field.variable}: OLS trend per decade, {field.years[0]}-{field.years[-1]} ({table})"
+    return Reply(trend_map_png(trend_map(field), title, field.statistic), "image/png")
+
+
+__all__ = ["AtlasRequest", "read_atlas", "read_atlas_map"]

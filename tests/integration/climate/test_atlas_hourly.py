@@ -77,5 +77,10 @@ def test_http_answers_the_clis_object(db_url: str, places_table: str) -> None:
         assert 1 <= ranked["rank"] <= ranked["of"]
         both = reads.get("/atlas", params={"table": places_table, "place": "Jakarta", "top": 3})
         assert both.status_code == 400 and "place answers one place" in both.text
+        drawn = reads.get("/atlas.png", params={"table": places_table})
+        assert drawn.status_code == 200 and drawn.headers["content-type"] == "image/png"
+        assert drawn.content[:8] == b"\x89PNG\r\n\x1a\n" and len(drawn.content) > 10_000
+        no_place = reads.get("/atlas.png", params={"table": places_table, "place": "Jakarta"})
+        assert no_place.status_code == 400 and "give no place" in no_place.text
         schema = reads.get("/openapi.json").json()
         assert "/atlas" in schema["paths"] and "min_population" in str(schema["paths"]["/atlas"])

@@ -131,6 +131,16 @@ def test_the_trend_map_is_a_dataarray_on_the_lattice() -> None:
     got = grid.sel(latitude=field.latitude[row], longitude=field.longitude[row]).item()
     assert got == pytest.approx(point_trends(field).per_decade[row])
     assert grid.attrs["units"] == "degC/decade"
+    # A few scattered points: their cells on the lattice, the gaps between them empty, not stretched.
+    keep = np.flatnonzero(np.isin(field.location_id, field.location_id[[40, 41, 300]]))
+    sparse = YearlyField(field.table, field.variable, field.statistic, field.unit, field.location_id[keep],
+                         field.latitude[keep], field.longitude[keep], field.years, field.values[keep])
+    drawn = trend_map(sparse)
+    lats = np.unique(sparse.latitude)
+    assert drawn.shape[0] == round((lats[-1] - lats[0]) / 10) + 1 and int(np.isfinite(drawn.values).sum()) == 3
+    for row in range(3):
+        at = drawn.sel(latitude=sparse.latitude[row], longitude=sparse.longitude[row]).item()
+        assert at == pytest.approx(point_trends(sparse).per_decade[row])
 
 
 def _region(name: str, field: YearlyField, rows: list[int], weights: list[float], extra_ids: tuple[int, ...] = ()

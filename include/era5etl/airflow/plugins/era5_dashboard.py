@@ -34,7 +34,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from era5etl import report, serve, settings
 from era5etl.core.errors import InputError
 from era5etl.db import DatabaseError
-from era5etl.serve.atlas import AtlasRequest, read_atlas
+from era5etl.serve.atlas import AtlasRequest, read_atlas, read_atlas_map
 from era5etl.serve.body import BodyGuard, Refused, Scope
 from era5etl.serve.climate import ClimateRequest, read_climate
 from era5etl.serve.reads import read_map, read_series
@@ -298,6 +298,16 @@ def atlas(query: Annotated[AtlasRequest, Query()]) -> Response:
     """Which places have changed most: the table's grid points (or cities) ranked by the trend per decade
     of a variable's yearly values; the same object as `python -m era5etl atlas --json`."""
     return _read(lambda: read_atlas(reader_url(), query))
+
+
+@app.get("/atlas.png", responses={**REFUSALS, 200: {
+    "description": "the trend per decade of every grid point of the table as a PNG, with Natural Earth's "
+                   "coastlines and a colour bar (what `python -m era5etl atlas --png FILE` writes)",
+    "content": {"image/png": {}}}})
+def atlas_map(query: Annotated[AtlasRequest, Query()]) -> Response:
+    """The atlas's map: the variable's trend per decade at every grid point; the Data view's Atlas panel
+    shows it beside the ranking."""
+    return _read(lambda: read_atlas_map(reader_url(), query))
 
 
 @app.post("/climate", responses={**REFUSALS, 200: {
