@@ -290,13 +290,13 @@ def climate(query: Annotated[ClimateRequest, Query()]) -> Response:
 
 
 @app.get("/atlas", responses={**REFUSALS, 200: {
-    "description": "every grid point or city ranked by its trend per decade (docs/atlas.md): `zonal` (the "
-                   "area-weighted mean trend of the globe, the Arctic, and their ratio), `ranking` ({rank, "
-                   "grid_point, city, trend_per_decade, anomaly_last_10, highest_year, complete_years}), "
-                   "`complete_years`, `notes`"}})
+    "description": "every grid point, city or country ranked by its trend per decade (docs/atlas.md): `zonal` "
+                   "(the area-weighted mean trend of the globe, the Arctic, and their ratio), `ranking` ({rank, "
+                   "grid_point or country, city, trend_per_decade, anomaly_last_10, highest_year, complete_years}), "
+                   "`complete_years`, `notes`; with `place`, what kind of change that city has seen (`changes`)"}})
 def atlas(query: Annotated[AtlasRequest, Query()]) -> Response:
-    """Which places have changed most: the table's grid points (or cities) ranked by the trend per decade
-    of a variable's yearly values; the same object as `python -m era5etl atlas --json`."""
+    """Which places have changed most: the table's grid points (or cities, or countries) ranked by the trend
+    per decade of a variable's yearly values; the same object as `python -m era5etl atlas --json`."""
     return _read(lambda: read_atlas(reader_url(), query))
 
 
