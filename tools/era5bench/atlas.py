@@ -16,6 +16,7 @@ test or a quick run.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import tempfile
 import time
@@ -57,11 +58,16 @@ def main(argv: list[str]) -> int:
     p.add_argument("--runs", type=int, default=3, help="warm runs of each step (default 3)")
     p.add_argument("--reload", action="store_true", help="load the table again even if it is there")
     p.add_argument("--json", action="store_true", help="end with one JSON object")
+    p.add_argument("--compare-reads", action="store_true",
+                   help="also every variable's yearly values read together against one variable a statement, "
+                        "alternated")
     args = p.parse_args(argv)
     from era5etl.db import connect, database_url
     from era5etl.read.atlas import atlas_answer, trend_map
+    from era5etl.read.atlas_place import place_changes
     from era5etl.read.atlas_plot import plot_trend_map
     from era5etl.read.places import gazetteer
+    from era5etl.read.where import where
     from era5etl.read.yearly import yearly_field
     from localcds.synth.climate import ARCTIC_TREND, GLOBAL_TREND
 
@@ -94,6 +100,13 @@ def main(argv: list[str]) -> int:
         median, runs, countries = timed(lambda: atlas_answer(field, by="country", top=20, conn=conn), args.runs)
     out["rank_countries"] = {"median_ms": round(median, 1), "runs_ms": [round(t, 1) for t in runs],
                              "first_ms": round(first_ms, 1), "countries": countries["units"]}
+    jakarta = where(None, None, "Jakarta", None)
+    assert jakarta is not None  # a place by name
+    with connect(url) as conn:
+        median, runs, _ = timed(lambda: place_changes(conn, table, jakarta), args.runs)
+        out["place_changes"] = {"median_ms": round(median, 1), "runs_ms": [round(t, 1) for t in runs]}
+        if args.compare_reads:
+            out["reads"] = _compare_reads(conn, table, args.runs)
     with tempfile.TemporaryDirectory() as tmp:
         target = Path(tmp) / "trend.png"
         median, runs, _ = timed(lambda: plot_trend_map(trend_map(field), "trend", target), args.runs)
@@ -119,6 +132,38 @@ def main(argv: list[str]) -> int:
                       ("rank_cities", f"rank the {out['rank_cities']['cities']:,} cities (top 20)"),
                       ("rank_countries", f"rank the {out['rank_countries']['countries']:,} countries (top 20; the "
                                          f"first call {out['rank_countries']['first_ms']} ms)"),
+                      ("place_changes", "Jakarta's whole 'what kind of change' (atlas --place)"),
                       ("png", "the trend map as PNG")):
         print(f"{what}: median {out[key]['median_ms']} ms of {args.runs} warm runs {out[key]['runs_ms']}")
+    if "reads" in out:
+        r = out["reads"]
+        print(f"every variable's yearly values ({', '.join(r['variables'])}): together median {r['together_ms']} ms "
+              f"{r['together_runs']}, one variable a statement {r['alone_ms']} ms {r['alone_runs']}, ratio "
+              f"{r['ratio']}")
     return 0
+
+
+def _compare_reads(conn: Any, table: str, runs: int) -> dict[str, Any]:
+    """``read.yearly.yearly_fields`` of every variable against ``yearly_field`` one at a time, alternated."""
+    from era5etl.read.errors import ReadError
+    from era5etl.read.yearly import atlas_variables, yearly_field, yearly_fields
+
+    names = atlas_variables(conn, table)
+
+    def alone() -> None:
+        for name in names:
+            with contextlib.suppress(ReadError):  # a column with no complete year: read all the same
+                yearly_field(conn, table, name)
+
+    together_runs, alone_runs = [], []
+    for _ in range(runs):
+        began = time.perf_counter()
+        yearly_fields(conn, table, names)
+        together_runs.append((time.perf_counter() - began) * 1000)
+        began = time.perf_counter()
+        alone()
+        alone_runs.append((time.perf_counter() - began) * 1000)
+    together, single = sorted(together_runs)[runs // 2], sorted(alone_runs)[runs // 2]
+    return {"variables": names, "together_ms": round(together, 1), "alone_ms": round(single, 1),
+            "together_runs": [round(t) for t in together_runs], "alone_runs": [round(t) for t in alone_runs],
+            "ratio": round(single / together, 2)}

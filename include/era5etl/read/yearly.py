@@ -82,35 +82,45 @@ def _fold(keys: np.ndarray, values: np.ndarray, size: int) -> tuple[np.ndarray, 
     return np.where(bad, np.nan, sums), counts
 
 
-def _monthly_year(conn: psycopg.Connection[Any], table: str, variable: str, statistic: str, rows_a_month: int,
-                  year: int) -> tuple[np.ndarray, np.ndarray]:
-    """(points, their value of ``year``) from a table of monthly means: each month made from its rows
-    (their mean, or for an accumulation their sum), then weighted by its days; NaN unless all twelve
-    months hold their rows whole."""
-    got = _rows(conn, table, "time", [("location_id", "int4"), ("time", "timestamptz"), (variable, "float4")], year)
+def _monthly_year(conn: psycopg.Connection[Any], table: str, wanted: list[tuple[str, str]], rows_a_month: int,
+                  year: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """(points, each of ``wanted``'s (variable, statistic) values of ``year``) from a table of monthly
+    means, in one statement: each month made from its rows (their mean, or for an accumulation their
+    sum), then weighted by its days; NaN unless all twelve months hold their rows whole."""
+    got = _rows(conn, table, "time", [("location_id", "int4"), ("time", "timestamptz"),
+                                      *((v, "float4") for v, _ in wanted)], year)
     points, row = np.unique(got["location_id"], return_inverse=True)
     month = (got["time"].astype("datetime64[M]").astype(np.int64) % 12).astype(np.int64)
-    sums, counts = _fold(row * 12 + month, got[variable].astype(np.float64), points.size * 12)
-    whole = counts == rows_a_month
-    per_month = (sums if statistic == "total" else sums / np.maximum(counts, 1)).reshape(points.size, 12)
     start = np.datetime64(f"{year}-01", "M")
     days = ((start + np.arange(1, 13)).astype("datetime64[D]") - (start + np.arange(12)).astype("datetime64[D]")
             ).astype(np.float64)
-    value = per_month @ days if statistic == "total" else per_month @ days / days.sum()
-    return points, np.where(whole.reshape(points.size, 12).all(axis=1), value, np.nan)
+    out = {}
+    for variable, statistic in wanted:
+        sums, counts = _fold(row * 12 + month, got[variable].astype(np.float64), points.size * 12)
+        whole = counts == rows_a_month
+        per_month = (sums if statistic == "total" else sums / np.maximum(counts, 1)).reshape(points.size, 12)
+        value = per_month @ days if statistic == "total" else per_month @ days / days.sum()
+        out[variable] = np.where(whole.reshape(points.size, 12).all(axis=1), value, np.nan)
+    return points, out
 
 
-def _daily_year(conn: psycopg.Connection[Any], daily: str, column: str, statistic: str,
-                year: int) -> tuple[np.ndarray, np.ndarray]:
-    """(points, their value of ``year``) from a daily rollup's UTC days: the mean of the days' means (or
-    the sum of their totals); NaN unless every day of the year holds its 24 hours."""
-    got = _rows(conn, daily, "bucket", [("location_id", "int4"), ("hours", "int4"), (column, "float4")], year)
+def _daily_year(conn: psycopg.Connection[Any], daily: str, wanted: list[tuple[str, str]],
+                year: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """(points, each of ``wanted``'s (column, statistic) values of ``year``) from a daily rollup's UTC
+    days, in one statement: the mean of the days' means (or the sum of their totals); NaN unless every
+    day of the year holds its 24 hours."""
+    got = _rows(conn, daily, "bucket", [("location_id", "int4"), ("hours", "int4"),
+                                        *((c, "float4") for c, _ in wanted)], year)
     points, row = np.unique(got["location_id"], return_inverse=True)
-    values = np.where(got["hours"] >= HOURS_A_DAY, got[column].astype(np.float64), np.nan)
-    sums, counts = _fold(row, values, points.size)
+    whole_day = got["hours"] >= HOURS_A_DAY
     days = 366 if calendar.isleap(year) else 365
-    value = sums if statistic == "total" else sums / np.maximum(counts, 1)
-    return points, np.where(counts == days, value, np.nan)
+    out = {}
+    for column, statistic in wanted:
+        values = np.where(whole_day, got[column].astype(np.float64), np.nan)
+        sums, counts = _fold(row, values, points.size)
+        value = sums if statistic == "total" else sums / np.maximum(counts, 1)
+        out[column] = np.where(counts == days, value, np.nan)
+    return points, out
 
 
 def _loaded_years(conn: psycopg.Connection[Any], relation: str, time_column: str) -> tuple[int, int] | None:
@@ -130,6 +140,47 @@ def atlas_variables(conn: psycopg.Connection[Any], table: str) -> list[str]:
     return columns
 
 
+def yearly_fields(conn: psycopg.Connection[Any], table: str, variables: list[str], first: int | None = None,
+                  last: int | None = None) -> dict[str, YearlyField | None]:
+    """:func:`yearly_field` of several variables, read together (one statement a year for all of them):
+    each variable's field, None for one with no complete year in the span. ReadError for an unknown table
+    or variable."""
+    require_table(conn, table)
+    dataset = table_dataset(conn, table)
+    columns = atlas_variables(conn, table)
+    for variable in variables:
+        if variable not in columns:
+            raise ReadError(f"unknown variable {variable!r} for the atlas of {table}; it has {', '.join(columns)}")
+    if first is not None and last is not None and first > last:
+        raise ReadError(f"the last year {last} is before the first {first}")
+    relation, time_column = (table, "time") if dataset.monthly else (rollup_tables(table)["day"], "bucket")
+    loaded = _loaded_years(conn, relation, time_column)
+    lo = first if first is not None else loaded[0] if loaded else None
+    hi = last if last is not None else loaded[1] if loaded else None
+    if lo is None or hi is None:
+        return dict.fromkeys(variables)
+    span = np.arange(lo, hi + 1)
+    rows_a_month = HOURS_A_DAY if dataset.period == "month_by_hour" else 1
+    kinds = {v: value_column(v) for v in variables}  # (the daily rollup's column, mean or total)
+    if dataset.monthly:
+        wanted = [(v, kinds[v][1]) for v in variables]
+        years = [_monthly_year(conn, table, wanted, rows_a_month, int(y)) for y in span]
+    else:
+        wanted = list(dict.fromkeys((kinds[v][0], kinds[v][1]) for v in variables))
+        years = [_daily_year(conn, relation, wanted, int(y)) for y in span]
+    points = np.unique(np.concatenate([p for p, _ in years])) if years else np.zeros(0, np.int32)
+    lat, lon = coordinates(points)
+    out: dict[str, YearlyField | None] = {}
+    for variable in variables:
+        key = variable if dataset.monthly else kinds[variable][0]
+        values = np.full((points.size, span.size), np.nan)
+        for j, (p, v) in enumerate(years):
+            values[np.searchsorted(points, p), j] = v[key]
+        out[variable] = (YearlyField(table, variable, kinds[variable][1], UNITS[variable], points.astype(np.int32),
+                                     lat, lon, span, values) if np.isfinite(values).any() else None)
+    return out
+
+
 def yearly_field(conn: psycopg.Connection[Any], table: str, variable: str, first: int | None = None,
                  last: int | None = None) -> YearlyField:
     """``variable``'s yearly values at every grid point of ``table`` over [first, last] (None: what is
@@ -139,35 +190,13 @@ def yearly_field(conn: psycopg.Connection[Any], table: str, variable: str, first
     (the server's hash aggregate over points x months took 3-6 s for 1.4 million rows here, the rows
     and the fold 0.3 s: docs/benchmarks.md), and a global year of monthly means is 12.5 million rows,
     150 MB, never the whole table at once."""
-    require_table(conn, table)
-    dataset = table_dataset(conn, table)
-    columns = atlas_variables(conn, table)
-    if variable not in columns:
-        raise ReadError(f"unknown variable {variable!r} for the atlas of {table}; it has {', '.join(columns)}")
-    if first is not None and last is not None and first > last:
-        raise ReadError(f"the last year {last} is before the first {first}")
-    column, statistic = value_column(variable)
-    relation, time_column = (table, "time") if dataset.monthly else (rollup_tables(table)["day"], "bucket")
-    loaded = _loaded_years(conn, relation, time_column)
-    lo = first if first is not None else loaded[0] if loaded else None
-    hi = last if last is not None else loaded[1] if loaded else None
-    asked = "" if first is None and last is None else f" in {first or '...'}-{last or '...'}"
-    nothing = ReadError(f"{table} holds no complete year of {variable}{asked} at any grid point (a year needs "
-                        f"every {'month' if dataset.monthly else 'day, each of 24 hours'})")
-    if lo is None or hi is None:
-        raise nothing
-    span = np.arange(lo, hi + 1)
-    rows_a_month = HOURS_A_DAY if dataset.period == "month_by_hour" else 1
-    years = [(_monthly_year(conn, table, variable, statistic, rows_a_month, int(y)) if dataset.monthly else
-              _daily_year(conn, relation, column, statistic, int(y))) for y in span]
-    points = np.unique(np.concatenate([p for p, _ in years])) if years else np.zeros(0, np.int32)
-    values = np.full((points.size, span.size), np.nan)
-    for j, (p, v) in enumerate(years):
-        values[np.searchsorted(points, p), j] = v
-    if not np.isfinite(values).any():
-        raise nothing
-    lat, lon = coordinates(points)
-    return YearlyField(table, variable, statistic, UNITS[variable], points.astype(np.int32), lat, lon, span, values)
+    field = yearly_fields(conn, table, [variable], first, last)[variable]
+    if field is None:
+        asked = "" if first is None and last is None else f" in {first or '...'}-{last or '...'}"
+        monthly = table_dataset(conn, table).monthly
+        raise ReadError(f"{table} holds no complete year of {variable}{asked} at any grid point (a year needs "
+                        f"every {'month' if monthly else 'day, each of 24 hours'})")
+    return field
 
 
 def value_column_or_none(variable: str) -> tuple[str, str] | None:
@@ -178,4 +207,4 @@ def value_column_or_none(variable: str) -> tuple[str, str] | None:
         return None
 
 
-__all__ = ["YearlyField", "atlas_variables", "coordinates", "value_column_or_none", "yearly_field"]
+__all__ = ["YearlyField", "atlas_variables", "coordinates", "value_column_or_none", "yearly_field", "yearly_fields"]

@@ -22,7 +22,7 @@ from era5etl.read.errors import ReadError
 from era5etl.read.places import find_place
 from era5etl.read.regions import region_from_geojson, resolve_region
 from era5etl.read.where import Where
-from era5etl.read.yearly import yearly_field
+from era5etl.read.yearly import yearly_field, yearly_fields
 
 from ..helpers import cli, forget, same_numbers
 
@@ -156,6 +156,19 @@ def test_the_cli_ranks_a_span_and_refuses_what_it_cannot(mm_table: str) -> None:
     assert code == 2 and "holds no complete year of temperature_2m in 1950-1960" in err
     code, out, err, _ = cli("atlas", "--table", mm_table, "--band", "30,10")
     assert code == 2 and "S < N" in err
+
+
+def test_variables_read_together_are_each_read_alone(db_url: str, mm_table: str) -> None:
+    with connect(db_url) as conn:
+        together = yearly_fields(conn, mm_table, ["temperature_2m", "total_precipitation", "total_cloud_cover"])
+        assert together["total_cloud_cover"] is None  # a column never loaded: no complete year
+        for variable in ("temperature_2m", "total_precipitation"):
+            alone, both = yearly_field(conn, mm_table, variable), together[variable]
+            assert both is not None and both.statistic == alone.statistic and both.unit == alone.unit
+            assert np.array_equal(both.location_id, alone.location_id) and np.array_equal(both.years, alone.years)
+            assert np.array_equal(both.values, alone.values, equal_nan=True)
+        with pytest.raises(ReadError, match="unknown variable 'snow'"):
+            yearly_fields(conn, mm_table, ["temperature_2m", "snow"])
 
 
 def test_a_year_not_whole_is_not_ranked(db_url: str, mm_table: str) -> None:

@@ -11,7 +11,7 @@ from era5etl.db import connect
 from era5etl.read.atlas import atlas
 from era5etl.read.climate_read import climate_request
 from era5etl.read.where import Where
-from era5etl.read.yearly import yearly_field
+from era5etl.read.yearly import yearly_field, yearly_fields
 
 from ..helpers import cli, http_reads, same_numbers
 
@@ -39,6 +39,19 @@ def test_a_points_atlas_values_are_its_climate(db_url: str, places_table: str, v
     # The month-long boxes hold no complete year: they are not ranked; the 3-year box and the two places are.
     assert data["points"] > data["ranked"] == 2 + 4
     assert field.years.tolist() == list(range(1940, 2025))
+
+
+def test_variables_read_together_from_the_daily_rollup_are_each_read_alone(db_url: str, places_table: str) -> None:
+    names = ["temperature_2m", "total_precipitation"]
+    with connect(db_url) as conn:
+        together = yearly_fields(conn, places_table, [*names, "wind_speed_10m"], 1990, 2000)
+        assert together["wind_speed_10m"] is None  # the download has no wind: no complete year
+        for variable in names:
+            both = together[variable]
+            assert both is not None, variable
+            alone = yearly_field(conn, places_table, variable, 1990, 2000)
+            assert np.array_equal(both.location_id, alone.location_id)
+            assert np.array_equal(both.values, alone.values, equal_nan=True), variable
 
 
 def test_the_cli_ranks_the_places(places_table: str) -> None:
