@@ -1,19 +1,25 @@
 """The atlas of an hourly table (the places' table: Jakarta 1940-2024, Los Angeles 1990-2021, boxes of
 a month or three years): a point's yearly values and trend equal ``climate --json``'s on UTC days from
-the daily rollup, and a point with no complete year is not ranked."""
+the daily rollup, and a point with no complete year is not ranked; a country's (Singapore's four cells
+over 1991-2000, a table of their own) equal ``climate --region``'s."""
 
 from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
 
 from era5etl.db import connect
-from era5etl.read.atlas import atlas
-from era5etl.read.climate_read import climate_request
+from era5etl.read.atlas import atlas, atlas_request
+from era5etl.read.climate_read import area_climate, climate_request
+from era5etl.read.regions import resolve_region
 from era5etl.read.where import Where
 from era5etl.read.yearly import yearly_field, yearly_fields
 
-from ..helpers import cli, http_reads, same_numbers
+from ..helpers import cli, forget, http_reads, same_numbers
+from .conftest import download
 
 JAKARTA, LOS_ANGELES = (-6.25, 106.75), (34.0, -118.25)
 
@@ -97,3 +103,28 @@ def test_http_answers_the_clis_object(db_url: str, places_table: str) -> None:
         assert no_place.status_code == 400 and "give no place" in no_place.text
         schema = reads.get("/openapi.json").json()
         assert "/atlas" in schema["paths"] and "min_population" in str(schema["paths"]["/atlas"])
+
+
+@pytest.fixture(scope="module")
+def singapore_table(db_url: str) -> Iterator[str]:
+    table = f"sg_{uuid.uuid4().hex[:10]}"
+    try:
+        code, out, err, _ = cli("load-file", str(download("singapore")), "--table", table, "--json")
+        assert code == 0, out + err
+        yield table
+    finally:
+        forget(db_url, table)
+
+
+@pytest.mark.parametrize("variable", ["temperature_2m", "total_precipitation"])
+def test_a_countrys_atlas_values_on_an_hourly_table_are_its_region_climate(db_url: str, singapore_table: str,
+                                                                          variable: str) -> None:
+    with connect(db_url) as conn:
+        data = atlas_request(conn, singapore_table, variable, by="country", baseline="1991-2000")
+        (singapore,) = [r for r in data["ranking"] if r["country"]["name"] == "Singapore"]
+        got = area_climate(conn, singapore_table, resolve_region("Singapore"), variable, (1991, 2000))
+    assert singapore["country"]["points"] == got["region"]["points"] == 4
+    assert singapore["complete_years"] == [y["year"] for y in got["years"] if y["value"] is not None]
+    same_numbers(singapore["trend_per_decade"], got["trend_per_decade"])
+    assert singapore["baseline_value"] == pytest.approx(got["baseline_value"], rel=1e-12)
+    assert singapore["highest_year"] == got["highest"][0]["year"]
