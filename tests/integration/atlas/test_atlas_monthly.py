@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import xarray as xr
 from scipy import stats
 
 from era5etl.db import connect
@@ -184,3 +185,35 @@ def test_a_year_not_whole_is_not_ranked(db_url: str, mm_table: str) -> None:
     assert int(np.isnan(field.values[:, -1]).sum()) == 5
     assert data["complete_years"] == list(range(2005, 2024))
     assert any("complete at some points only" in n and "2024" in n for n in data["notes"])
+
+
+def test_a_reloaded_month_changes_its_years_atlas_values_and_only_those(db_url: str, samples: Path,
+                                                                        tmp_path: Path) -> None:
+    """July 2010 loaded again 1 K warmer: 2010's mean moves by 31/365 K at every point, no other year
+    moves, and the ranking follows."""
+    table = f"atr_{uuid.uuid4().hex[:8]}"
+    try:
+        code, out, err, _ = cli("load-file", str(samples / FILES[0]), "--table", table)
+        assert code == 0, out + err
+        with connect(db_url) as conn:
+            before = yearly_field(conn, table, "temperature_2m")
+        with xr.open_dataset(samples / FILES[0]) as ds:
+            july = ds.sel(valid_time=slice("2010-07-01", "2010-07-31")).load()
+        july["t2m"] = july["t2m"] + np.float32(1.0)
+        for name in july.variables:
+            july[name].encoding = {}
+        warmer = tmp_path / "july-2010-warmer.nc"
+        july.to_netcdf(warmer)
+        code, out, err, _ = cli("load-file", str(warmer), "--table", table, "--dataset", "monthly-means")
+        assert code == 0, out + err
+        assert "replaced 2,205" in out  # the month's rows, replaced
+        with connect(db_url) as conn:
+            after = yearly_field(conn, table, "temperature_2m")
+            data = atlas(after, top=3)
+        moved = after.values - before.values
+        j = int(np.flatnonzero(after.years == 2010)[0])
+        assert np.allclose(moved[:, j], 31 / 365, atol=2e-5)
+        assert np.allclose(np.delete(moved, j, axis=1), 0.0, atol=0)
+        assert data["complete_years"] == list(range(2005, 2025))
+    finally:
+        forget(db_url, table)
