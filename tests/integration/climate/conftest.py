@@ -2,7 +2,8 @@
 local CDS's synthetic downloads: Jakarta's grid point every hour of 1940-2024, Los Angeles' of 1990-2021
 (30 whole years for the indices, and a UTC-8 place for local days), Santiago de Chile's of January 2024,
 a 3 x 3 box in the Alps of January 2024 (an area for the Python API) and a 2 x 2 box at 60 N over
-1991-1993 (an area's climate); and in a table of its own, Luxembourg's box in January 2024 (a region).
+1991-1993 (an area's climate); and in tables of their own, Luxembourg's box in January 2024 (a region)
+and Singapore's four cells over 1991-2000 (a country of whole years).
 The downloads are deterministic (seed 0), so they are kept under .local/test-downloads between runs,
 keyed by the synthetic fields' version (``localcds.synth.FIELDS_VERSION``)."""
 
@@ -48,27 +49,32 @@ def download(name: str) -> Path:
     return path
 
 
-@pytest.fixture(scope="package")
-def region_table(db_url: str) -> Iterator[str]:
-    """Read only: Luxembourg's box (6 x 6 grid points, every cell that touches the country and a ring
-    around them) every hour of January 2024, a country small enough to load whole in a test."""
-    table = f"r_{uuid.uuid4().hex[:10]}"
+def _loaded(db_url: str, prefix: str, names: list[str]) -> Iterator[str]:
+    """A table of its own holding the downloads ``names``, loaded by ``load-file``, forgotten after."""
+    table = f"{prefix}_{uuid.uuid4().hex[:10]}"
     try:
-        code, out, err, _ = cli("load-file", str(download("luxembourg")), "--table", table, "--json")
-        assert code == 0, out + err
-        yield table
-    finally:
-        forget(db_url, table)
-
-
-@pytest.fixture(scope="package")
-def places_table(db_url: str) -> Iterator[str]:
-    """Read only: the three places' hourly rows and their rollups."""
-    table = f"c_{uuid.uuid4().hex[:10]}"
-    try:
-        for name in POINTS:
+        for name in names:
             code, out, err, _ = cli("load-file", str(download(name)), "--table", table, "--json")
             assert code == 0, out + err
         yield table
     finally:
         forget(db_url, table)
+
+
+@pytest.fixture(scope="package")
+def region_table(db_url: str) -> Iterator[str]:
+    """Read only: Luxembourg's box (6 x 6 grid points, every cell that touches the country and a ring
+    around them) every hour of January 2024, a country small enough to load whole in a test."""
+    yield from _loaded(db_url, "r", ["luxembourg"])
+
+
+@pytest.fixture(scope="package")
+def singapore_table(db_url: str) -> Iterator[str]:
+    """Read only: Singapore's four cells every hour of 1991-2000, a country of whole years."""
+    yield from _loaded(db_url, "sg", ["singapore"])
+
+
+@pytest.fixture(scope="package")
+def places_table(db_url: str) -> Iterator[str]:
+    """Read only: the three places' hourly rows and their rollups."""
+    yield from _loaded(db_url, "c", list(POINTS))

@@ -5,9 +5,6 @@ over 1991-2000, a table of their own) equal ``climate --region``'s."""
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator
-
 import numpy as np
 import pytest
 
@@ -18,8 +15,7 @@ from era5etl.read.regions import resolve_region
 from era5etl.read.where import Where
 from era5etl.read.yearly import yearly_field, yearly_fields
 
-from ..helpers import cli, forget, http_reads, same_numbers
-from .conftest import download
+from ..helpers import cli, http_reads, same_numbers
 
 JAKARTA, LOS_ANGELES = (-6.25, 106.75), (34.0, -118.25)
 
@@ -103,17 +99,6 @@ def test_http_answers_the_clis_object(db_url: str, places_table: str) -> None:
         assert no_place.status_code == 400 and "give no place" in no_place.text
         schema = reads.get("/openapi.json").json()
         assert "/atlas" in schema["paths"] and "min_population" in str(schema["paths"]["/atlas"])
-
-
-@pytest.fixture(scope="module")
-def singapore_table(db_url: str) -> Iterator[str]:
-    table = f"sg_{uuid.uuid4().hex[:10]}"
-    try:
-        code, out, err, _ = cli("load-file", str(download("singapore")), "--table", table, "--json")
-        assert code == 0, out + err
-        yield table
-    finally:
-        forget(db_url, table)
 
 
 @pytest.mark.parametrize("variable", ["temperature_2m", "total_precipitation"])
