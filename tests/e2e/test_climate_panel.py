@@ -26,7 +26,7 @@ import pytest
 from era5etl.core.months import Month
 from era5etl.db import connect
 from era5etl.track import ledger
-from tests.e2e.apiserver import CHROMIUM, CHROMIUM_ARGS, STARTUP_TIMEOUT_S, api_server, clean
+from tests.e2e.apiserver import CHROMIUM, CHROMIUM_ARGS, STARTUP_TIMEOUT_S, api_server, clean, status
 from tests.integration.climate.conftest import download
 
 pytestmark = pytest.mark.e2e
@@ -197,6 +197,8 @@ def test_the_atlas_panel_ranks_draws_the_map_and_a_click_opens_the_climate_panel
     names = [r["city"]["name"] for r in cities["ranking"]]
     assert "Jakarta" in names and len(names) == cities["units"] < 100
     rain = _atlas(served, variable="total_precipitation", by="point", top="3")
+    for path in ("atlas", "atlas.png", "static/atlas.js"):  # behind the login, as the other reads
+        assert status(f"{served.url}/era5/{path}?table={quote(served.table)}") == 401, path
     jakarta = _climate(served, place="Jakarta")
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
