@@ -161,11 +161,9 @@ def cmd_atlas(args: argparse.Namespace) -> int:
                             region_file=args.region_file)
     if target is not None:
         from era5etl.read.atlas import trend_map
-        from era5etl.read.atlas_plot import plot_trend_map
+        from era5etl.read.atlas_plot import field_title, plot_trend_map
 
-        title = (f"{data['statistic']} {data['variable']}: OLS trend per decade, {data['years'][0]}-{data['years'][1]}"
-                 f" ({table})")
-        plot_trend_map(trend_map(field), title, target, data["statistic"])
+        plot_trend_map(trend_map(field), field_title(field), target, field.statistic)
         print(_text(data))
         print(f"wrote {target} ({target.stat().st_size:,} bytes)")
     elif geojson is not None:

@@ -17,6 +17,12 @@ from matplotlib.figure import Figure
 from era5etl.read.regions import coastlines
 
 
+def field_title(field: Any) -> str:
+    """The map's title for a ``read.yearly.YearlyField``: what, which years, which table."""
+    return (f"{field.statistic} {field.variable}: OLS trend per decade, {field.years[0]}-{field.years[-1]} "
+            f"({field.table})")
+
+
 def plot_trend_map(grid: Any, title: str, path: str | Path, statistic: str = "mean") -> Path:
     """Draw ``grid`` (``read.atlas.trend_map``'s DataArray) into ``path``."""
     target = Path(path)
@@ -52,4 +58,4 @@ def trend_map_png(grid: Any, title: str, statistic: str = "mean") -> bytes:
     return out.getvalue()
 
 
-__all__ = ["plot_trend_map", "trend_map_png"]
+__all__ = ["field_title", "plot_trend_map", "trend_map_png"]

@@ -133,21 +133,22 @@ def _loaded_years(conn: psycopg.Connection[Any], relation: str, time_column: str
 def atlas_variables(conn: psycopg.Connection[Any], table: str) -> list[str]:
     """The variables of ``table`` with a yearly value: its columns with one, and on an hourly table with
     both 10 m wind components the daily rollup's derived speed."""
-    columns = [c for c in data_columns(conn, table) if value_column_or_none(c) is not None]
-    if not table_dataset(conn, table).monthly and {"zonal_wind_10m", "meridional_wind_10m"} <= set(
-            data_columns(conn, table)):
+    held = data_columns(conn, table)
+    columns = [c for c in held if value_column_or_none(c) is not None]
+    if not table_dataset(conn, table).monthly and {"zonal_wind_10m", "meridional_wind_10m"} <= set(held):
         columns.append(WIND_SPEED)
     return columns
 
 
-def yearly_fields(conn: psycopg.Connection[Any], table: str, variables: list[str], first: int | None = None,
-                  last: int | None = None) -> dict[str, YearlyField | None]:
-    """:func:`yearly_field` of several variables, read together (one statement a year for all of them):
-    each variable's field, None for one with no complete year in the span. ReadError for an unknown table
-    or variable."""
+def yearly_fields(conn: psycopg.Connection[Any], table: str, variables: list[str] | None = None,
+                  first: int | None = None, last: int | None = None) -> dict[str, YearlyField | None]:
+    """:func:`yearly_field` of several variables (None: every one of :func:`atlas_variables`), read
+    together (one statement a year for all of them): each variable's field, None for one with no
+    complete year in the span. ReadError for an unknown table or variable."""
     require_table(conn, table)
     dataset = table_dataset(conn, table)
     columns = atlas_variables(conn, table)
+    variables = columns if variables is None else variables
     for variable in variables:
         if variable not in columns:
             raise ReadError(f"unknown variable {variable!r} for the atlas of {table}; it has {', '.join(columns)}")

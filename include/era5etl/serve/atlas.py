@@ -81,7 +81,7 @@ def read_atlas(url: str, req: AtlasRequest) -> Any:
 def read_atlas_map(url: str, req: AtlasRequest) -> Any:
     """The trend of every grid point of the request's table as a PNG, with coastlines (the CLI's
     ``--png``); a Reply of ``serve.reads``."""
-    from era5etl.read.atlas_plot import trend_map_png
+    from era5etl.read.atlas_plot import field_title, trend_map_png
 
     if req.place is not None:
         raise ReadError("the map is every grid point's: give no place")
@@ -89,8 +89,7 @@ def read_atlas_map(url: str, req: AtlasRequest) -> Any:
         guarded(conn)
         table, _, _ = resolve_table(conn, req.table)
         field = yearly_field(conn, table, req.variable, req.first, req.last)
-    title = f"{field.statistic} {field.variable}: OLS trend per decade, {field.years[0]}-{field.years[-1]} ({table})"
-    return Reply(trend_map_png(trend_map(field), title, field.statistic), "image/png")
+    return Reply(trend_map_png(trend_map(field), field_title(field), field.statistic), "image/png")
 
 
 __all__ = ["AtlasRequest", "read_atlas", "read_atlas_map"]
