@@ -1,7 +1,7 @@
 """The atlas's trend map as a PNG: every grid point's trend per decade on its lattice, a diverging
-colour map centred on no change (matplotlib's ``RdBu_r``, ``BrBG`` for an accumulation), Natural
-Earth's coastlines over it and a colour bar in the field's unit per decade (matplotlib's Agg, as
-``read.plots``)."""
+colour map centred on no change (``read.palettes.change_palette``: ``RdBu_r``, ``BrBG`` for an
+accumulation), Natural Earth's coastlines and borders over it and a colour bar in the field's unit
+per decade (matplotlib's Agg, as ``read.plots``)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from matplotlib.collections import LineCollection
 from matplotlib.colors import TwoSlopeNorm
 from matplotlib.figure import Figure
 
-from era5etl.read.regions import coastlines
+from era5etl.read.palettes import change_palette
+from era5etl.read.plots import draw_outlines
 
 
 def field_title(field: Any) -> str:
@@ -39,14 +39,17 @@ def trend_map_png(grid: Any, title: str, statistic: str = "mean") -> bytes:
     reach = float(np.max(np.abs(finite))) if finite.size and np.max(np.abs(finite)) > 0 else 1.0
     fig = Figure(figsize=(11, 5.6), dpi=100)
     ax = fig.add_subplot()
-    mesh = ax.pcolormesh(lons, lats, np.ma.masked_invalid(values), shading="nearest",
-                         cmap="BrBG" if statistic == "total" else "RdBu_r",
+    variable = str(grid.name or "").removesuffix("_trend")
+    palette = change_palette("total_precipitation" if statistic == "total" else variable)
+    mesh = ax.pcolormesh(lons, lats, np.ma.masked_invalid(values), shading="nearest", cmap=palette.name,
                          norm=TwoSlopeNorm(vcenter=0.0, vmin=-reach, vmax=reach))
-    ax.add_collection(LineCollection(coastlines(), colors="black", linewidths=0.4))  # one artist, not 1,400
     step_lat = float(np.min(np.diff(lats))) if lats.size > 1 else 0.25
     step_lon = float(np.min(np.diff(lons))) if lons.size > 1 else 0.25
-    ax.set_xlim(lons.min() - step_lon / 2, lons.max() + step_lon / 2)
-    ax.set_ylim(lats.min() - step_lat / 2, lats.max() + step_lat / 2)
+    west, east = float(lons.min()) - step_lon / 2, float(lons.max()) + step_lon / 2
+    south, north = max(float(lats.min()) - step_lat / 2, -90.0), min(float(lats.max()) + step_lat / 2, 90.0)
+    draw_outlines(ax, max(west, -180.0), south, min(east, 180.0), north)
+    ax.set_xlim(west, east)
+    ax.set_ylim(south, north)
     ax.set_aspect("equal")
     ax.set_xlabel("longitude (degrees east)")
     ax.set_ylabel("latitude (degrees north)")

@@ -3,9 +3,11 @@ safe in a web server's threads).
 
 A series is one panel per variable: a line for temperature, wind and cloud (min, max and mean
 together at a daily or monthly step), bars for precipitation and snowfall (an hour's, a day's or a
-month's total). A map is the field on its latitude/longitude lattice with a colour bar in the
-variable's unit. Where the series has no rows (months not loaded) the lines and bars break: a NaN
-row stands at each gap (``read.gaps``) and the missing months are named under the panels.
+month's total). A map is the field on its latitude/longitude lattice, in its variable's palette
+(``read.palettes``), under Natural Earth's coastlines and borders (``read.outlines``), with a colour bar
+in the variable's unit: stretched to the hour's values, or fixed (``scale``) so that hours compare.
+Where the series has no rows (months not loaded) the lines and bars break: a NaN row stands at each
+gap (``read.gaps``) and the missing months are named under the panels.
 """
 
 from __future__ import annotations
@@ -15,18 +17,21 @@ from pathlib import Path
 
 import numpy as np
 from matplotlib import dates as mdates
+from matplotlib.axes import Axes
+from matplotlib.collections import LineCollection
+from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 
 from era5etl.core.grid import GLOBAL_STEP
 from era5etl.read.columns import ROLLED_UP, STEP_NAMES, UNITS
 from era5etl.read.gaps import gap_text, gaps, with_gaps
 from era5etl.read.maps import HourMap
+from era5etl.read.outlines import outlines_in
+from era5etl.read.palettes import field_palette
 from era5etl.read.series import TOTALS, Series
 from era5etl.read.text import iso_time
 
 BARS = TOTALS  # totals over their step: bars, not lines
-COLOURS = {"temperature_2m": "RdYlBu_r", "total_precipitation": "Blues", "snowfall": "PuBu",
-           "total_cloud_cover": "Greys", "zonal_wind_10m": "RdBu_r", "meridional_wind_10m": "RdBu_r"}
 # Past this many bars, one filled step line draws the same picture at a fraction of the cost.
 MAX_BARS = 2000
 STEP_SECONDS = {"hour": 3_600, "day": 86_400}
@@ -94,8 +99,18 @@ def _lattice(values: np.ndarray) -> tuple[np.ndarray, int]:
     return index, int(np.gcd.reduce(steps)) if steps.size else 1
 
 
-def plot_map(m: HourMap, path: str | Path) -> Path:
-    """The field on its lattice (north up, grid cells as pixels) with a colour bar; PNG to ``path``."""
+def draw_outlines(ax: Axes, west: float, south: float, east: float, north: float) -> None:
+    """Natural Earth's coastlines (black) and borders (grey) inside the box over ``ax``'s cells, each kind
+    one artist (not a line per arc)."""
+    lines = outlines_in(west, south, east, north)
+    ax.add_collection(LineCollection(lines["borders"], colors="#555555", linewidths=0.4, linestyles="dashed"))
+    ax.add_collection(LineCollection(lines["coast"], colors="black", linewidths=0.5))
+
+
+def plot_map(m: HourMap, path: str | Path, scale: tuple[float, float] | None = None) -> Path:
+    """The field on its lattice (north up, grid cells as pixels) in its variable's palette, under the
+    coastlines and borders, with a colour bar from the hour's lowest value to its highest (``scale``:
+    from the first to the second, whatever the hour holds); PNG to ``path``."""
     rows, row_step = _lattice(m.latitude)
     cols, col_step = _lattice(m.longitude)
     r = (rows - rows.min()) // row_step
@@ -106,12 +121,20 @@ def plot_map(m: HourMap, path: str | Path) -> Path:
     south, north = float(m.latitude.min()) - dlat / 2, float(m.latitude.max()) + dlat / 2
     west, east = float(m.longitude.min()) - dlon / 2, float(m.longitude.max()) + dlon / 2
     height = min(10.0, max(3.0, 9.0 * (north - south) / max(east - west, 1e-9)))
+    palette = field_palette(m.variable)
+    finite = m.values[np.isfinite(m.values)]
+    low, high = scale if scale is not None else (
+        (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0))
     fig = Figure(figsize=(10, height + 1), layout="constrained")
     ax = fig.subplots()
     image = ax.imshow(np.ma.masked_invalid(grid), origin="lower", extent=(west, east, south, north),
-                      cmap=COLOURS.get(m.variable, "viridis"), interpolation="nearest",
+                      cmap=palette.name, norm=Normalize(*palette.limits(low, high)), interpolation="nearest",
                       aspect=1 / max(math.cos(math.radians((north + south) / 2)), 0.2))
-    fig.colorbar(image, ax=ax, label=f"{m.variable} ({UNITS[m.variable]})", shrink=0.9)
+    draw_outlines(ax, west, south, east, north)
+    ax.set_xlim(west, east)
+    ax.set_ylim(south, north)
+    fig.colorbar(image, ax=ax, label=f"{m.variable} ({UNITS[m.variable]})", shrink=0.9,
+                 extend="both" if scale is not None else "neither")
     ax.set_xlabel("longitude (degrees east)")
     ax.set_ylabel("latitude (degrees north)")
     ax.set_title(f"{m.variable} at {iso_time(m.time)}, {m.values.size:,} grid points")

@@ -32,14 +32,9 @@ import numpy as np
 
 from era5etl.core.datasets import ERA5_GRID, LatLonGrid
 from era5etl.core.names import printable
-from era5etl.core.paths import PROJECT_ROOT
 from era5etl.read.errors import ReadError
+from era5etl.read.outlines import COUNTRIES_FILE, decode_arc, read_topology
 
-_WORLD_ATLAS = Path("node_modules") / "world-atlas" / "countries-50m.json"
-# The checkout's (scripts/setup.sh), else where the Dockerfile puts it in the Airflow image, whose
-# installed package has no checkout around it (core.paths).
-COUNTRIES_FILE = next((root / _WORLD_ATLAS for root in (PROJECT_ROOT, Path("/opt/era5etl"))
-                       if (root / _WORLD_ATLAS).is_file()), PROJECT_ROOT / _WORLD_ATLAS)
 SOURCE = "Natural Earth 4.1.0 admin-0 countries at 1:50m, public domain, from npm world-atlas 2.0.2"
 
 
@@ -105,39 +100,7 @@ def _fold(text: str) -> str:
 
 @lru_cache(maxsize=1)
 def _topology() -> dict[str, Any]:
-    if not COUNTRIES_FILE.is_file():
-        raise ReadError(f"the country outlines are not installed ({COUNTRIES_FILE}): run scripts/setup.sh "
-                        "(npm ci installs world-atlas)")
-    topology: dict[str, Any] = json.loads(COUNTRIES_FILE.read_text())
-    return topology
-
-
-@lru_cache(maxsize=1)
-def coastlines() -> tuple[np.ndarray, ...]:
-    """The coastlines the maps draw: every arc of Natural Earth's 1:50m land (``land-50m.json`` of the
-    same world-atlas package as the countries), in degrees (longitude, latitude), each cut where it
-    crosses the antimeridian (a step from 180 to -180 would draw a line across the map), without
-    Antarctica's closing edge along the South Pole (no coast)."""
-    path = COUNTRIES_FILE.with_name("land-50m.json")
-    if not path.is_file():
-        raise ReadError(f"the coastlines are not installed ({path}): run scripts/setup.sh (npm ci installs "
-                        "world-atlas)")
-    topo = json.loads(path.read_text())
-    lines = []
-    for i in range(len(topo["arcs"])):
-        arc = _arc(topo, i)
-        cuts = np.flatnonzero(np.abs(np.diff(arc[:, 0])) > 180) + 1
-        lines += [part for part in np.split(arc, cuts) if len(part) > 1 and part[:, 1].max() > -89.99]
-    return tuple(lines)
-
-
-def _arc(topo: dict[str, Any], i: int) -> np.ndarray:
-    """Arc ``i`` in degrees (a negative index ~i: arc i reversed): TopoJSON's quantized arcs are
-    delta-encoded positions, scaled and translated."""
-    t = topo["transform"]
-    points = np.cumsum(np.array(topo["arcs"][i if i >= 0 else ~i], dtype=np.float64), axis=0)
-    points = points * np.array(t["scale"]) + np.array(t["translate"])
-    return np.asarray(points if i >= 0 else points[::-1])
+    return read_topology(COUNTRIES_FILE)
 
 
 def _outline(topo: dict[str, Any], geometry: dict[str, Any]) -> Any:
@@ -149,7 +112,7 @@ def _outline(topo: dict[str, Any], geometry: dict[str, Any]) -> Any:
     for polygon in polygons:
         rings = []
         for ring in polygon:
-            parts = [_arc(topo, i) for i in ring]
+            parts = [decode_arc(topo, i) for i in ring]
             rings.append(np.concatenate([parts[0], *(p[1:] for p in parts[1:])]))
         shapes.append(shapely.Polygon(rings[0], rings[1:]))
     return shapely.make_valid(shapely.MultiPolygon(shapes))

@@ -9,17 +9,6 @@ import xarray as xr
 from PIL import Image
 
 from era5etl.read.atlas_plot import plot_trend_map
-from era5etl.read.regions import coastlines
-
-
-def test_the_coastlines_are_natural_earths_land() -> None:
-    lines = coastlines()
-    assert len(lines) > 1000
-    every = np.concatenate(lines)
-    assert every[:, 0].min() >= -180 and every[:, 0].max() <= 180 and every[:, 1].min() < -60  # Antarctica
-    # Cut at the antimeridian: no line steps across the map from 180 to -180.
-    assert max(float(np.abs(np.diff(line[:, 0])).max()) for line in lines) < 180
-    assert all(line[:, 1].max() > -89.99 for line in lines)  # nor along the South Pole, Antarctica's closing edge
 
 
 def test_a_trend_map_is_drawn(tmp_path: Path) -> None:
